@@ -1,0 +1,3 @@
+//! Shared Kubernetes controller utilities: expectations, pod control, controller-ref manager, event recorder, worker loop
+//!
+//! Work in progress: see the project README.

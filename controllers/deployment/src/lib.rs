@@ -1,0 +1,3 @@
+//! The Deployment controller of kube-controller-manager, in Rust
+//!
+//! Work in progress: see the project README.

@@ -1,0 +1,57 @@
+//! `cargo xtask`: the project's developer commands.
+//!
+//! - `cargo xtask ci`: format check, clippy with `-D warnings`, every test (unit, integration,
+//!   doctests) of the workspace. This is the command CI runs.
+//! - `cargo xtask bench <name>`: run a benchmark workload; each prints one JSON line per workload.
+
+mod bench;
+mod ci;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "usage: cargo xtask <command>
+
+commands:
+  ci                 fmt check + clippy -D warnings + all tests (what CI runs)
+  bench <name>...    run benchmark workloads (names: see `cargo xtask bench --list`)
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("ci") => ci::run(&args[1..]),
+        Some("bench") => bench::run(&args[1..]),
+        Some("-h" | "--help" | "help") | None => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Some(other) => Err(anyhow::anyhow!("unknown command `{other}`\n\n{USAGE}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("xtask: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs a command from the workspace root, echoing it first, and fails if it fails.
+pub(crate) fn run_cmd(program: &str, args: &[&str]) -> anyhow::Result<()> {
+    eprintln!("xtask: $ {program} {}", args.join(" "));
+    let status = std::process::Command::new(program)
+        .args(args)
+        .current_dir(workspace_root())
+        .status()
+        .map_err(|e| anyhow::anyhow!("could not start `{program}`: {e}"))?;
+    if !status.success() {
+        anyhow::bail!("`{program} {}` failed ({status})", args.join(" "));
+    }
+    Ok(())
+}
+
+/// The workspace root: the parent of this crate's manifest directory.
+pub(crate) fn workspace_root() -> std::path::PathBuf {
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().unwrap_or(manifest).to_path_buf()
+}
