@@ -1,3 +1,3 @@
-//! Shared Kubernetes controller utilities: expectations, pod control, controller-ref manager, event recorder, worker loop
-//!
-//! Work in progress: see the project README.
+//! Shared Kubernetes controller utilities.
+pub mod clock;
+pub mod expectations;
