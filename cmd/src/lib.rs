@@ -2,6 +2,7 @@
 //! metrics/health server and the controller wiring). Used by `src/main.rs`; public so that
 //! integration tests can drive the pieces against the embedded test cluster.
 
+pub mod client;
 pub mod duration;
 pub mod leader_election;
 pub mod lease_lock;
