@@ -1,3 +1,4 @@
 //! Shared Kubernetes controller utilities.
 pub mod clock;
 pub mod expectations;
+pub mod pod;
