@@ -1,0 +1,371 @@
+//! The thread-safe indexed store (client-go `ThreadSafeStore` + `Indexer`).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt;
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+
+use crate::index::{Index, IndexFn, Indices, NAMESPACE_INDEX, namespace_index_fn, values_of};
+use crate::{Object, ObjectKey};
+
+/// Errors returned by index operations of [`Store`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    /// The named index is not registered (upstream message).
+    #[error("Index with name {0} does not exist")]
+    IndexNotFound(String),
+    /// `add_indexer` was called with a name that is already registered.
+    #[error("indexer conflict: [{0}]")]
+    IndexerConflict(String),
+}
+
+struct Inner<T> {
+    items: HashMap<ObjectKey, Arc<T>>,
+    indices: Indices<T>,
+}
+
+/// A thread-safe store of `Arc<T>` keyed by [`ObjectKey`], with named indices.
+///
+/// Cloning a `Store` is cheap: clones share the same contents. All reads take a shared lock
+/// (readers never block each other); a write holds the exclusive lock only for its own
+/// update. [`Store::new`] installs the [`NAMESPACE_INDEX`] index.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use std::sync::Arc;
+/// use kcm_store::{index_fn, Object, ObjectKey, Store};
+///
+/// struct Pod { ns: String, name: String, node: String }
+/// impl Object for Pod {
+///     fn name(&self) -> &str { &self.name }
+///     fn namespace(&self) -> Option<&str> { Some(&self.ns) }
+///     fn labels(&self) -> Option<&BTreeMap<String, String>> { None }
+/// }
+/// let pod = |ns: &str, name: &str, node: &str| {
+///     Arc::new(Pod { ns: ns.into(), name: name.into(), node: node.into() })
+/// };
+///
+/// let store = Store::new();
+/// store.add_indexer("node", index_fn(|p: &Pod| vec![p.node.clone()])).unwrap();
+/// store.add(pod("default", "a", "n1"));
+/// store.add(pod("default", "b", "n2"));
+/// store.add(pod("kube-system", "c", "n1"));
+///
+/// assert_eq!(store.len(), 3);
+/// assert_eq!(store.by_index("namespace", "default").unwrap().len(), 2);
+/// assert_eq!(store.by_index("node", "n1").unwrap().len(), 2);
+///
+/// // An update that changes index values moves the object.
+/// store.update(pod("default", "a", "n2"));
+/// assert_eq!(store.index_keys("node", "n1").unwrap(), vec![ObjectKey::new("kube-system", "c")]);
+///
+/// store.delete(&ObjectKey::new("kube-system", "c"));
+/// assert_eq!(store.list_index_values("node"), vec!["n2".to_string()]);
+/// assert!(store.by_index("nope", "x").is_err());
+/// ```
+pub struct Store<T> {
+    inner: Arc<RwLock<Inner<T>>>,
+}
+
+impl<T> Clone for Store<T> {
+    fn clone(&self) -> Self {
+        Store {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<T> fmt::Debug for Store<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let inner = self.inner.read();
+        f.debug_struct("Store")
+            .field("len", &inner.items.len())
+            .field(
+                "indexers",
+                &inner.indices.indexers.keys().collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+impl<T: Object> Default for Store<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Object> Store<T> {
+    /// An empty store with the built-in [`NAMESPACE_INDEX`] index.
+    pub fn new() -> Self {
+        Self::with_indexers([(NAMESPACE_INDEX.to_string(), namespace_index_fn::<T>())])
+    }
+
+    /// An empty store with exactly the given indexers (no implicit namespace index; add
+    /// `(NAMESPACE_INDEX, namespace_index_fn())` yourself if wanted). A later duplicate name
+    /// replaces an earlier one.
+    pub fn with_indexers(indexers: impl IntoIterator<Item = (String, IndexFn<T>)>) -> Self {
+        let indexers: BTreeMap<String, IndexFn<T>> = indexers.into_iter().collect();
+        Store {
+            inner: Arc::new(RwLock::new(Inner {
+                items: HashMap::new(),
+                indices: Indices::new(indexers),
+            })),
+        }
+    }
+
+    /// Inserts or replaces the object under its key; returns the previous object.
+    /// Identical to [`Store::update`] (as upstream `Add` ≡ `Update`).
+    pub fn add(&self, obj: Arc<T>) -> Option<Arc<T>> {
+        let key = obj.key();
+        let mut inner = self.inner.write();
+        let inner = &mut *inner;
+        let old = inner.items.insert(key.clone(), obj.clone());
+        inner.indices.update(&key, old.as_deref(), Some(&obj));
+        old
+    }
+
+    /// Inserts or replaces the object under its key; returns the previous object.
+    pub fn update(&self, obj: Arc<T>) -> Option<Arc<T>> {
+        self.add(obj)
+    }
+
+    /// Removes the object with this key from the store and all indices; returns it.
+    pub fn delete(&self, key: &ObjectKey) -> Option<Arc<T>> {
+        let mut inner = self.inner.write();
+        let inner = &mut *inner;
+        let old = inner.items.remove(key)?;
+        inner.indices.update(key, Some(&old), None);
+        Some(old)
+    }
+
+    /// The stored object with the same key as `obj`.
+    pub fn get(&self, obj: &T) -> Option<Arc<T>> {
+        self.get_by_key(&obj.key())
+    }
+
+    /// The stored object with this key.
+    pub fn get_by_key(&self, key: &ObjectKey) -> Option<Arc<T>> {
+        self.inner.read().items.get(key).cloned()
+    }
+
+    /// All objects, in unspecified order.
+    pub fn list(&self) -> Vec<Arc<T>> {
+        self.inner.read().items.values().cloned().collect()
+    }
+
+    /// All keys, in unspecified order.
+    pub fn list_keys(&self) -> Vec<ObjectKey> {
+        self.inner.read().items.keys().cloned().collect()
+    }
+
+    /// Number of stored objects.
+    pub fn len(&self) -> usize {
+        self.inner.read().items.len()
+    }
+
+    /// True when the store holds no objects.
+    pub fn is_empty(&self) -> bool {
+        self.inner.read().items.is_empty()
+    }
+
+    /// Replaces the whole contents with `objs` and rebuilds every index from scratch (if two
+    /// objects share a key, the later one wins). The new contents and indices are built
+    /// before the write lock is taken, so readers keep seeing the old contents meanwhile.
+    pub fn replace(&self, objs: Vec<Arc<T>>) {
+        let indexers = self.inner.read().indices.indexers.clone();
+        let (items, indices) = build(&indexers, objs);
+        let mut inner = self.inner.write();
+        if Arc::ptr_eq(&inner.indices.indexers, &indexers) {
+            inner.items = items;
+            inner.indices = indices;
+        } else {
+            // An indexer was added meanwhile: index with the current set under the lock.
+            let objs: Vec<Arc<T>> = items.into_values().collect();
+            let (items, indices) = build(&inner.indices.indexers, objs);
+            inner.items = items;
+            inner.indices = indices;
+        }
+    }
+
+    /// Registers a new index and backfills it from every stored object.
+    /// Fails with [`StoreError::IndexerConflict`] if the name already exists.
+    pub fn add_indexer(&self, name: &str, f: IndexFn<T>) -> Result<(), StoreError> {
+        let mut inner = self.inner.write();
+        let inner = &mut *inner;
+        if inner.indices.indexers.contains_key(name) {
+            return Err(StoreError::IndexerConflict(name.to_string()));
+        }
+        let mut index = Index::new();
+        for (key, obj) in &inner.items {
+            Indices::insert_one(&mut index, &f, key, obj);
+        }
+        let mut indexers = (*inner.indices.indexers).clone();
+        indexers.insert(name.to_string(), f);
+        inner.indices.indexers = Arc::new(indexers);
+        inner.indices.indices.insert(name.to_string(), index);
+        Ok(())
+    }
+
+    /// Registers several indexers at once (client-go `AddIndexers`): fails without changing
+    /// anything if any name is already registered (or repeated).
+    pub fn add_indexers(
+        &self,
+        new: impl IntoIterator<Item = (String, IndexFn<T>)>,
+    ) -> Result<(), StoreError> {
+        let new: Vec<(String, IndexFn<T>)> = new.into_iter().collect();
+        let mut inner = self.inner.write();
+        let inner = &mut *inner;
+        let mut seen = HashSet::new();
+        for (name, _) in &new {
+            if inner.indices.indexers.contains_key(name) || !seen.insert(name.as_str()) {
+                return Err(StoreError::IndexerConflict(name.clone()));
+            }
+        }
+        let mut indexers = (*inner.indices.indexers).clone();
+        for (name, f) in new {
+            let mut index = Index::new();
+            for (key, obj) in &inner.items {
+                Indices::insert_one(&mut index, &f, key, obj);
+            }
+            inner.indices.indices.insert(name.clone(), index);
+            indexers.insert(name, f);
+        }
+        inner.indices.indexers = Arc::new(indexers);
+        Ok(())
+    }
+
+    /// Names of the registered indexers, sorted.
+    pub fn indexer_names(&self) -> Vec<String> {
+        self.inner.read().indices.indexers.keys().cloned().collect()
+    }
+
+    /// True when an index with this name is registered.
+    pub fn has_index(&self, index: &str) -> bool {
+        self.inner.read().indices.indexers.contains_key(index)
+    }
+
+    /// Objects whose index `index` contains `value` (client-go `ByIndex`).
+    pub fn by_index(&self, index: &str, value: &str) -> Result<Vec<Arc<T>>, StoreError> {
+        let inner = self.inner.read();
+        let idx = index_of(&inner, index)?;
+        Ok(idx
+            .get(value)
+            .map(|set| {
+                set.iter()
+                    .filter_map(|k| inner.items.get(k).cloned())
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    /// Keys of the objects whose index `index` contains `value` (client-go `IndexKeys`).
+    pub fn index_keys(&self, index: &str, value: &str) -> Result<Vec<ObjectKey>, StoreError> {
+        let inner = self.inner.read();
+        let idx = index_of(&inner, index)?;
+        Ok(idx
+            .get(value)
+            .map(|set| set.iter().cloned().collect())
+            .unwrap_or_default())
+    }
+
+    /// The values of `index` that currently have at least one object (client-go
+    /// `ListIndexFuncValues`); empty for an unknown index.
+    pub fn list_index_values(&self, index: &str) -> Vec<String> {
+        let inner = self.inner.read();
+        inner
+            .indices
+            .indices
+            .get(index)
+            .map(|idx| idx.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Objects sharing at least one value of `index` with `obj` (client-go `Index`),
+    /// deduplicated.
+    pub fn index(&self, index: &str, obj: &T) -> Result<Vec<Arc<T>>, StoreError> {
+        let inner = self.inner.read();
+        let f = inner
+            .indices
+            .indexers
+            .get(index)
+            .ok_or_else(|| StoreError::IndexNotFound(index.to_string()))?;
+        let idx = index_of(&inner, index)?;
+        let values = values_of(f, obj);
+        let mut out = Vec::new();
+        if values.len() == 1 {
+            if let Some(set) = idx.get(&values[0]) {
+                out.extend(set.iter().filter_map(|k| inner.items.get(k).cloned()));
+            }
+            return Ok(out);
+        }
+        let mut seen: HashSet<&ObjectKey> = HashSet::new();
+        for v in &values {
+            if let Some(set) = idx.get(v) {
+                for k in set {
+                    if seen.insert(k)
+                        && let Some(o) = inner.items.get(k)
+                    {
+                        out.push(o.clone());
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Runs `f` over every object under one shared lock (no `Vec` of all objects is built).
+    pub fn for_each(&self, mut f: impl FnMut(&Arc<T>)) {
+        let inner = self.inner.read();
+        inner.items.values().for_each(&mut f);
+    }
+
+    /// Runs `f` over every object with `value` in `index` under one shared lock.
+    pub fn for_each_in_index(
+        &self,
+        index: &str,
+        value: &str,
+        mut f: impl FnMut(&Arc<T>),
+    ) -> Result<(), StoreError> {
+        let inner = self.inner.read();
+        let idx = index_of(&inner, index)?;
+        if let Some(set) = idx.get(value) {
+            for k in set {
+                if let Some(o) = inner.items.get(k) {
+                    f(o);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn index_of<'a, T>(inner: &'a Inner<T>, name: &str) -> Result<&'a Index, StoreError> {
+    inner
+        .indices
+        .indices
+        .get(name)
+        .ok_or_else(|| StoreError::IndexNotFound(name.to_string()))
+}
+
+fn build<T: Object>(
+    indexers: &Arc<BTreeMap<String, IndexFn<T>>>,
+    objs: Vec<Arc<T>>,
+) -> (HashMap<ObjectKey, Arc<T>>, Indices<T>) {
+    let mut items: HashMap<ObjectKey, Arc<T>> = HashMap::with_capacity(objs.len());
+    for o in objs {
+        items.insert(o.key(), o);
+    }
+    let mut indices = Indices {
+        indexers: indexers.clone(),
+        indices: HashMap::new(),
+    };
+    indices = indices.empty_like();
+    for (name, f) in indexers.iter() {
+        let index = indices.indices.entry(name.clone()).or_default();
+        for (key, obj) in &items {
+            Indices::insert_one(index, f, key, obj);
+        }
+    }
+    (items, indices)
+}
