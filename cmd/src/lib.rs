@@ -7,3 +7,4 @@ pub mod duration;
 pub mod leader_election;
 pub mod lease_lock;
 pub mod options;
+pub mod serving;
