@@ -1,0 +1,187 @@
+//! Reflector errors and the classification of API errors the reflector reacts to
+//! (410 Gone/Expired, "too large resource version", 429, connection refused, 500).
+
+use std::error::Error as StdError;
+use std::io;
+
+/// Errors returned by one list-and-watch attempt. The reflector's run loop logs them, counts them
+/// and retries after a backoff; they are never fatal.
+#[derive(Debug, thiserror::Error)]
+pub enum ReflectorError {
+    /// The LIST failed.
+    #[error("failed to list {resource}: {source}")]
+    List {
+        /// Resource description (the reflector name).
+        resource: String,
+        /// Underlying client error.
+        #[source]
+        source: kube::Error,
+    },
+    /// Opening the WATCH failed with a non-retriable error.
+    #[error("failed to watch {resource}: {source}")]
+    Watch {
+        /// Resource description (the reflector name).
+        resource: String,
+        /// Underlying client error.
+        #[source]
+        source: kube::Error,
+    },
+    /// The streaming list failed (the caller falls back to a paginated list).
+    #[error("streaming list of {resource} failed: {source}")]
+    StreamingList {
+        /// Resource description (the reflector name).
+        resource: String,
+        /// Underlying client error.
+        #[source]
+        source: kube::Error,
+    },
+    /// The streaming list closed at once without any event.
+    #[error("streaming list of {resource} closed without any event")]
+    StreamingListClosed {
+        /// Resource description (the reflector name).
+        resource: String,
+    },
+    /// The list response contained an object without a name.
+    #[error("list of {resource} returned an object without metadata.name")]
+    MissingName {
+        /// Resource description (the reflector name).
+        resource: String,
+    },
+}
+
+fn status(err: &kube::Error) -> Option<&kube::core::Status> {
+    match err {
+        kube::Error::Api(status) => Some(status),
+        _ => None,
+    }
+}
+
+/// True for 410 Gone / reason `Expired` / reason `Gone` (the resourceVersion or continue token is
+/// too old).
+pub fn is_expired(err: &kube::Error) -> bool {
+    status(err).is_some_and(|s| s.code == 410 || s.reason == "Expired" || s.reason == "Gone")
+}
+
+/// True when the server answered "Too large resource version" (cause
+/// `ResourceVersionTooLarge`, or — on old servers — a Timeout status mentioning it).
+pub fn is_too_large_resource_version(err: &kube::Error) -> bool {
+    let Some(s) = status(err) else {
+        return false;
+    };
+    let by_cause = s.details.as_ref().is_some_and(|d| {
+        d.causes.iter().any(|c| {
+            c.reason == "ResourceVersionTooLarge"
+                || c.message.contains("Too large resource version")
+        })
+    });
+    by_cause
+        || ((s.code == 504 || s.reason == "Timeout")
+            && s.message.contains("Too large resource version"))
+}
+
+/// True for HTTP 429 Too Many Requests.
+pub fn is_too_many_requests(err: &kube::Error) -> bool {
+    status(err).is_some_and(|s| s.code == 429 || s.reason == "TooManyRequests")
+}
+
+/// True for HTTP 500 InternalError.
+pub fn is_internal_error(err: &kube::Error) -> bool {
+    status(err).is_some_and(|s| s.code == 500 || s.reason == "InternalError")
+}
+
+/// True when the TCP connection was refused (API server down or restarting).
+pub fn is_connection_refused(err: &kube::Error) -> bool {
+    let mut cur: Option<&(dyn StdError + 'static)> = Some(err);
+    while let Some(e) = cur {
+        if let Some(io) = e.downcast_ref::<io::Error>()
+            && io.kind() == io::ErrorKind::ConnectionRefused
+        {
+            return true;
+        }
+        if e.to_string()
+            .to_ascii_lowercase()
+            .contains("connection refused")
+        {
+            return true;
+        }
+        cur = e.source();
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kube::core::Status;
+    use kube::core::response::{StatusCause, StatusDetails};
+
+    fn api(code: u16, reason: &str, message: &str) -> kube::Error {
+        kube::Error::Api(
+            Status {
+                code,
+                reason: reason.into(),
+                message: message.into(),
+                ..Status::default()
+            }
+            .boxed(),
+        )
+    }
+
+    #[test]
+    fn classifies_expired() {
+        assert!(is_expired(&api(
+            410,
+            "Expired",
+            "too old resource version: 1 (5)"
+        )));
+        assert!(is_expired(&api(410, "Gone", "")));
+        assert!(is_expired(&api(0, "Expired", "")));
+        assert!(!is_expired(&api(500, "InternalError", "")));
+    }
+
+    #[test]
+    fn classifies_too_large_resource_version() {
+        let mut s = Status {
+            code: 504,
+            reason: "Timeout".into(),
+            message: "Too large resource version: 100, current: 5".into(),
+            ..Status::default()
+        };
+        assert!(is_too_large_resource_version(&kube::Error::Api(
+            s.clone().boxed()
+        )));
+        s.message = "request timed out".into();
+        assert!(!is_too_large_resource_version(&kube::Error::Api(
+            s.clone().boxed()
+        )));
+        s.details = Some(StatusDetails {
+            name: String::new(),
+            group: String::new(),
+            kind: String::new(),
+            uid: String::new(),
+            retry_after_seconds: 0,
+            causes: vec![StatusCause {
+                reason: "ResourceVersionTooLarge".into(),
+                message: "Too large resource version".into(),
+                field: String::new(),
+            }],
+        });
+        assert!(is_too_large_resource_version(&kube::Error::Api(s.boxed())));
+    }
+
+    #[test]
+    fn classifies_throttling_and_internal_errors() {
+        assert!(is_too_many_requests(&api(429, "TooManyRequests", "")));
+        assert!(!is_too_many_requests(&api(410, "Expired", "")));
+        assert!(is_internal_error(&api(500, "InternalError", "")));
+    }
+
+    #[test]
+    fn classifies_connection_refused_through_the_source_chain() {
+        let io = io::Error::new(io::ErrorKind::ConnectionRefused, "refused");
+        let err = kube::Error::Service(Box::new(io));
+        assert!(is_connection_refused(&err));
+        let other = kube::Error::Service(Box::new(io::Error::other("reset")));
+        assert!(!is_connection_refused(&other));
+    }
+}

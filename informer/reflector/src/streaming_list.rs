@@ -1,0 +1,169 @@
+//! Streaming list ("watch-list", KEP-3157, spec A.7): one WATCH with `sendInitialEvents=true`
+//! delivers the snapshot as ADDED events up to a bookmark annotated
+//! `k8s.io/initial-events-end: "true"`; the snapshot replaces the store in one step and the same
+//! stream continues as the live watch.
+
+use std::collections::HashMap;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{
+    ReflectorError, is_connection_refused, is_expired, is_too_large_resource_version,
+    is_too_many_requests,
+};
+use crate::key::object_key;
+use crate::lister_watcher::{ListerWatcher, WatchStream};
+use crate::metrics::ErrorKind;
+use crate::reflector::{Reflector, Watchable};
+use crate::reflector_store::ReflectorStore;
+use crate::watch::{VERY_SHORT_WATCH, WatchContext, WatchOutcome, handle_watch};
+
+/// The temporary store a streaming list fills before the atomic replace.
+#[derive(Debug)]
+pub(crate) struct SnapshotStore<K> {
+    items: HashMap<String, K>,
+    order: Vec<String>,
+}
+
+impl<K> Default for SnapshotStore<K> {
+    fn default() -> Self {
+        Self {
+            items: HashMap::new(),
+            order: Vec::new(),
+        }
+    }
+}
+
+impl<K: kube::Resource> SnapshotStore<K> {
+    fn upsert(&mut self, obj: K) {
+        let key = object_key(&obj);
+        if self.items.insert(key.clone(), obj).is_none() {
+            self.order.push(key);
+        }
+    }
+
+    /// The objects in first-seen order.
+    pub(crate) fn into_items(mut self) -> Vec<K> {
+        self.order
+            .into_iter()
+            .filter_map(|k| self.items.remove(&k))
+            .collect()
+    }
+}
+
+impl<K: kube::Resource + Send> ReflectorStore<K> for SnapshotStore<K> {
+    fn add(&mut self, obj: K) {
+        self.upsert(obj);
+    }
+    fn update(&mut self, obj: K) {
+        self.upsert(obj);
+    }
+    fn delete(&mut self, obj: K) {
+        // The order vector is filtered lazily in `into_items`.
+        self.items.remove(&object_key(&obj));
+    }
+    fn replace(&mut self, objects: Vec<K>, _resource_version: String) {
+        self.items.clear();
+        self.order.clear();
+        for o in objects {
+            self.upsert(o);
+        }
+    }
+}
+
+impl<K: Watchable, L: ListerWatcher<K>> Reflector<K, L> {
+    /// Runs a streaming list. `Ok(Some(stream))`: the store was replaced and `stream` continues as
+    /// the live watch. `Ok(None)`: cancelled. `Err`: the caller falls back to a paginated list.
+    pub(crate) async fn watch_list<S: ReflectorStore<K>>(
+        &mut self,
+        store: &mut S,
+        cancel: &CancellationToken,
+    ) -> Result<Option<WatchStream<K>>, ReflectorError> {
+        let name = self.config.name.clone();
+        let metrics = self.config.metrics.clone();
+        let fail = |source| ReflectorError::StreamingList {
+            resource: name.clone(),
+            source,
+        };
+        loop {
+            if cancel.is_cancelled() {
+                return Ok(None);
+            }
+            let mut opts = self.watch_options(true);
+            if self.state.last_sync_rv_unavailable {
+                opts.resource_version.clear();
+            }
+            let opened = tokio::select! {
+                () = cancel.cancelled() => return Ok(None),
+                opened = self.lw.watch(&opts) => opened,
+            };
+            let mut stream = match opened {
+                Ok(stream) => stream,
+                Err(err) if is_connection_refused(&err) || is_too_many_requests(&err) => {
+                    metrics.error(&name, ErrorKind::WatchStart);
+                    if !self.sleep_backoff(cancel).await {
+                        return Ok(None);
+                    }
+                    continue;
+                }
+                Err(err) if is_expired(&err) || is_too_large_resource_version(&err) => {
+                    self.state.last_sync_rv_unavailable = true;
+                    continue;
+                }
+                Err(err) => return Err(fail(err)),
+            };
+            metrics.watch_started(&name);
+            let mut snapshot = SnapshotStore::<K>::default();
+            let mut bookmark_rv = String::new();
+            let outcome = handle_watch(
+                WatchContext {
+                    name: &name,
+                    metrics: metrics.as_ref(),
+                    cancel,
+                },
+                &mut stream,
+                &mut snapshot,
+                false,
+                true,
+                &mut |rv| rv.clone_into(&mut bookmark_rv),
+            )
+            .await;
+            match outcome {
+                WatchOutcome::Cancelled => return Ok(None),
+                WatchOutcome::InitialEventsEnded => {
+                    self.state.last_sync_rv_unavailable = false;
+                    let items = snapshot.into_items();
+                    metrics.listed(&name, items.len());
+                    tracing::debug!(reflector = %name, items = items.len(), rv = %bookmark_rv, "streaming list complete");
+                    store.replace(items, bookmark_rv.clone());
+                    self.state.set_last_sync_rv(&bookmark_rv);
+                    return Ok(Some(stream));
+                }
+                WatchOutcome::Closed { events, elapsed }
+                    if events == 0 && elapsed < VERY_SHORT_WATCH =>
+                {
+                    return Err(ReflectorError::StreamingListClosed {
+                        resource: name.clone(),
+                    });
+                }
+                WatchOutcome::Closed { .. } => {
+                    // Closed before the end bookmark: open a new one.
+                    tracing::debug!(reflector = %name, "streaming list closed before the initial-events-end bookmark, retrying");
+                }
+                WatchOutcome::Failed(err) => {
+                    if is_too_many_requests(&err) {
+                        if !self.sleep_backoff(cancel).await {
+                            return Ok(None);
+                        }
+                        continue;
+                    }
+                    if is_expired(&err) || is_too_large_resource_version(&err) {
+                        self.state.last_sync_rv_unavailable = true;
+                        continue;
+                    }
+                    return Err(fail(err));
+                }
+            }
+        }
+    }
+}
