@@ -1,3 +1,98 @@
-//! Work queue, delaying queue, rate limiters and rate-limiting queue (client-go util/workqueue, in Rust)
+//! Work queue, delaying queue, rate limiters and rate-limiting queue — client-go's
+//! `util/workqueue`, in Rust, on tokio.
 //!
-//! Work in progress: see the project README.
+//! * [`Queue`] — a deduplicating FIFO with client-go's dirty/processing rules:
+//!   a key is never handed to two workers at once, and a key added while it is
+//!   being processed is handed out again after [`Queue::done`].
+//! * [`DelayingQueue`] — adds [`add_after`](DelayingQueue::add_after) (one
+//!   timer task, earliest time wins per item).
+//! * [`RateLimitingQueue`] — adds [`add_rate_limited`](RateLimitingQueue::add_rate_limited),
+//!   [`forget`](RateLimitingQueue::forget) and
+//!   [`num_requeues`](RateLimitingQueue::num_requeues) on top of a [`RateLimiter`].
+//! * Rate limiters: [`ItemExponentialFailureRateLimiter`], [`BucketRateLimiter`],
+//!   [`ItemFastSlowRateLimiter`], [`MaxOfRateLimiter`], [`WithMaxWaitRateLimiter`],
+//!   and [`default_controller_rate_limiter`] (what kube-controller-manager uses).
+//! * Metrics: a [`MetricsProvider`] hook (nothing is recorded by default, and
+//!   unnamed queues never record), plus `PrometheusMetricsProvider` with the
+//!   `prometheus` feature, exporting client-go's `workqueue_*` series.
+//!
+//! Items are any `Eq + Hash + Clone + Send + Sync + 'static` value ([`QueueItem`]);
+//! controllers use `String` keys such as `"namespace/name"`. The crate does not
+//! depend on kube.
+//!
+//! # Example: a controller worker loop
+//!
+//! ```
+//! use kcm_workqueue::RateLimitingQueue;
+//!
+//! async fn sync(key: &str) -> Result<(), String> {
+//!     if key.ends_with("broken") { Err(format!("{key} failed")) } else { Ok(()) }
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let queue: RateLimitingQueue<String> = RateLimitingQueue::builder().name("example").build();
+//! let (tx, mut outcomes) = tokio::sync::mpsc::unbounded_channel();
+//!
+//! let worker = tokio::spawn({
+//!     let queue = queue.clone();
+//!     async move {
+//!         while let Some(key) = queue.get().await {
+//!             match sync(&key).await {
+//!                 Ok(()) => {
+//!                     queue.forget(&key);
+//!                     tx.send(format!("synced {key}")).unwrap();
+//!                 }
+//!                 // Retry with per-key exponential backoff (5 ms, 10 ms, 20 ms), then give up.
+//!                 Err(_) if queue.num_requeues(&key) < 3 => queue.add_rate_limited(key.clone()),
+//!                 Err(err) => {
+//!                     queue.forget(&key);
+//!                     tx.send(format!("gave up: {err}")).unwrap();
+//!                 }
+//!             }
+//!             queue.done(&key);
+//!         }
+//!     }
+//! });
+//!
+//! for key in ["ns/a", "ns/broken", "ns/b", "ns/a"] {
+//!     queue.add(key.to_string()); // the second "ns/a" collapses with the first
+//! }
+//! let mut seen = Vec::new();
+//! for _ in 0..3 {
+//!     seen.push(outcomes.recv().await.unwrap());
+//! }
+//! queue.shutdown_with_drain().await;
+//! worker.await.unwrap();
+//! seen.sort();
+//! assert_eq!(seen, ["gave up: ns/broken failed", "synced ns/a", "synced ns/b"]);
+//! # }
+//! ```
+
+mod bucket_rate_limiter;
+mod default_rate_limiters;
+mod delaying_queue;
+mod metrics;
+#[cfg(feature = "prometheus")]
+mod prometheus;
+mod queue;
+mod rate_limiter;
+mod rate_limiting_queue;
+
+pub use bucket_rate_limiter::BucketRateLimiter;
+pub use default_rate_limiters::{
+    ItemExponentialFailureRateLimiter, ItemFastSlowRateLimiter, MaxOfRateLimiter,
+    WithMaxWaitRateLimiter, default_controller_rate_limiter, default_item_based_rate_limiter,
+};
+pub use delaying_queue::{DelayingQueue, MAX_WAIT};
+pub use metrics::{
+    CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, SettableGaugeMetric, set_provider,
+};
+#[cfg(feature = "prometheus")]
+pub use prometheus::PrometheusMetricsProvider;
+pub use queue::{Queue, QueueConfig, QueueItem, UNFINISHED_WORK_UPDATE_PERIOD};
+pub use rate_limiter::RateLimiter;
+pub use rate_limiting_queue::{RateLimitingQueue, RateLimitingQueueBuilder};
+
+#[cfg(test)]
+mod proptests;

@@ -1,0 +1,208 @@
+//! Ports of upstream `util/workqueue/delaying_queue_test.go` (fake clock →
+//! tokio's paused clock: `sleep` auto-advances time when every task is idle).
+
+use super::*;
+use crate::metrics::testing::TestProvider;
+
+/// Lets the timer task take its commands (upstream `waitForWaitingQueueToFill`).
+async fn settle() {
+    for _ in 0..50 {
+        tokio::task::yield_now().await;
+    }
+}
+
+async fn step(d: Duration) {
+    tokio::time::sleep(d).await;
+    settle().await;
+}
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn named(name: &str, provider: &TestProvider) -> DelayingQueue<&'static str> {
+    DelayingQueue::with_config(QueueConfig {
+        name: name.into(),
+        metrics_provider: Some(Arc::new(provider.clone())),
+    })
+}
+
+/// TestSimpleQueue
+#[tokio::test(start_paused = true)]
+async fn test_simple_queue() {
+    let q = named("test-simple", &TestProvider::default());
+    q.add_after("foo", ms(50));
+    settle().await;
+    assert_eq!(q.waiting_len(), 1);
+    assert_eq!(q.len(), 0, "should not have added");
+
+    step(ms(60)).await;
+    assert_eq!(q.len(), 1, "should have added");
+    assert_eq!(q.waiting_len(), 0);
+    let item = q.get().await.unwrap();
+    q.done(&item);
+
+    // step past the next heartbeat
+    step(Duration::from_secs(10)).await;
+    assert_eq!(q.len(), 0, "should not have added");
+}
+
+/// TestDeduping: one pending entry per item, the earliest time wins.
+#[tokio::test(start_paused = true)]
+async fn test_deduping() {
+    let q = named("test-dedupe", &TestProvider::default());
+    q.add_after("foo", ms(50));
+    settle().await;
+    q.add_after("foo", ms(70));
+    settle().await;
+    assert_eq!(q.waiting_len(), 1);
+    assert_eq!(q.len(), 0);
+
+    // step past the first block, we should receive now
+    step(ms(60)).await;
+    assert_eq!(q.len(), 1);
+    assert_eq!(q.waiting_len(), 0);
+    let item = q.get().await.unwrap();
+    q.done(&item);
+
+    // step past the second add: it was dropped
+    step(ms(20)).await;
+    assert_eq!(q.len(), 0);
+
+    // test again, but this time the earlier should override
+    q.add_after("foo", ms(50));
+    q.add_after("foo", ms(30));
+    settle().await;
+    assert_eq!(q.waiting_len(), 1);
+    assert_eq!(q.len(), 0);
+
+    step(ms(40)).await;
+    assert_eq!(q.len(), 1);
+    assert_eq!(q.waiting_len(), 0);
+    let item = q.get().await.unwrap();
+    q.done(&item);
+
+    // step past the second add
+    step(ms(20)).await;
+    assert_eq!(q.len(), 0);
+}
+
+/// TestAddTwoFireEarly
+#[tokio::test(start_paused = true)]
+async fn test_add_two_fire_early() {
+    let q = named("test-addtwofireeearly", &TestProvider::default());
+    q.add_after("foo", Duration::from_secs(1));
+    q.add_after("bar", ms(50));
+    settle().await;
+    assert_eq!(q.waiting_len(), 2);
+    assert_eq!(q.len(), 0);
+
+    step(ms(60)).await;
+    assert_eq!(q.len(), 1);
+    assert_eq!(q.waiting_len(), 1);
+    assert_eq!(q.get().await, Some("bar"));
+
+    q.add_after("baz", Duration::from_secs(2));
+
+    step(Duration::from_secs(1)).await;
+    assert_eq!(q.len(), 1);
+    assert_eq!(q.waiting_len(), 1);
+    assert_eq!(q.get().await, Some("foo"));
+
+    step(Duration::from_secs(2)).await;
+    assert_eq!(q.len(), 1);
+    assert_eq!(q.waiting_len(), 0);
+    assert_eq!(q.get().await, Some("baz"));
+}
+
+/// TestCopyShifting: items fire in ready-time order, not insertion order.
+#[tokio::test(start_paused = true)]
+async fn test_copy_shifting() {
+    let q = named("test-copyshift", &TestProvider::default());
+    q.add_after("foo", Duration::from_secs(1));
+    q.add_after("bar", ms(500));
+    q.add_after("baz", ms(250));
+    settle().await;
+    assert_eq!(q.waiting_len(), 3);
+    assert_eq!(q.len(), 0);
+
+    step(Duration::from_secs(2)).await;
+    assert_eq!(q.len(), 3);
+    assert_eq!(q.waiting_len(), 0);
+    assert_eq!(q.get().await, Some("baz"));
+    assert_eq!(q.get().await, Some("bar"));
+    assert_eq!(q.get().await, Some("foo"));
+}
+
+/// A zero delay adds at once, without the timer task.
+#[tokio::test(start_paused = true)]
+async fn zero_delay_adds_immediately() {
+    let q: DelayingQueue<&str> = DelayingQueue::new();
+    q.add_after("now", Duration::ZERO);
+    assert_eq!(q.len(), 1);
+    assert_eq!(q.waiting_len(), 0);
+}
+
+/// Pending items are discarded at shutdown; add_after after shutdown is ignored.
+#[tokio::test(start_paused = true)]
+async fn shutdown_discards_pending() {
+    let q: DelayingQueue<&str> = DelayingQueue::new();
+    q.add_after("later", ms(10));
+    settle().await;
+    assert_eq!(q.waiting_len(), 1);
+    q.shutdown();
+    settle().await;
+    assert_eq!(q.waiting_len(), 0);
+    q.add_after("after", Duration::ZERO);
+    step(ms(20)).await;
+    assert_eq!(q.len(), 0);
+    assert_eq!(q.get().await, None);
+}
+
+/// `retries_total` counts every add_after call (even zero delay and
+/// duplicates), as upstream; unnamed queues count nothing.
+#[tokio::test(start_paused = true)]
+async fn retries_counted_on_every_add_after() {
+    let provider = TestProvider::default();
+    let q = named("retries", &provider);
+    q.add_after("a", Duration::ZERO);
+    q.add_after("a", ms(5));
+    q.add_after("a", ms(5));
+    assert_eq!(provider.values.lock().retries, 3);
+
+    let provider = TestProvider::default();
+    let q: DelayingQueue<&str> = DelayingQueue::with_config(QueueConfig {
+        name: String::new(),
+        metrics_provider: Some(Arc::new(provider.clone())),
+    });
+    q.add_after("a", ms(5));
+    assert_eq!(provider.values.lock().retries, 0);
+}
+
+/// A waiting get is woken when a delayed item becomes ready.
+#[tokio::test(start_paused = true)]
+async fn get_waits_for_delayed_item() {
+    let q: DelayingQueue<u32> = DelayingQueue::new();
+    q.add_after(1, Duration::from_secs(3600));
+    q.add_after(2, ms(1));
+    assert_eq!(q.get().await, Some(2));
+    assert_eq!(q.get().await, Some(1));
+}
+
+/// The timer heap keeps one current entry per item and skips stale ones.
+#[test]
+fn waiting_heap_earliest_wins() {
+    let base = Instant::now();
+    let mut w: Waiting<&str> = Waiting::new();
+    w.insert("a", base + ms(30));
+    w.insert("b", base + ms(20));
+    w.insert("a", base + ms(10)); // moves earlier
+    w.insert("b", base + ms(40)); // ignored
+    assert_eq!(w.len(), 2);
+    assert_eq!(w.next_ready(), Some(base + ms(10)));
+    assert_eq!(w.pop_ready(base + ms(5)), None);
+    assert_eq!(w.pop_ready(base + ms(25)), Some("a"));
+    assert_eq!(w.pop_ready(base + ms(25)), Some("b"));
+    assert_eq!(w.pop_ready(base + ms(100)), None);
+    assert_eq!(w.len(), 0);
+}
