@@ -97,7 +97,7 @@ pub struct Options {
     // ---- Leader election ----
     /// Start a leader election client and gain leadership before executing the main loop.
     /// Enable this when running replicated components for high availability.
-    #[arg(long, help_heading = "Leader-election flags", value_name = "bool", default_value_t = true, action = clap::ArgAction::Set)]
+    #[arg(long, help_heading = "Leader-election flags", value_name = "bool", default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub leader_elect: bool,
 
     /// The duration that non-leader candidates will wait after observing a leadership renewal
@@ -360,6 +360,10 @@ mod tests {
             "-v=4",
         ]);
         assert!(!o.leader_elect);
+        assert!(
+            parse(&["--leader-elect"]).leader_elect,
+            "a bare bool flag means true, as pflag"
+        );
         assert_eq!(o.leader_elect_lease_duration, Duration::from_secs(90));
         assert_eq!(o.min_resync_period, Duration::from_secs(1800));
         assert_eq!(o.verbosity, 4);

@@ -1,0 +1,229 @@
+//! The process: client, metrics/health server, leader election, controllers, shutdown.
+//!
+//! Order, as kube-controller-manager: serve health and metrics first; then (with
+//! `--leader-elect`) wait for the lease; then start the enabled controllers. Losing the lease
+//! exits non-zero ("leaderelection lost"); SIGTERM/SIGINT stops taking new work, lets in-flight
+//! syncs finish (bounded by [`SHUTDOWN_GRACE`]) and exits 0 without releasing the lease (upstream
+//! does not set ReleaseOnCancel).
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use prometheus_client::metrics::gauge::Gauge;
+use tokio_util::sync::CancellationToken;
+
+use crate::leader_election::{LeaderElectionConfig, LeaderElector, MAX_TOLERABLE_EXPIRED_LEASE};
+use crate::lease_lock::KubeLeaseLock;
+use crate::options::Options;
+use crate::serving::{Endpoints, Probe};
+
+/// How long in-flight syncs may take to finish after a shutdown signal.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+
+/// What a controller gets when it starts.
+#[derive(Clone)]
+pub struct ControllerContext {
+    /// The shared, rate-limited client.
+    pub client: kube::Client,
+    /// Cancelled when the controller must stop taking new work.
+    pub cancel: CancellationToken,
+    /// Health checks and the metrics registry.
+    pub endpoints: Endpoints,
+    /// Set by the controller once its caches have synced (feeds `/readyz`).
+    pub synced: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for ControllerContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ControllerContext")
+            .field("endpoints", &self.endpoints)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A controller's run function: returns when `cancel` fired and in-flight work finished.
+pub type RunFn =
+    Box<dyn FnOnce(ControllerContext) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send>;
+
+/// A controller this binary can run, under its canonical `--controllers` name.
+pub struct Controller {
+    /// Canonical name, e.g. `deployment-controller`.
+    pub name: &'static str,
+    /// Starts the controller.
+    pub run: RunFn,
+}
+
+impl std::fmt::Debug for Controller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Controller")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How the process ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// Stopped by a signal (or the given token): exit 0.
+    Stopped,
+    /// The leader lease was lost: exit 1, like kube-controller-manager.
+    LeaderElectionLost,
+}
+
+/// A unique candidate identity: `<hostname>_<uuid>`, as kube-controller-manager.
+pub fn identity() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "kcm".to_string());
+    format!("{host}_{}", uuid::Uuid::new_v4())
+}
+
+/// Runs the enabled `controllers` with `client` until `stop` fires or leadership is lost.
+pub async fn run(
+    options: &Options,
+    client: kube::Client,
+    controllers: Vec<Controller>,
+    stop: CancellationToken,
+) -> anyhow::Result<Exit> {
+    let endpoints = Endpoints::new();
+    let leading = Gauge::<i64>::default();
+    endpoints.registry().write().register(
+        "leader_election_master_status",
+        "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
+        leading.clone(),
+    );
+
+    let enabled: Vec<Controller> = controllers
+        .into_iter()
+        .filter(|c| options.controller_enabled(c.name))
+        .collect();
+    if enabled.is_empty() {
+        anyhow::bail!("--controllers enables none of the controllers this binary has");
+    }
+    let names: Vec<&str> = enabled.iter().map(|c| c.name).collect();
+
+    let serve_cancel = stop.child_token();
+    if options.secure_port != 0 {
+        let addr = SocketAddr::new(options.bind_address, options.secure_port);
+        let (bound, _) =
+            crate::serving::serve(addr, endpoints.clone(), serve_cancel.clone()).await?;
+        tracing::info!(address = %bound, "serving /metrics, /healthz, /livez and /readyz");
+    }
+
+    let elector = if options.leader_elect {
+        let id = identity();
+        let lock = KubeLeaseLock::new(
+            client.clone(),
+            &options.leader_elect_resource_namespace,
+            &options.leader_elect_resource_name,
+            &id,
+        );
+        let config = LeaderElectionConfig {
+            lease_duration: options.leader_elect_lease_duration,
+            renew_deadline: options.leader_elect_renew_deadline,
+            retry_period: options.leader_elect_retry_period,
+            release_on_cancel: false,
+        };
+        let elector = Arc::new(LeaderElector::new(lock, config)?);
+        let check = elector.clone();
+        endpoints.add_check(
+            "leaderElection",
+            Probe::Live,
+            Arc::new(move || check.check(MAX_TOLERABLE_EXPIRED_LEASE)),
+        );
+        if !elector.acquire(&stop).await {
+            serve_cancel.cancel();
+            return Ok(Exit::Stopped);
+        }
+        leading.set(1);
+        Some(elector)
+    } else {
+        None
+    };
+
+    tracing::info!(controllers = ?names, "starting controllers");
+    let controllers_cancel = stop.child_token();
+    let mut tasks = Vec::new();
+    for controller in enabled {
+        let synced = Arc::new(AtomicBool::new(false));
+        let flag = synced.clone();
+        endpoints.add_check(
+            &format!("{}-cache-sync", controller.name),
+            Probe::Ready,
+            Arc::new(move || {
+                if flag.load(Ordering::SeqCst) {
+                    Ok(())
+                } else {
+                    Err("caches not synced yet".into())
+                }
+            }),
+        );
+        let ctx = ControllerContext {
+            client: client.clone(),
+            cancel: controllers_cancel.clone(),
+            endpoints: endpoints.clone(),
+            synced,
+        };
+        let name = controller.name;
+        tasks.push(tokio::spawn(async move {
+            (controller.run)(ctx).await;
+            tracing::info!(controller = name, "controller stopped");
+        }));
+    }
+
+    let exit = match &elector {
+        Some(elector) => {
+            if elector.renew(&stop).await {
+                leading.set(0);
+                tracing::error!("leaderelection lost");
+                Exit::LeaderElectionLost
+            } else {
+                Exit::Stopped
+            }
+        }
+        None => {
+            stop.cancelled().await;
+            Exit::Stopped
+        }
+    };
+
+    controllers_cancel.cancel();
+    let all = futures::future::join_all(tasks);
+    if tokio::time::timeout(SHUTDOWN_GRACE, all).await.is_err() {
+        tracing::warn!(grace = ?SHUTDOWN_GRACE, "controllers did not stop in time; exiting anyway");
+    }
+    serve_cancel.cancel();
+    Ok(exit)
+}
+
+/// Resolves when SIGTERM or SIGINT arrives.
+pub async fn shutdown_signal() {
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    tokio::select! {
+        _ = terminate => tracing::info!("received SIGTERM, shutting down"),
+        r = tokio::signal::ctrl_c() => match r {
+            Ok(()) => tracing::info!("received SIGINT, shutting down"),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot listen for SIGINT");
+                std::future::pending::<()>().await;
+            }
+        },
+    }
+}
