@@ -189,7 +189,9 @@ mod tests {
             ("notin", Token::NotIn),
             ("key", Token::Identifier),
             ("val", Token::Identifier),
-            ("==", Token::DoubleEquals),
+            // Non-special characters are part of an identifier.
+            ("~", Token::Identifier),
+            ("||", Token::Identifier),
         ];
         for (s, want) in cases {
             let mut l = Lexer::new(s);
@@ -199,6 +201,33 @@ mod tests {
                 assert_eq!(lit, *s, "input {s:?}");
             }
         }
+    }
+
+    #[test]
+    fn lexer_longest_operator_and_error_token() {
+        // "=!" is "=" then "!" (longest valid token); "!!" is "!" then "!".
+        let toks: Vec<Token> = lex_all("=!").into_iter().map(|(t, _)| t).collect();
+        assert_eq!(
+            toks,
+            vec![Token::Equals, Token::DoesNotExist, Token::EndOfString]
+        );
+        let toks: Vec<Token> = lex_all("a!==b").into_iter().map(|(t, _)| t).collect();
+        assert_eq!(
+            toks,
+            vec![
+                Token::Identifier,
+                Token::NotEquals,
+                Token::Equals,
+                Token::Identifier,
+                Token::EndOfString
+            ]
+        );
+        // Like upstream, a NUL byte acts as an end marker inside an identifier scan.
+        let toks: Vec<Token> = lex_all("a\0b").into_iter().map(|(t, _)| t).collect();
+        assert_eq!(
+            toks,
+            vec![Token::Identifier, Token::Identifier, Token::EndOfString]
+        );
     }
 
     // Port of upstream TestLexerSequence (token sequences).

@@ -140,15 +140,12 @@ impl Selector {
     /// If the selector requires `label` to equal exactly one value, that value
     /// (`RequiresExactMatch`).
     pub fn requires_exact_match(&self, label: &str) -> Option<&str> {
-        self.requirements().iter().find_map(|r| {
-            if r.key() != label {
-                return None;
-            }
-            match (r.operator(), r.values()) {
-                (Operator::Equals | Operator::DoubleEquals | Operator::In, [v]) => Some(v.as_str()),
-                _ => None,
-            }
-        })
+        // Only the first requirement on the key is considered, as upstream.
+        let r = self.requirements().iter().find(|r| r.key() == label)?;
+        match (r.operator(), r.values()) {
+            (Operator::Equals | Operator::DoubleEquals | Operator::In, [v]) => Some(v.as_str()),
+            _ => None,
+        }
     }
 }
 

@@ -106,7 +106,9 @@ impl Parser {
         if t != Token::Identifier {
             return Err(syntax(format!("found '{lit}', expected: identifier")));
         }
-        if let Some(e) = validate_label_key(&lit, "") {
+        // Upstream validates the key here with the parser's (nil) field path, which Go
+        // prints as "<nil>".
+        if let Some(e) = validate_label_key(&lit, "<nil>") {
             return Err(SelectorError::Invalid(vec![e]));
         }
         let (next, _) = self.peek(Context::Values);
@@ -188,7 +190,6 @@ impl Parser {
                         return Ok(set.into_iter().collect());
                     }
                     if t2 == Token::Comma {
-                        self.next(Context::Values);
                         set.insert(String::new());
                     }
                 }

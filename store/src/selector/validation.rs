@@ -1,5 +1,6 @@
-//! Label key and value validation, following apimachinery's `util/validation`
-//! (`IsQualifiedName`, `IsDNS1123Subdomain`, `IsValidLabelValue`) with the same messages.
+//! Label key and value validation, following apimachinery's `api/validate/content`
+//! (`IsLabelKey` a.k.a. `IsQualifiedName`, `IsDNS1123Subdomain`, `IsLabelValue`), which
+//! `labels.NewRequirement` uses, with the same messages.
 
 /// Maximum length of the name part of a qualified name (and of a label value).
 pub const QUALIFIED_NAME_MAX_LENGTH: usize = 63;
@@ -35,7 +36,7 @@ fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
 }
 
 fn max_len_error(n: usize) -> String {
-    format!("must be no more than {n} characters")
+    format!("must be no more than {n} bytes")
 }
 
 const EMPTY_ERROR: &str = "must be non-empty";
@@ -101,7 +102,7 @@ pub fn is_qualified_name(value: &str) -> Vec<String> {
         }
         _ => {
             errs.push(format!(
-                "a qualified name {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+                "a valid label key {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
                 regex_error(
                     QUALIFIED_NAME_ERR_MSG,
                     QUALIFIED_NAME_FMT,
