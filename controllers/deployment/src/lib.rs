@@ -1,3 +1,51 @@
-//! The Deployment controller of kube-controller-manager, in Rust
+//! The Deployment controller of kube-controller-manager, in Rust — pure decision core.
 //!
-//! Work in progress: see the project README.
+//! This crate mirrors upstream `pkg/controller/deployment` file by file, but only the parts
+//! that are **pure decisions over plain data**: every function takes k8s-openapi objects
+//! (`Deployment`, `ReplicaSet`, `PodTemplateSpec`, `IntOrString`) plus, where time matters, an
+//! explicit `now` and returns a value, a plan of ReplicaSet updates, or an updated object. No
+//! function performs I/O.
+//!
+//! **The controller loop is not yet wired**: informers, the work queue and the sync loop that
+//! executes these decisions against the API server come in a later session (they depend on
+//! `kcm-informer`, `kcm-controller` and `kcm-workqueue`).
+//!
+//! | module | upstream file | contents |
+//! |---|---|---|
+//! | [`util`] | `util/deployment_util.go`, hash | revisions, annotations, fenceposts, counting, sorting, hash |
+//! | [`conditions`] | `util/deployment_util.go` | condition types/reasons, `SetDeploymentCondition` |
+//! | [`sync`] | `sync.go` | new ReplicaSet, proportional `scale()`, `calculateStatus`, cleanup, paused |
+//! | [`rolling`] | `rolling.go` | RollingUpdate scale-up/scale-down decisions |
+//! | [`recreate`] | `recreate.go` | Recreate decisions, `oldPodsRunning` |
+//! | [`progress`] | `progress.go` | `syncRolloutStatus` conditions, `requeueStuckDeployment` |
+//! | [`rollback`] | `rollback.go` | legacy rollback annotation |
+//! | [`events`] | (several) | event reasons and message formats |
+//!
+//! ```
+//! use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+//! use kcm_deployment::util::resolve_fenceposts;
+//!
+//! // maxSurge 25% rounds up, maxUnavailable 25% rounds down.
+//! let surge = IntOrString::String("25%".into());
+//! let unavailable = IntOrString::String("25%".into());
+//! assert_eq!(resolve_fenceposts(Some(&surge), Some(&unavailable), 10), Ok((3, 2)));
+//! ```
+
+#![cfg_attr(test, allow(clippy::type_complexity))]
+
+pub mod conditions;
+pub mod error;
+pub mod events;
+pub mod features;
+pub mod progress;
+pub mod recreate;
+pub mod rollback;
+pub mod rolling;
+pub mod sync;
+pub mod util;
+
+pub use error::DeploymentError;
+pub use features::FeatureGates;
+
+#[cfg(test)]
+mod test_support;

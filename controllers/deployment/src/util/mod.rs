@@ -1,0 +1,19 @@
+//! Pure helpers of upstream `pkg/controller/deployment/util` (`deployment_util.go`, the hash of
+//! `controller_utils.go`/`pod_util.go`) and the ReplicaSet sort orders of `controller_utils.go`.
+//!
+//! Everything here is a free function over k8s-openapi types; nothing performs I/O.
+
+pub mod annotations;
+pub mod fields;
+pub mod hash;
+pub mod intstr;
+pub mod predicates;
+pub mod replica_sets;
+pub mod strategy;
+
+pub use annotations::*;
+pub use hash::{DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY, compute_hash, safe_encode_string};
+pub use intstr::scaled_value_from_int_or_percent;
+pub use predicates::*;
+pub use replica_sets::*;
+pub use strategy::*;

@@ -1,0 +1,216 @@
+//! Finding, filtering, counting and ordering a Deployment's ReplicaSets (upstream
+//! `deployment_util.go` and the ReplicaSet sort orders of `controller_utils.go`).
+
+use std::cmp::Ordering;
+
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::api::core::v1::PodTemplateSpec;
+use serde_json::Value;
+
+use crate::util::annotations::revision;
+use crate::util::fields::{
+    deployment_template, name_of, rs_available_replicas, rs_observed_generation, rs_ready_replicas,
+    rs_replicas, rs_status_replicas, rs_template, rs_terminating_replicas, uid_of,
+};
+use crate::util::hash::DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY;
+
+/// `GetReplicaCountForReplicaSets`: Σ `spec.replicas`.
+pub fn get_replica_count_for_replica_sets<'a>(
+    rss: impl IntoIterator<Item = &'a ReplicaSet>,
+) -> i32 {
+    rss.into_iter().map(rs_replicas).sum()
+}
+
+/// `GetActualReplicaCountForReplicaSets`: Σ `status.replicas`.
+pub fn get_actual_replica_count_for_replica_sets<'a>(
+    rss: impl IntoIterator<Item = &'a ReplicaSet>,
+) -> i32 {
+    rss.into_iter().map(rs_status_replicas).sum()
+}
+
+/// `GetReadyReplicaCountForReplicaSets`: Σ `status.readyReplicas`.
+pub fn get_ready_replica_count_for_replica_sets<'a>(
+    rss: impl IntoIterator<Item = &'a ReplicaSet>,
+) -> i32 {
+    rss.into_iter().map(rs_ready_replicas).sum()
+}
+
+/// `GetAvailableReplicaCountForReplicaSets`: Σ `status.availableReplicas`.
+pub fn get_available_replica_count_for_replica_sets<'a>(
+    rss: impl IntoIterator<Item = &'a ReplicaSet>,
+) -> i32 {
+    rss.into_iter().map(rs_available_replicas).sum()
+}
+
+/// `GetTerminatingReplicaCountForReplicaSets`: Σ `status.terminatingReplicas`.
+///
+/// ReplicaSets never synced by their controller (`observedGeneration == 0` and no field) are
+/// skipped; if any other ReplicaSet lacks the field the total is unknown (`None`).
+pub fn get_terminating_replica_count_for_replica_sets<'a>(
+    rss: impl IntoIterator<Item = &'a ReplicaSet>,
+) -> Option<i32> {
+    let mut total = 0;
+    for rs in rss {
+        match rs_terminating_replicas(rs) {
+            None if rs_observed_generation(rs) == 0 => continue,
+            None => return None,
+            Some(n) => total += n,
+        }
+    }
+    Some(total)
+}
+
+/// `FilterActiveReplicaSets`: ReplicaSets with `spec.replicas > 0`, order kept.
+pub fn filter_active_replica_sets<'a>(
+    rss: impl IntoIterator<Item = &'a ReplicaSet>,
+) -> Vec<&'a ReplicaSet> {
+    rss.into_iter().filter(|rs| rs_replicas(rs) > 0).collect()
+}
+
+/// `ReplicaSetsByCreationTimestamp`: oldest first; equal timestamps by name ascending.
+pub fn cmp_by_creation_timestamp(a: &ReplicaSet, b: &ReplicaSet) -> Ordering {
+    a.metadata
+        .creation_timestamp
+        .cmp(&b.metadata.creation_timestamp)
+        .then_with(|| name_of(&a.metadata).cmp(name_of(&b.metadata)))
+}
+
+/// `ReplicaSetsBySizeOlder`: larger `spec.replicas` first; equal sizes oldest first.
+pub fn cmp_by_size_older(a: &ReplicaSet, b: &ReplicaSet) -> Ordering {
+    rs_replicas(b)
+        .cmp(&rs_replicas(a))
+        .then_with(|| cmp_by_creation_timestamp(a, b))
+}
+
+/// `ReplicaSetsBySizeNewer`: larger `spec.replicas` first; equal sizes newest first.
+pub fn cmp_by_size_newer(a: &ReplicaSet, b: &ReplicaSet) -> Ordering {
+    rs_replicas(b)
+        .cmp(&rs_replicas(a))
+        .then_with(|| cmp_by_creation_timestamp(b, a))
+}
+
+/// `ReplicaSetsByRevision`: ascending revision; unparseable or equal revisions fall back to
+/// creation order. A missing annotation is revision 0.
+pub fn cmp_by_revision(a: &ReplicaSet, b: &ReplicaSet) -> Ordering {
+    match (revision(&a.metadata), revision(&b.metadata)) {
+        (Ok(ra), Ok(rb)) if ra != rb => ra.cmp(&rb),
+        _ => cmp_by_creation_timestamp(a, b),
+    }
+}
+
+/// Removes the `pod-template-hash` label from a template (an emptied map stays present).
+pub fn strip_hash_label(template: &mut PodTemplateSpec) {
+    if let Some(meta) = template.metadata.as_mut()
+        && let Some(labels) = meta.labels.as_mut()
+    {
+        labels.remove(DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY);
+    }
+}
+
+/// `EqualIgnoreHash`: whether two pod templates are equal once the `pod-template-hash` label
+/// is removed from both.
+///
+/// Upstream compares with apimachinery's *semantic* deep equality, under which a nil and an
+/// empty map or slice are equal. This port compares the JSON forms after dropping `null`s,
+/// empty strings, empty arrays and empty objects, which gives the same answer for every
+/// template the API server can return. Known deviations (documented, harmless for the
+/// controller because the API server defaults both templates the same way): a pointer to an
+/// all-zero struct equals an absent one, and quantities are compared textually
+/// (`"1000m"` != `"1"`).
+pub fn equal_ignore_hash(t1: &PodTemplateSpec, t2: &PodTemplateSpec) -> bool {
+    normalized_without_hash(t1) == normalized_without_hash(t2)
+}
+
+fn normalized_without_hash(t: &PodTemplateSpec) -> Value {
+    let mut copy = t.clone();
+    strip_hash_label(&mut copy);
+    let mut value = serde_json::to_value(&copy).unwrap_or(Value::Null);
+    prune_empty(&mut value);
+    value
+}
+
+/// Removes zero-length values recursively; returns whether `v` itself is now "empty".
+fn prune_empty(v: &mut Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::String(s) => s.is_empty(),
+        Value::Array(items) => {
+            for item in items.iter_mut() {
+                prune_empty(item);
+            }
+            items.is_empty()
+        }
+        Value::Object(map) => {
+            map.retain(|_, child| !prune_empty(child));
+            map.is_empty()
+        }
+        Value::Bool(_) | Value::Number(_) => false,
+    }
+}
+
+/// `FindNewReplicaSet`: the oldest ReplicaSet (creation order, then name) whose template equals
+/// the Deployment's ignoring the hash label.
+pub fn find_new_replica_set<'a>(
+    d: &Deployment,
+    rs_list: &[&'a ReplicaSet],
+) -> Option<&'a ReplicaSet> {
+    let wanted = deployment_template(d);
+    let mut sorted = rs_list.to_vec();
+    sorted.sort_by(|a, b| cmp_by_creation_timestamp(a, b));
+    sorted
+        .into_iter()
+        .find(|rs| equal_ignore_hash(&rs_template(rs), &wanted))
+}
+
+/// `FindOldReplicaSets`: `(with_replicas, all)` — every ReplicaSet except the new one (by UID),
+/// in creation order; `with_replicas` keeps those with `spec.replicas != 0`.
+pub fn find_old_replica_sets<'a>(
+    d: &Deployment,
+    rs_list: &[&'a ReplicaSet],
+) -> (Vec<&'a ReplicaSet>, Vec<&'a ReplicaSet>) {
+    let new_rs = find_new_replica_set(d, rs_list);
+    let mut sorted = rs_list.to_vec();
+    sorted.sort_by(|a, b| cmp_by_creation_timestamp(a, b));
+    let all: Vec<&ReplicaSet> = sorted
+        .into_iter()
+        .filter(|rs| new_rs.is_none_or(|n| uid_of(&n.metadata) != uid_of(&rs.metadata)))
+        .collect();
+    let with_replicas = all
+        .iter()
+        .copied()
+        .filter(|rs| rs_replicas(rs) != 0)
+        .collect();
+    (with_replicas, all)
+}
+
+/// `FindActiveOrLatest`: the only active ReplicaSet, or — when none is active — the new one
+/// (else the newest old one). `None` when several are active or there is nothing at all.
+pub fn find_active_or_latest<'a>(
+    new_rs: Option<&'a ReplicaSet>,
+    old_rss: &[&'a ReplicaSet],
+) -> Option<&'a ReplicaSet> {
+    if new_rs.is_none() && old_rss.is_empty() {
+        return None;
+    }
+    let mut newest_first = old_rss.to_vec();
+    newest_first.sort_by(|a, b| cmp_by_creation_timestamp(b, a));
+    let all = newest_first.iter().copied().chain(new_rs);
+    let active = filter_active_replica_sets(all);
+    match active.as_slice() {
+        [] => new_rs.or_else(|| newest_first.first().copied()),
+        [only] => Some(only),
+        _ => None,
+    }
+}
+
+/// `SetFromReplicaSetTemplate`: copies the ReplicaSet's template (metadata and spec) into the
+/// Deployment, without the `pod-template-hash` label.
+pub fn set_from_replica_set_template(d: &mut Deployment, template: &PodTemplateSpec) {
+    let mut t = template.clone();
+    strip_hash_label(&mut t);
+    d.spec.get_or_insert_with(Default::default).template = t;
+}
+
+#[cfg(test)]
+#[path = "replica_sets_tests.rs"]
+mod tests;
