@@ -1,3 +1,62 @@
-//! Shared index informers, handlers, listers and the informer factory (client-go shared informers on kube-client)
+//! Shared index informers, event handlers, listers and the informer factory: client-go's shared
+//! informers on kube-client.
 //!
-//! Work in progress: see the project README.
+//! A [`SharedIndexInformer`] runs one [`kcm_reflector::Reflector`] for a resource type and keeps a
+//! [`kcm_store::Store`] exactly in step with it (in-order processing; a relist is applied as one
+//! replace, with tombstones for objects that vanished). Any number of [`ResourceEventHandler`]s
+//! can be registered before or after start; each has its own unbounded buffer and task, its own
+//! resync period and its own `has_synced`. An [`InformerFactory`] hands one informer per type and
+//! scope to every controller.
+//!
+//! Projected types work out of the box: any type implementing `k8s_openapi::Resource`,
+//! `k8s_openapi::Metadata<Ty = ObjectMeta>` and `Deserialize` can be watched, so a controller can
+//! cache only the fields it reads (see `tests/projected.rs`).
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use k8s_openapi::api::core::v1::Pod;
+//! use kcm_informer::{EventHandlerFns, InformerFactory, InformerOptions};
+//! use tokio_util::sync::CancellationToken;
+//!
+//! # async fn example() -> anyhow::Result<()> {
+//! let client = kube::Client::try_default().await?;
+//! let factory = InformerFactory::new(client, InformerOptions::default());
+//! let pods = factory.informer::<Pod>();
+//! pods.add_event_handler(
+//!     EventHandlerFns::new()
+//!         .on_add(|pod: &Arc<Pod>, _| println!("added {:?}", pod.metadata.name))
+//!         .on_delete(|d| println!("deleted {}", d.key())),
+//! )?;
+//! let cancel = CancellationToken::new();
+//! factory.start(&cancel);
+//! factory.wait_for_cache_sync(Some(Duration::from_secs(60)), &cancel).await;
+//! let web = pods.lister().namespaced("default").list(&kcm_store::Selector::parse("app=web")?);
+//! println!("{} web pods", web.len());
+//! # Ok(())
+//! # }
+//! ```
+
+pub mod factory;
+pub mod handler;
+pub mod informer;
+mod listener;
+pub mod options;
+mod process_deltas;
+mod processor;
+pub mod resync;
+pub mod sync;
+
+pub use factory::InformerFactory;
+pub use handler::{
+    DeletedFinalStateUnknown, DeletedObject, EventHandlerFns, FilteringHandler,
+    ResourceEventHandler,
+};
+pub use informer::{
+    HandlerRegistration, InformerError, InformerObject, SharedIndexInformer, Transform,
+};
+pub use kcm_reflector::{CountingMetrics, InitialListStrategy, ReflectorMetrics};
+pub use kcm_store::{Lister, NamespaceLister, ObjectKey, Selector, Store};
+pub use options::InformerOptions;
+pub use sync::{HasSynced, wait_for_cache_sync, wait_for_named_cache_sync};
+pub use tokio_util::sync::CancellationToken;

@@ -1,0 +1,365 @@
+//! `SharedIndexInformer`: one reflector feeding one indexed cache, shared by any number of
+//! handlers (client-go `sharedIndexInformer`).
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use kcm_reflector::{LastSyncResourceVersion, Reflector, Watchable};
+use kcm_store::{IndexFn, Lister, Object, Store, StoreError};
+use parking_lot::Mutex;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::handler::ResourceEventHandler;
+use crate::listener::{ListenerShared, Notification};
+use crate::options::InformerOptions;
+use crate::process_deltas::InformerStore;
+use crate::processor::Processor;
+use crate::sync::{HasSynced, wait_for_cache_sync};
+
+/// What an informer can hold: a watchable Kubernetes type that the store can key and index.
+pub trait InformerObject: Watchable + Object {}
+impl<K: Watchable + Object> InformerObject for K {}
+
+/// A transform applied to every incoming object before it is cached and handed to handlers
+/// (e.g. dropping `metadata.managedFields`). It takes ownership and may modify in place.
+pub type Transform<K> = Arc<dyn Fn(K) -> K + Send + Sync>;
+
+/// Errors of informer operations.
+#[derive(Debug, thiserror::Error)]
+pub enum InformerError {
+    /// The informer already stopped; no handler can be added.
+    #[error("informer {0} has stopped; handler not added")]
+    Stopped(String),
+    /// The operation is only allowed before the informer starts.
+    #[error("informer {0} has already started")]
+    AlreadyStarted(String),
+    /// An index could not be added.
+    #[error("informer {name}: {source}")]
+    Index {
+        /// Informer name.
+        name: String,
+        /// Store error.
+        #[source]
+        source: StoreError,
+    },
+}
+
+pub(crate) struct Inner<K> {
+    pub(crate) name: String,
+    pub(crate) client: kube::Client,
+    pub(crate) options: InformerOptions,
+    pub(crate) store: Store<K>,
+    pub(crate) processor: Mutex<Processor<K>>,
+    pub(crate) synced: Arc<AtomicBool>,
+    pub(crate) started: AtomicBool,
+    pub(crate) transform: Mutex<Option<Transform<K>>>,
+    pub(crate) last_sync_rv: Mutex<Option<LastSyncResourceVersion>>,
+    pub(crate) store_resource_version: Mutex<String>,
+}
+
+/// A shared informer with an indexed cache. Cloning shares the informer.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use k8s_openapi::api::core::v1::Pod;
+/// use kcm_informer::{EventHandlerFns, InformerOptions, SharedIndexInformer};
+/// use tokio_util::sync::CancellationToken;
+///
+/// # async fn example() -> anyhow::Result<()> {
+/// let client = kube::Client::try_default().await?;
+/// let pods = SharedIndexInformer::<Pod>::new(client, InformerOptions::default().namespace("default"));
+/// pods.set_transform(|mut p: Pod| { p.metadata.managed_fields = None; p })?;
+/// pods.add_event_handler(EventHandlerFns::new().on_add(|pod: &std::sync::Arc<Pod>, _initial| {
+///     println!("pod {:?}", pod.metadata.name);
+/// }))?;
+/// let cancel = CancellationToken::new();
+/// tokio::spawn({ let pods = pods.clone(); let cancel = cancel.clone(); async move { pods.run(cancel).await } });
+/// assert!(pods.wait_for_cache_sync(Some(Duration::from_secs(30)), &cancel).await);
+/// println!("{} pods cached", pods.store().len());
+/// # Ok(())
+/// # }
+/// ```
+pub struct SharedIndexInformer<K> {
+    pub(crate) inner: Arc<Inner<K>>,
+}
+
+impl<K> Clone for SharedIndexInformer<K> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+}
+
+impl<K> fmt::Debug for SharedIndexInformer<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedIndexInformer")
+            .field("name", &self.inner.name)
+            .field("synced", &self.inner.synced.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+/// The handle of a registered handler: removal and per-registration `has_synced`.
+#[derive(Clone)]
+pub struct HandlerRegistration {
+    id: u64,
+    informer: usize,
+    shared: Arc<ListenerShared>,
+    informer_synced: Arc<AtomicBool>,
+}
+
+impl fmt::Debug for HandlerRegistration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HandlerRegistration")
+            .field("id", &self.id)
+            .field("has_synced", &self.has_synced())
+            .finish()
+    }
+}
+
+impl HandlerRegistration {
+    /// True once the informer synced and this handler has processed every initial-list add.
+    pub fn has_synced(&self) -> bool {
+        self.informer_synced.load(Ordering::Acquire)
+            && self.shared.initial_pending.load(Ordering::Acquire) == 0
+    }
+
+    /// Notifications queued for this handler and not yet processed.
+    pub fn pending(&self) -> usize {
+        self.shared.pending.load(Ordering::Acquire)
+    }
+}
+
+impl HasSynced for HandlerRegistration {
+    fn has_synced(&self) -> bool {
+        HandlerRegistration::has_synced(self)
+    }
+}
+
+impl<K: InformerObject> HasSynced for SharedIndexInformer<K> {
+    fn has_synced(&self) -> bool {
+        SharedIndexInformer::has_synced(self)
+    }
+}
+
+impl<K: InformerObject> SharedIndexInformer<K> {
+    /// An informer for `K` scoped by `options`; nothing happens until [`run`](Self::run).
+    pub fn new(client: kube::Client, options: InformerOptions) -> Self {
+        let type_name = std::any::type_name::<K>()
+            .rsplit("::")
+            .next()
+            .unwrap_or("object");
+        let name = match &options.namespace {
+            Some(ns) => format!("{type_name}@{ns}"),
+            None => type_name.to_owned(),
+        };
+        Self {
+            inner: Arc::new(Inner {
+                name,
+                client,
+                processor: Mutex::new(Processor::new(options.resync_period)),
+                options,
+                store: Store::new(),
+                synced: Arc::new(AtomicBool::new(false)),
+                started: AtomicBool::new(false),
+                transform: Mutex::new(None),
+                last_sync_rv: Mutex::new(None),
+                store_resource_version: Mutex::new(String::new()),
+            }),
+        }
+    }
+
+    /// The informer's name (type and namespace), used in logs.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The cache (read-only by contract: never mutate what you get from it).
+    pub fn store(&self) -> &Store<K> {
+        &self.inner.store
+    }
+
+    /// A typed lister over the cache.
+    pub fn lister(&self) -> Lister<K> {
+        Lister::new(self.inner.store.clone())
+    }
+
+    /// True once the first list has been applied to the cache.
+    pub fn has_synced(&self) -> bool {
+        self.inner.synced.load(Ordering::Acquire)
+    }
+
+    /// The reflector's last synced resourceVersion ("" before the first list).
+    pub fn last_sync_resource_version(&self) -> String {
+        self.inner
+            .last_sync_rv
+            .lock()
+            .as_ref()
+            .map(LastSyncResourceVersion::get)
+            .unwrap_or_default()
+    }
+
+    /// The resourceVersion of the last list or bookmark applied to the cache.
+    pub fn store_resource_version(&self) -> String {
+        self.inner.store_resource_version.lock().clone()
+    }
+
+    /// True once [`run`](Self::run) was called.
+    pub fn is_started(&self) -> bool {
+        self.inner.started.load(Ordering::Acquire)
+    }
+
+    /// True once the informer stopped.
+    pub fn is_stopped(&self) -> bool {
+        self.inner.processor.lock().stopped
+    }
+
+    /// Number of registered handlers.
+    pub fn handler_count(&self) -> usize {
+        self.inner.processor.lock().len()
+    }
+
+    /// The current resync check period.
+    pub fn resync_check_period(&self) -> Duration {
+        self.inner.processor.lock().resync_check_period
+    }
+
+    /// Sets the transform (only before start).
+    pub fn set_transform(
+        &self,
+        f: impl Fn(K) -> K + Send + Sync + 'static,
+    ) -> Result<(), InformerError> {
+        if self.is_started() {
+            return Err(InformerError::AlreadyStarted(self.inner.name.clone()));
+        }
+        *self.inner.transform.lock() = Some(Arc::new(f));
+        Ok(())
+    }
+
+    /// Adds an index (allowed after start: delta processing is blocked while it is backfilled).
+    pub fn add_indexer(&self, name: &str, f: IndexFn<K>) -> Result<(), InformerError> {
+        let _blocked = self.inner.processor.lock();
+        self.inner
+            .store
+            .add_indexer(name, f)
+            .map_err(|source| InformerError::Index {
+                name: self.inner.name.clone(),
+                source,
+            })
+    }
+
+    /// Registers a handler with the informer's default resync period.
+    pub fn add_event_handler(
+        &self,
+        handler: impl ResourceEventHandler<K>,
+    ) -> Result<HandlerRegistration, InformerError> {
+        let period = self.inner.options.resync_period;
+        self.add_event_handler_with_resync_period(handler, period)
+    }
+
+    /// Registers a handler with its own resync period (spec D.5). A handler registered after start
+    /// first receives the whole cache as adds marked initial list.
+    pub fn add_event_handler_with_resync_period(
+        &self,
+        handler: impl ResourceEventHandler<K>,
+        resync_period: Duration,
+    ) -> Result<HandlerRegistration, InformerError> {
+        let mut processor = self.inner.processor.lock();
+        if processor.stopped {
+            return Err(InformerError::Stopped(self.inner.name.clone()));
+        }
+        let initial = if processor.started {
+            self.inner.store.list()
+        } else {
+            Vec::new()
+        };
+        let (id, shared) = processor.add(Arc::new(handler), resync_period, initial);
+        Ok(HandlerRegistration {
+            id,
+            informer: Arc::as_ptr(&self.inner) as *const () as usize,
+            shared,
+            informer_synced: Arc::clone(&self.inner.synced),
+        })
+    }
+
+    /// Removes a handler; its buffered notifications are discarded. Removing twice, or a handle of
+    /// another informer, is a no-op.
+    pub fn remove_event_handler(&self, registration: &HandlerRegistration) {
+        if registration.informer != Arc::as_ptr(&self.inner) as *const () as usize {
+            return;
+        }
+        self.inner.processor.lock().remove(registration.id);
+    }
+
+    /// Waits until the cache synced; false on timeout or cancellation.
+    pub async fn wait_for_cache_sync(
+        &self,
+        timeout: Option<Duration>,
+        cancel: &CancellationToken,
+    ) -> bool {
+        wait_for_cache_sync(&[self], timeout, cancel).await
+    }
+
+    /// Runs the informer until `cancel` fires: starts handler tasks, the resync timer and the
+    /// reflector. A second call returns at once.
+    pub async fn run(&self, cancel: CancellationToken) {
+        if self.inner.started.swap(true, Ordering::AcqRel) {
+            tracing::warn!(informer = %self.inner.name, "the informer has already been started");
+            return;
+        }
+        let config = self.inner.options.reflector_config(&self.inner.name);
+        let mut reflector = Reflector::<K>::new(
+            self.inner.client.clone(),
+            self.inner.options.namespace.as_deref(),
+            config,
+        );
+        *self.inner.last_sync_rv.lock() = Some(reflector.last_sync_resource_version());
+        self.inner.processor.lock().start();
+        let resync = tokio::spawn(resync_loop(Arc::clone(&self.inner), cancel.clone()));
+        let mut sink = InformerStore {
+            inner: Arc::clone(&self.inner),
+            transform: self.inner.transform.lock().clone(),
+        };
+        reflector.run(&mut sink, cancel).await;
+        resync.abort();
+        let tasks = self.inner.processor.lock().stop();
+        for task in tasks {
+            let _ = task.await;
+        }
+        tracing::debug!(informer = %self.inner.name, "informer stopped");
+    }
+}
+
+/// Every resync check period: mark due handlers as syncing and re-deliver the cache to them as
+/// `on_update(obj, obj)`.
+async fn resync_loop<K: InformerObject>(inner: Arc<Inner<K>>, cancel: CancellationToken) {
+    loop {
+        let period = inner.processor.lock().resync_check_period;
+        if period.is_zero() {
+            return;
+        }
+        tokio::select! {
+            () = cancel.cancelled() => return,
+            () = tokio::time::sleep(period) => {}
+        }
+        let mut processor = inner.processor.lock();
+        if !inner.synced.load(Ordering::Acquire) {
+            continue;
+        }
+        if processor.should_resync(Instant::now()) {
+            inner.store.for_each(|obj| {
+                processor.distribute(
+                    &Notification::Update {
+                        old: Arc::clone(obj),
+                        new: Arc::clone(obj),
+                    },
+                    true,
+                );
+            });
+        }
+    }
+}
