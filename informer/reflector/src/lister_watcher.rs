@@ -207,3 +207,19 @@ where
         .boxed()
     }
 }
+
+impl<K, L> ListerWatcher<K> for std::sync::Arc<L>
+where
+    L: ListerWatcher<K> + ?Sized,
+{
+    fn list(&self, opts: &ListOptions) -> BoxFuture<'_, Result<ObjectList<K>, kube::Error>>
+    where
+        K: Clone,
+    {
+        (**self).list(opts)
+    }
+
+    fn watch(&self, opts: &WatchOptions) -> BoxFuture<'_, Result<WatchStream<K>, kube::Error>> {
+        (**self).watch(opts)
+    }
+}
