@@ -1,3 +1,54 @@
-//! An embedded Kubernetes test cluster: API server over real HTTP, simulated nodes and kubelet, garbage collector, fault injection
+//! An embedded Kubernetes API server over real HTTP, for tests: the real `kubectl` and
+//! kube-client talk to it unchanged.
 //!
-//! Work in progress: see the project README.
+//! Storage is generic over JSON objects with per-kind strategies (defaults, validation,
+//! generation, status separation), one global resourceVersion, a bounded watch history
+//! (so "too old" really happens), list pagination with consistent snapshots, label and
+//! field selectors, watch with bookmarks and streaming lists, deletion with finalizers and
+//! graceful pods, and merge / JSON / strategic merge patches.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use k8s_openapi::api::core::v1::Pod;
+//! use kcm_testenv::{TestEnv, TestEnvConfig};
+//!
+//! let env = TestEnv::start(TestEnvConfig::default()).await?;
+//! let pods: kube::Api<Pod> = kube::Api::namespaced(env.client(), "default");
+//! let list = pods.list(&Default::default()).await?;
+//! assert!(list.items.is_empty());
+//! println!("kubectl --kubeconfig {}", env.kubeconfig_path().display());
+//! env.shutdown().await;
+//! # Ok(()) }
+//! ```
+
+pub mod defaults;
+pub mod delete;
+pub mod discovery;
+pub mod events_v1;
+pub mod handlers;
+pub mod kubeconfig;
+pub mod list;
+pub mod meta;
+pub mod metrics;
+pub mod patch;
+pub mod registry;
+pub mod routes;
+pub mod scale;
+pub mod selectors;
+pub mod server;
+pub mod status;
+pub mod storage;
+pub mod strategy;
+pub mod table;
+pub mod validation;
+pub mod watch;
+
+mod env;
+
+pub use env::{TestEnv, TestEnvConfig, TestEnvError};
+pub use metrics::RequestCounts;
+pub use server::{ApiServer, HookDecision, RequestHook, RequestInfo};
+pub use status::ApiError;
+
+pub mod faults;
+pub mod sim;

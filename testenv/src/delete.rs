@@ -1,0 +1,361 @@
+//! Deletion (spec §7.1–7.2): DeleteOptions, preconditions, graceful pod deletion,
+//! finalizers, and the namespace lifecycle (Terminating, then content removal).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::Response;
+use serde_json::{Value, json};
+
+use crate::handlers::obj_response;
+use crate::list::Filter;
+use crate::meta::{self, meta_mut};
+use crate::registry::{ResourceInfo, StorageId};
+use crate::routes::Target;
+use crate::server::{ApiServer, Body, Ctx, value_response};
+use crate::status::{ApiError, ApiResult, FieldError};
+use crate::storage::{ObjRef, Txn, key_of};
+
+/// Parsed DeleteOptions (body and query).
+#[derive(Debug, Default, Clone)]
+pub struct DeleteOptions {
+    /// `gracePeriodSeconds`
+    pub grace: Option<i64>,
+    /// `propagationPolicy`
+    pub policy: Option<String>,
+    /// `orphanDependents`
+    pub orphan: Option<bool>,
+    /// `preconditions.uid`
+    pub uid: Option<String>,
+    /// `preconditions.resourceVersion`
+    pub rv: Option<String>,
+    /// `dryRun: [All]`
+    pub dry: bool,
+}
+
+impl DeleteOptions {
+    /// Parse from the body (JSON DeleteOptions) and query parameters.
+    pub fn parse(ctx: &Ctx) -> ApiResult<DeleteOptions> {
+        let mut o = DeleteOptions::default();
+        if !ctx.body.is_empty() {
+            let v: Value = serde_json::from_slice(&ctx.body)
+                .map_err(|e| ApiError::bad_request(format!("error decoding DeleteOptions: {e}")))?;
+            o.grace = v.get("gracePeriodSeconds").and_then(Value::as_i64);
+            o.policy = v
+                .get("propagationPolicy")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            o.orphan = v.get("orphanDependents").and_then(Value::as_bool);
+            o.uid = meta::at(&v, &["preconditions", "uid"])
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            o.rv = meta::at(&v, &["preconditions", "resourceVersion"])
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            o.dry = v
+                .get("dryRun")
+                .and_then(Value::as_array)
+                .is_some_and(|a| a.iter().any(|x| x == "All"));
+        }
+        if let Ok(g) = ctx.q("gracePeriodSeconds").parse::<i64>() {
+            o.grace = Some(g);
+        }
+        if !ctx.q("propagationPolicy").is_empty() {
+            o.policy = Some(ctx.q("propagationPolicy").to_string());
+        }
+        if let Ok(b) = ctx.q("orphanDependents").parse::<bool>() {
+            o.orphan = Some(b);
+        }
+        o.dry |= ctx.dry_run();
+        let mut errs = Vec::new();
+        if o.orphan.is_some() && o.policy.is_some() {
+            errs.push(FieldError::invalid(
+                "propagationPolicy",
+                format!("\"{}\"", o.policy.clone().unwrap_or_default()),
+                "orphanDependents and deletionPropagation cannot be both set",
+            ));
+        }
+        if let Some(p) = &o.policy
+            && !matches!(p.as_str(), "Orphan" | "Background" | "Foreground")
+        {
+            errs.push(FieldError::not_supported(
+                "propagationPolicy",
+                format!("\"{p}\""),
+                &["Foreground", "Background", "Orphan", "nil"],
+            ));
+        }
+        if !errs.is_empty() {
+            return Err(ApiError::invalid(
+                "DeleteOptions.meta.k8s.io",
+                "meta.k8s.io",
+                "DeleteOptions",
+                "",
+                &errs,
+            ));
+        }
+        if let Some(g) = o.grace
+            && g < 0
+        {
+            o.grace = Some(1);
+        }
+        Ok(o)
+    }
+}
+
+fn precondition_conflict(res: &ResourceInfo, name: &str, tail: String) -> ApiError {
+    ApiError::conflict_msg(&res.qualified_kind(), res.group, res.kind, name, &tail)
+}
+
+fn set_deleting(obj: &mut Value, ts: String, grace: i64, first: bool) {
+    let generation = meta::generation(obj);
+    let m = meta_mut(obj);
+    m.insert("deletionTimestamp".into(), Value::String(ts));
+    m.insert("deletionGracePeriodSeconds".into(), json!(grace));
+    if first && generation > 0 {
+        m.insert("generation".into(), json!(generation + 1));
+    }
+}
+
+/// The outcome of a delete inside the store.
+#[derive(Debug)]
+pub enum Deleted {
+    /// Still present (graceful, finalizers, terminating namespace): answer the object.
+    Pending(ObjRef),
+    /// Removed: the last state.
+    Gone(ObjRef),
+}
+
+/// Delete one object under the write lock (spec §7.2).
+pub fn delete_in_txn(
+    txn: &mut Txn<'_>,
+    res: &ResourceInfo,
+    key: &str,
+    name: &str,
+    o: &DeleteOptions,
+) -> ApiResult<Deleted> {
+    let id = res.storage;
+    let old = txn
+        .get(id, key)
+        .ok_or_else(|| ApiError::not_found(res, name))?;
+    let uid = meta::uid_of(&old.value).to_string();
+    if let Some(u) = &o.uid
+        && *u != uid
+    {
+        return Err(precondition_conflict(
+            res,
+            name,
+            format!(
+                "the UID in the precondition ({u}) does not match the UID in record ({uid}). The object might have been deleted and then recreated"
+            ),
+        ));
+    }
+    if let Some(rv) = &o.rv
+        && *rv != old.rv.to_string()
+    {
+        return Err(precondition_conflict(
+            res,
+            name,
+            format!(
+                "the ResourceVersion in the precondition ({rv}) does not match the ResourceVersion in record ({}). The object might have been modified",
+                old.rv
+            ),
+        ));
+    }
+    let mut obj = old.value.clone();
+    let already = meta::at(&obj, &["metadata", "deletionTimestamp"]).is_some();
+    if id == StorageId::Namespaces {
+        if already {
+            return Ok(Deleted::Pending(old));
+        }
+        set_deleting(&mut obj, meta::now_rfc3339(), 0, true);
+        obj["status"] = json!({"phase": "Terminating"});
+        if o.dry {
+            return Ok(Deleted::Pending(old));
+        }
+        return Ok(Deleted::Pending(txn.put(id, key, obj)));
+    }
+    let mut grace_now = 0;
+    if id == StorageId::Pods {
+        let phase = meta::at(&obj, &["status", "phase"])
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let node = meta::at(&obj, &["spec", "nodeName"])
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let mut grace = o.grace.unwrap_or_else(|| {
+            meta::at(&obj, &["spec", "terminationGracePeriodSeconds"])
+                .and_then(Value::as_i64)
+                .unwrap_or(30)
+        });
+        if node.is_empty() || phase == "Succeeded" || phase == "Failed" {
+            grace = 0;
+        }
+        if already {
+            let cur = meta::at(&obj, &["metadata", "deletionGracePeriodSeconds"])
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            match o.grace {
+                Some(g) if g < cur => {
+                    if g > 0 {
+                        set_deleting(&mut obj, meta::rfc3339_in(g), g, false);
+                        if o.dry {
+                            return Ok(Deleted::Pending(old));
+                        }
+                        return Ok(Deleted::Pending(txn.put(id, key, obj)));
+                    }
+                    meta_mut(&mut obj).insert("deletionGracePeriodSeconds".into(), json!(0));
+                }
+                _ if cur > 0 || !meta::finalizers(&obj).is_empty() => {
+                    return Ok(Deleted::Pending(old));
+                }
+                _ => {}
+            }
+        } else if grace > 0 {
+            set_deleting(&mut obj, meta::rfc3339_in(grace), grace, true);
+            grace_now = grace;
+        }
+    }
+    // garbage-collector finalizers from the propagation policy (not for events)
+    if id != StorageId::Events {
+        let mut fins = meta::finalizers(&obj);
+        let policy = match (&o.policy, o.orphan) {
+            (Some(p), _) => Some(p.as_str()),
+            (None, Some(true)) => Some("Orphan"),
+            (None, Some(false)) => Some("Background"),
+            (None, None) => None,
+        };
+        match policy {
+            Some("Orphan") => {
+                fins.retain(|f| f != "foregroundDeletion");
+                if !fins.iter().any(|f| f == "orphan") {
+                    fins.push("orphan".into());
+                }
+            }
+            Some("Foreground") => {
+                fins.retain(|f| f != "orphan");
+                if !fins.iter().any(|f| f == "foregroundDeletion") {
+                    fins.push("foregroundDeletion".into());
+                }
+            }
+            Some(_) => fins.retain(|f| f != "orphan" && f != "foregroundDeletion"),
+            None => {}
+        }
+        meta::set_finalizers(&mut obj, &fins);
+    }
+    let pending = grace_now > 0 || !meta::finalizers(&obj).is_empty();
+    if pending {
+        if meta::at(&obj, &["metadata", "deletionTimestamp"]).is_none() {
+            set_deleting(&mut obj, meta::now_rfc3339(), 0, true);
+        }
+        if o.dry {
+            return Ok(Deleted::Pending(old));
+        }
+        let mut cmp = obj.clone();
+        meta_mut(&mut cmp).insert("resourceVersion".into(), Value::String(old.rv.to_string()));
+        if cmp == old.value {
+            return Ok(Deleted::Pending(old));
+        }
+        return Ok(Deleted::Pending(txn.put(id, key, obj)));
+    }
+    if o.dry {
+        return Ok(Deleted::Gone(old));
+    }
+    txn.remove(id, key)
+        .map(Deleted::Gone)
+        .ok_or_else(|| ApiError::internal("object vanished during delete"))
+}
+
+fn success_status(res: &ResourceInfo, obj: &ObjRef) -> Value {
+    json!({
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+        "details": {"name": meta::name_of(&obj.value), "group": res.group, "kind": res.plural, "uid": meta::uid_of(&obj.value)},
+    })
+}
+
+/// DELETE on an item.
+pub fn delete(srv: &Arc<ApiServer>, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body>> {
+    let o = DeleteOptions::parse(ctx)?;
+    let ns = if t.res.namespaced {
+        t.namespace.as_deref().unwrap_or("")
+    } else {
+        ""
+    };
+    let name = t.name.as_deref().unwrap_or("");
+    let key = key_of(ns, name);
+    let r = srv
+        .store
+        .write(|txn| delete_in_txn(txn, t.res, &key, name, &o))?;
+    match r {
+        Deleted::Pending(obj) => {
+            if t.res.storage == StorageId::Namespaces && !o.dry {
+                spawn_namespace_cleanup(srv.clone(), name.to_string());
+            }
+            Ok(obj_response(t.res, 200, &obj))
+        }
+        Deleted::Gone(obj) if t.res.storage == StorageId::Pods => {
+            Ok(obj_response(t.res, 200, &obj))
+        }
+        Deleted::Gone(obj) => Ok(value_response(200, &success_status(t.res, &obj))),
+    }
+}
+
+/// DELETE on a collection: deletes every matching object one by one.
+pub fn delete_collection(srv: &Arc<ApiServer>, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body>> {
+    let o = DeleteOptions::parse(ctx)?;
+    let f = Filter::from_ctx(t, ctx)?;
+    let prefix = match (&t.namespace, t.res.namespaced) {
+        (Some(ns), true) => format!("{ns}/"),
+        _ => String::new(),
+    };
+    let (items, _) = srv
+        .store
+        .snapshot(t.res.storage, &prefix, &|v| f.matches(v));
+    for it in items {
+        let name = meta::name_of(&it.value).to_string();
+        let key = key_of(meta::namespace_of(&it.value), &name);
+        let _ = srv
+            .store
+            .write(|txn| delete_in_txn(txn, t.res, &key, &name, &o));
+    }
+    Ok(value_response(
+        200,
+        &json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}),
+    ))
+}
+
+/// Namespace controller emulation: remove everything in a Terminating namespace, then
+/// the namespace itself. Content is removed at once (pods without grace).
+fn spawn_namespace_cleanup(srv: Arc<ApiServer>, ns: String) {
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        let prefix = format!("{ns}/");
+        for id in [
+            StorageId::Pods,
+            StorageId::Events,
+            StorageId::Deployments,
+            StorageId::ReplicaSets,
+            StorageId::Leases,
+        ] {
+            let (items, _) = srv.store.snapshot(id, &prefix, &|_| true);
+            for it in items {
+                let key = key_of(&ns, meta::name_of(&it.value));
+                srv.store.write(|txn| {
+                    txn.remove(id, &key);
+                });
+            }
+        }
+        srv.store.write(|txn| {
+            let Some(n) = txn.get(StorageId::Namespaces, &ns) else {
+                return;
+            };
+            let mut v = n.value.clone();
+            if let Some(s) = v.get_mut("spec").and_then(Value::as_object_mut) {
+                s.insert("finalizers".into(), json!([]));
+            }
+            if meta::finalizers(&v).is_empty() {
+                txn.put(StorageId::Namespaces, &ns, v);
+                txn.remove(StorageId::Namespaces, &ns);
+            }
+        });
+    });
+}

@@ -1,0 +1,226 @@
+//! URL → route: which endpoint, which resource, namespace, name and subresource.
+
+use std::collections::HashMap;
+
+use crate::registry::{self, ResourceInfo};
+
+/// A resource request target.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The resource.
+    pub res: &'static ResourceInfo,
+    /// Namespace from the URL (`None` for all-namespaces or cluster-scoped requests).
+    pub namespace: Option<String>,
+    /// Object name for item requests.
+    pub name: Option<String>,
+    /// Subresource (`status`, `scale`, `binding`, `finalize`).
+    pub sub: Option<String>,
+}
+
+/// A parsed route.
+#[derive(Debug, Clone)]
+pub enum Route {
+    /// `/version`
+    Version,
+    /// `/healthz`, `/livez`, `/readyz` (and sub-paths)
+    Health,
+    /// `/metrics`
+    Metrics,
+    /// `/api`
+    Api,
+    /// `/apis`
+    Apis,
+    /// `/apis/{group}`
+    ApiGroup(String),
+    /// `/api/v1` or `/apis/{group}/{version}`
+    ResourceList(String, String),
+    /// `/openapi/v2`
+    OpenApiV2,
+    /// `/openapi/v3` and below
+    OpenApiV3,
+    /// A resource request.
+    Resource(Target),
+    /// Nothing here.
+    NotFound,
+}
+
+/// Parse a request path.
+pub fn parse(path: &str) -> Route {
+    let segs: Vec<&str> = path
+        .trim_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .collect();
+    match segs.as_slice() {
+        ["version"] => Route::Version,
+        ["healthz", ..] | ["livez", ..] | ["readyz", ..] => Route::Health,
+        ["metrics"] => Route::Metrics,
+        ["api"] => Route::Api,
+        ["apis"] => Route::Apis,
+        ["openapi", "v2"] => Route::OpenApiV2,
+        ["openapi", "v3", ..] => Route::OpenApiV3,
+        ["api", "v1"] => Route::ResourceList(String::new(), "v1".into()),
+        ["apis", g] if registry::GROUPS.contains(g) => Route::ApiGroup(g.to_string()),
+        ["apis", g, v] if registry::GROUPS.contains(g) && *v == "v1" => {
+            Route::ResourceList(g.to_string(), v.to_string())
+        }
+        ["api", "v1", rest @ ..] => resource("", "v1", rest),
+        ["apis", g, v, rest @ ..] => resource(g, v, rest),
+        _ => Route::NotFound,
+    }
+}
+
+fn resource(group: &str, version: &str, rest: &[&str]) -> Route {
+    let t = |plural: &str, ns: Option<&str>, name: Option<&str>, sub: Option<&str>| -> Route {
+        let Some(res) = registry::find(group, version, plural) else {
+            return Route::NotFound;
+        };
+        if ns.is_some() && !res.namespaced {
+            return Route::NotFound;
+        }
+        if !res.namespaced || ns.is_some() || name.is_none() {
+            if let Some(s) = sub
+                && !res.has_subresource(s)
+            {
+                return Route::NotFound;
+            }
+            if res.namespaced && ns.is_none() && name.is_some() {
+                return Route::NotFound;
+            }
+            Route::Resource(Target {
+                res,
+                namespace: ns.map(str::to_string),
+                name: name.map(str::to_string),
+                sub: sub.map(str::to_string),
+            })
+        } else {
+            Route::NotFound
+        }
+    };
+    match rest {
+        [plural] => t(plural, None, None, None),
+        ["namespaces", name, sub]
+            if group.is_empty() && (*sub == "status" || *sub == "finalize") =>
+        {
+            t("namespaces", None, Some(name), Some(sub))
+        }
+        ["namespaces", ns, plural] => t(plural, Some(ns), None, None),
+        ["namespaces", ns, plural, name] => t(plural, Some(ns), Some(name), None),
+        ["namespaces", ns, plural, name, sub] => t(plural, Some(ns), Some(name), Some(sub)),
+        [plural, name] => t(plural, None, Some(name), None),
+        [plural, name, sub] => t(plural, None, Some(name), Some(sub)),
+        _ => Route::NotFound,
+    }
+}
+
+fn hex(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// Percent-decode a query component (`+` is a space, as in Go's `url.ParseQuery`).
+pub fn decode_component(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            b'%' if i + 2 < b.len() => match (hex(b[i + 1]), hex(b[i + 2])) {
+                (Some(h), Some(l)) => {
+                    out.push(h * 16 + l);
+                    i += 3;
+                }
+                _ => {
+                    out.push(b'%');
+                    i += 1;
+                }
+            },
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Parse a query string; the first value of a repeated key wins.
+pub fn parse_query(q: Option<&str>) -> HashMap<String, String> {
+    let mut m = HashMap::new();
+    for pair in q.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        m.entry(decode_component(k))
+            .or_insert_with(|| decode_component(v));
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(p: &str) -> Target {
+        match parse(p) {
+            Route::Resource(t) => t,
+            other => panic!("{p}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn resource_paths() {
+        let t = target("/apis/apps/v1/namespaces/t1/deployments/web/scale");
+        assert_eq!(
+            (
+                t.res.plural,
+                t.namespace.as_deref(),
+                t.name.as_deref(),
+                t.sub.as_deref()
+            ),
+            ("deployments", Some("t1"), Some("web"), Some("scale"))
+        );
+        let t = target("/api/v1/namespaces/t1");
+        assert_eq!(
+            (t.res.plural, t.name.as_deref()),
+            ("namespaces", Some("t1"))
+        );
+        let t = target("/api/v1/namespaces/t1/status");
+        assert_eq!(
+            (t.res.plural, t.sub.as_deref()),
+            ("namespaces", Some("status"))
+        );
+        let t = target("/api/v1/namespaces/t1/pods");
+        assert_eq!(
+            (t.res.plural, t.namespace.as_deref(), t.name),
+            ("pods", Some("t1"), None)
+        );
+        let t = target("/api/v1/pods");
+        assert_eq!((t.res.plural, t.namespace), ("pods", None));
+        let t = target("/api/v1/nodes/n1/status");
+        assert_eq!((t.res.plural, t.sub.as_deref()), ("nodes", Some("status")));
+        assert!(matches!(parse("/api/v1/pods/x"), Route::NotFound));
+        assert!(matches!(
+            parse("/apis/apps/v1/namespaces/a/deployments/x/binding"),
+            Route::NotFound
+        ));
+        assert!(matches!(parse("/apis/batch/v1/jobs"), Route::NotFound));
+        assert!(matches!(parse("/apis/apps/v1"), Route::ResourceList(..)));
+    }
+
+    #[test]
+    fn query_decoding() {
+        let q = parse_query(Some(
+            "labelSelector=app%20in%20(web,db),!tier&fieldSelector=metadata.name%3Dx&a=b+c",
+        ));
+        assert_eq!(q["labelSelector"], "app in (web,db),!tier");
+        assert_eq!(q["fieldSelector"], "metadata.name=x");
+        assert_eq!(q["a"], "b c");
+    }
+}

@@ -1,0 +1,363 @@
+//! The HTTP server: hyper accept loop, request dispatch, and the request-hook point where
+//! fault injection can intercept requests.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, Full, combinators::UnsyncBoxBody};
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+use serde_json::Value;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::metrics::Metrics;
+use crate::routes::{self, Route, Target};
+use crate::status::{ApiError, ApiResult};
+use crate::storage::Store;
+use crate::{discovery, handlers, list, table, watch};
+
+/// Response body type: a full body or a stream of watch lines.
+pub type Body = UnsyncBoxBody<Bytes, Infallible>;
+
+/// What a [`RequestHook`] decides for a request.
+#[derive(Debug)]
+pub enum HookDecision {
+    /// Serve the request normally.
+    Continue,
+    /// Wait, then serve normally.
+    Delay(Duration),
+    /// Answer this error instead (429, 5xx, 409, ...). `retry_after` adds a `Retry-After` header.
+    Fail {
+        /// The error to answer.
+        error: ApiError,
+        /// Seconds for `Retry-After`.
+        retry_after: Option<u64>,
+    },
+}
+
+/// A summary of a request given to hooks.
+#[derive(Debug, Clone)]
+pub struct RequestInfo {
+    /// Kubernetes verb: get, list, watch, create, update, patch, delete, ...
+    pub verb: &'static str,
+    /// Resource plural (`""` for non-resource paths).
+    pub resource: &'static str,
+    /// Subresource, if any.
+    pub subresource: Option<String>,
+    /// Namespace from the URL.
+    pub namespace: Option<String>,
+    /// Object name from the URL.
+    pub name: Option<String>,
+    /// The request path.
+    pub path: String,
+}
+
+/// A hook called before every request is served: the fault-injection point.
+pub trait RequestHook: Send + Sync + std::fmt::Debug {
+    /// Decide what happens to the request.
+    fn before(&self, req: &RequestInfo) -> HookDecision;
+}
+
+/// Parsed request context shared by the handlers.
+#[derive(Debug)]
+pub struct Ctx {
+    /// Query parameters.
+    pub query: HashMap<String, String>,
+    /// `Accept` header.
+    pub accept: String,
+    /// `Content-Type` header.
+    pub content_type: String,
+    /// Request body.
+    pub body: Bytes,
+}
+
+impl Ctx {
+    /// A query parameter, empty when absent.
+    pub fn q(&self, k: &str) -> &str {
+        self.query.get(k).map(String::as_str).unwrap_or("")
+    }
+    /// Whether the client asked for a Table.
+    pub fn wants_table(&self) -> bool {
+        self.accept.contains("as=Table")
+    }
+    /// `dryRun=All`.
+    pub fn dry_run(&self) -> bool {
+        self.q("dryRun") == "All"
+    }
+}
+
+/// The API server state shared by every connection.
+#[derive(Debug)]
+pub struct ApiServer {
+    /// Object storage.
+    pub store: Store,
+    /// Request counters.
+    pub metrics: Metrics,
+    /// Optional fault-injection hook.
+    pub hook: parking_lot::RwLock<Option<Arc<dyn RequestHook>>>,
+    /// How often watchers get a bookmark.
+    pub bookmark_interval: Duration,
+    /// Listening address.
+    pub addr: SocketAddr,
+    /// Cancelled on shutdown; ends watches and the accept loop.
+    pub shutdown: CancellationToken,
+}
+
+/// A JSON response.
+pub fn json_response(code: u16, body: impl Into<Bytes>) -> Response<Body> {
+    let mut r = Response::new(Full::new(body.into()).boxed_unsync());
+    *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+/// A JSON response from a value.
+pub fn value_response(code: u16, v: &Value) -> Response<Body> {
+    json_response(code, serde_json::to_vec(v).unwrap_or_default())
+}
+
+/// The Status response of an error.
+pub fn error_response(e: &ApiError) -> Response<Body> {
+    value_response(e.code, &e.to_status())
+}
+
+fn text_response(code: u16, ct: &'static str, body: &'static str) -> Response<Body> {
+    let mut r = json_response(code, Bytes::from_static(body.as_bytes()));
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(ct));
+    r
+}
+
+fn verb_of(method: &Method, route: &Route, query: &HashMap<String, String>) -> &'static str {
+    let Route::Resource(t) = route else {
+        return match *method {
+            Method::GET => "get",
+            _ => "other",
+        };
+    };
+    let item = t.name.is_some();
+    match *method {
+        Method::GET
+            if !item && matches!(query.get("watch").map(String::as_str), Some("true" | "1")) =>
+        {
+            "watch"
+        }
+        Method::GET if !item => "list",
+        Method::GET => "get",
+        Method::POST => "create",
+        Method::PUT => "update",
+        Method::PATCH => "patch",
+        Method::DELETE if item => "delete",
+        Method::DELETE => "deletecollection",
+        _ => "other",
+    }
+}
+
+fn acceptable(accept: &str) -> bool {
+    if accept.is_empty() {
+        return true;
+    }
+    accept.split(',').any(|a| {
+        let t = a.split(';').next().unwrap_or("").trim();
+        matches!(
+            t,
+            "application/json" | "*/*" | "application/*" | "application/yaml" | ""
+        ) || t.starts_with("application/json")
+    })
+}
+
+impl ApiServer {
+    /// Serve one request.
+    pub async fn handle(self: Arc<Self>, req: Request<Incoming>) -> Response<Body> {
+        let method = req.method().clone();
+        let path = req.uri().path().to_string();
+        let query = routes::parse_query(req.uri().query());
+        let route = routes::parse(&path);
+        let verb = verb_of(&method, &route, &query);
+        let (resource, sub, namespace, name) = match &route {
+            Route::Resource(t) => (
+                t.res.plural,
+                t.sub.clone(),
+                t.namespace.clone(),
+                t.name.clone(),
+            ),
+            _ => ("", None, None, None),
+        };
+        let hook = self.hook.read().clone();
+        if let Some(h) = hook {
+            let info = RequestInfo {
+                verb,
+                resource,
+                subresource: sub.clone(),
+                namespace,
+                name,
+                path: path.clone(),
+            };
+            match h.before(&info) {
+                HookDecision::Continue => {}
+                HookDecision::Delay(d) => tokio::time::sleep(d).await,
+                HookDecision::Fail { error, retry_after } => {
+                    let mut r = error_response(&error);
+                    if let Some(s) = retry_after
+                        && let Ok(v) = HeaderValue::from_str(&s.to_string())
+                    {
+                        r.headers_mut().insert(header::RETRY_AFTER, v);
+                    }
+                    return r;
+                }
+            }
+        }
+        let header_str = |h: header::HeaderName| {
+            req.headers()
+                .get(h)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_string()
+        };
+        let accept = header_str(header::ACCEPT);
+        let content_type = header_str(header::CONTENT_TYPE);
+        let body = match req.into_body().collect().await {
+            Ok(b) => b.to_bytes(),
+            Err(e) => return error_response(&ApiError::bad_request(format!("reading body: {e}"))),
+        };
+        let ctx = Ctx {
+            query,
+            accept,
+            content_type,
+            body,
+        };
+        let metric_res = if resource.is_empty() { "" } else { resource };
+        let resp = self.clone().route(&method, route, verb, ctx).await;
+        let resp = match resp {
+            Ok(r) => r,
+            Err(e) => error_response(&e),
+        };
+        if !metric_res.is_empty() {
+            let sub_s = sub.as_deref().unwrap_or("");
+            self.metrics
+                .record(verb, metric_res, sub_s, resp.status().as_u16());
+        }
+        resp
+    }
+
+    async fn route(
+        self: Arc<Self>,
+        method: &Method,
+        route: Route,
+        verb: &'static str,
+        ctx: Ctx,
+    ) -> ApiResult<Response<Body>> {
+        if !acceptable(&ctx.accept)
+            && !matches!(
+                route,
+                Route::OpenApiV2 | Route::OpenApiV3 | Route::Metrics | Route::Health
+            )
+        {
+            return Err(ApiError::new(
+                406,
+                "NotAcceptable",
+                format!(
+                    "only the following media types are accepted: application/json, application/yaml (got {})",
+                    ctx.accept
+                ),
+            ));
+        }
+        match route {
+            Route::Version => Ok(value_response(200, &discovery::version())),
+            Route::Health => Ok(text_response(200, "text/plain; charset=utf-8", "ok")),
+            Route::Metrics => {
+                let mut r = json_response(200, self.metrics.render_prometheus());
+                r.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+                );
+                Ok(r)
+            }
+            Route::Api => Ok(value_response(200, &discovery::api_versions(&self.addr))),
+            Route::Apis => Ok(value_response(200, &discovery::api_group_list())),
+            Route::ApiGroup(g) => Ok(value_response(200, &discovery::api_group(&g))),
+            Route::ResourceList(g, v) => Ok(value_response(200, &discovery::resource_list(&g, &v))),
+            Route::OpenApiV2 => Ok(discovery::openapi_v2(&ctx.accept)),
+            Route::OpenApiV3 => Err(ApiError::path_not_found()),
+            Route::NotFound => Err(ApiError::path_not_found()),
+            Route::Resource(t) => self.resource(method, t, verb, ctx).await,
+        }
+    }
+
+    async fn resource(
+        self: Arc<Self>,
+        method: &Method,
+        t: Target,
+        verb: &'static str,
+        ctx: Ctx,
+    ) -> ApiResult<Response<Body>> {
+        if matches!(*method, Method::POST | Method::PUT) {
+            let ct = ctx.content_type.to_ascii_lowercase();
+            if ct.contains("protobuf") || ct.contains("cbor") {
+                return Err(ApiError::unsupported_media_type(&ctx.content_type));
+            }
+        }
+        let sub = t.sub.clone();
+        match (verb, sub.as_deref()) {
+            ("list", None) => {
+                if ctx.wants_table() {
+                    table::list(&self, &t, &ctx)
+                } else {
+                    list::list(&self, &t, &ctx)
+                }
+            }
+            ("watch", None) => watch::watch(self.clone(), &t, &ctx),
+            ("get", None) => handlers::get(&self, &t, &ctx),
+            ("create", None) => handlers::create(&self, &t, &ctx),
+            ("update", None | Some("status" | "finalize")) => handlers::update(&self, &t, &ctx),
+            ("patch", None | Some("status")) => handlers::patch(&self, &t, &ctx),
+            ("delete", None) => handlers::delete(&self, &t, &ctx),
+            ("deletecollection", None) => handlers::delete_collection(&self, &t, &ctx),
+            ("get", Some("status")) => handlers::get(&self, &t, &ctx),
+            ("get" | "update" | "patch", Some("scale")) => handlers::scale(&self, &t, verb, &ctx),
+            ("create", Some("binding")) => handlers::binding(&self, &t, &ctx),
+            _ => Err(ApiError::method_not_allowed(method.as_str())),
+        }
+    }
+}
+
+/// Accept connections until `shutdown` is cancelled.
+pub async fn serve(srv: Arc<ApiServer>, listener: TcpListener) {
+    let shutdown = srv.shutdown.clone();
+    loop {
+        let accepted = tokio::select! {
+            _ = shutdown.cancelled() => break,
+            a = listener.accept() => a,
+        };
+        let Ok((stream, _)) = accepted else { continue };
+        let _ = stream.set_nodelay(true);
+        let srv = srv.clone();
+        let shutdown = shutdown.clone();
+        tokio::spawn(async move {
+            let svc = hyper::service::service_fn(move |req| {
+                let srv = srv.clone();
+                async move { Ok::<_, Infallible>(srv.handle(req).await) }
+            });
+            let conn = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .serve_connection(TokioIo::new(stream), svc);
+            tokio::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                _ = shutdown.cancelled() => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = tokio::time::timeout(Duration::from_secs(2), conn).await;
+                }
+            }
+        });
+    }
+}
