@@ -67,12 +67,12 @@ pub trait PodControl: Send + Sync {
         owner: &'a ObjectReference,
     ) -> BoxFuture<'a, Result<(), ControlError>>;
 
-    /// Sends a strategic-merge patch to pod `name`.
+    /// Sends a strategic-merge patch (JSON text, sent byte for byte) to pod `name`.
     fn patch_pod<'a>(
         &'a self,
         namespace: &'a str,
         name: &'a str,
-        patch: &'a serde_json::Value,
+        patch: &'a str,
     ) -> BoxFuture<'a, Result<(), ControlError>>;
 }
 
@@ -293,12 +293,13 @@ impl PodControl for KubePodControl {
         &'a self,
         namespace: &'a str,
         name: &'a str,
-        patch: &'a serde_json::Value,
+        patch: &'a str,
     ) -> BoxFuture<'a, Result<(), ControlError>> {
         Box::pin(async move {
+            let raw = serde_json::value::RawValue::from_string(patch.to_string())?;
             let pod = self
                 .api(namespace)
-                .patch(name, &PatchParams::default(), &Patch::Strategic(patch))
+                .patch(name, &PatchParams::default(), &Patch::Strategic(raw))
                 .await?;
             if let Some(f) = &self.on_write {
                 f(&pod);
@@ -317,8 +318,8 @@ pub struct FakePodControlState {
     pub controller_refs: Vec<OwnerReference>,
     /// Names of pods deleted.
     pub delete_pod_names: Vec<String>,
-    /// Patches sent, as `(namespace, name, patch)`.
-    pub patches: Vec<(String, String, serde_json::Value)>,
+    /// Patches sent, as `(namespace, name, patch JSON text)`.
+    pub patches: Vec<(String, String, String)>,
     /// Create calls so far (including failed ones).
     pub create_call_count: usize,
 }
@@ -426,13 +427,13 @@ impl PodControl for FakePodControl {
         &'a self,
         namespace: &'a str,
         name: &'a str,
-        patch: &'a serde_json::Value,
+        patch: &'a str,
     ) -> BoxFuture<'a, Result<(), ControlError>> {
         Box::pin(async move {
             self.state.lock().patches.push((
                 namespace.to_string(),
                 name.to_string(),
-                patch.clone(),
+                patch.to_string(),
             ));
             self.result()
         })

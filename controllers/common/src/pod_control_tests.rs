@@ -298,13 +298,10 @@ async fn test_patch_pod_callbacks() {
                 .lock()
                 .push(p.metadata.resource_version.clone().unwrap_or_default());
         }));
-    let err = control
-        .patch_pod("ns", "missing", &json!({}))
-        .await
-        .unwrap_err();
+    let err = control.patch_pod("ns", "missing", "{}").await.unwrap_err();
     assert!(err.is_not_found());
     assert!(seen.lock().is_empty());
-    control.patch_pod("ns", "p", &json!({})).await.unwrap();
+    control.patch_pod("ns", "p", "{}").await.unwrap();
     assert_eq!(*seen.lock(), ["9"]);
     let reqs = api.requests();
     assert_eq!(reqs[1].method, "PATCH");
