@@ -14,3 +14,4 @@ pub mod rs_control;
 pub mod slow_start;
 #[cfg(test)]
 mod testing;
+pub mod worker;

@@ -1,0 +1,215 @@
+//! The controller worker loop (upstream `worker` / `processNextWorkItem` /
+//! `handleErr` of the ReplicaSet and Deployment controllers): `N` tasks take keys
+//! from a [`RateLimitingQueue`], run the sync, then `forget` on success or
+//! requeue with backoff on failure, and always mark the key `done`.
+//!
+//! Retry policy:
+//! * ReplicaSet: [`RetryPolicy::unlimited`], a failing key is retried forever
+//!   (per-key exponential backoff capped by the queue's rate limiter);
+//! * Deployment: [`RetryPolicy::max_retries(15)`](RetryPolicy::max_retries), after
+//!   15 requeues the key is dropped (forgotten) until the next event; errors the
+//!   policy's `forget_if` accepts (upstream: NamespaceTerminating) are forgotten
+//!   at once.
+//!
+//! Shutdown is graceful: once the shutdown future completes, workers stop
+//! taking keys, the queue is shut down, and [`WorkerPool::run`] returns after
+//! every in-flight sync has finished.
+
+use std::fmt;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures::FutureExt;
+use kcm_workqueue::RateLimitingQueue;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+/// Upstream Deployment controller's `maxRetries`.
+pub const DEPLOYMENT_MAX_RETRIES: usize = 15;
+
+/// A predicate over sync errors.
+type ErrorFilter<E> = Arc<dyn Fn(&E) -> bool + Send + Sync>;
+
+/// What to do with a key whose sync failed.
+pub struct RetryPolicy<E> {
+    max_retries: Option<usize>,
+    forget_if: Option<ErrorFilter<E>>,
+}
+
+impl<E> Clone for RetryPolicy<E> {
+    fn clone(&self) -> Self {
+        Self {
+            max_retries: self.max_retries,
+            forget_if: self.forget_if.clone(),
+        }
+    }
+}
+
+impl<E> fmt::Debug for RetryPolicy<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RetryPolicy")
+            .field("max_retries", &self.max_retries)
+            .field("forget_if", &self.forget_if.is_some())
+            .finish()
+    }
+}
+
+impl<E> RetryPolicy<E> {
+    /// Requeue with rate limiting forever (ReplicaSet controller).
+    pub fn unlimited() -> Self {
+        Self {
+            max_retries: None,
+            forget_if: None,
+        }
+    }
+
+    /// Requeue while the key has fewer than `n` requeues, then drop it
+    /// (Deployment controller: 15).
+    pub fn max_retries(n: usize) -> Self {
+        Self {
+            max_retries: Some(n),
+            forget_if: None,
+        }
+    }
+
+    /// Errors for which `f` returns true are treated like success (forgotten, not requeued).
+    pub fn forget_if(mut self, f: impl Fn(&E) -> bool + Send + Sync + 'static) -> Self {
+        self.forget_if = Some(Arc::new(f));
+        self
+    }
+}
+
+/// Runs a controller's workers over a shared queue of `namespace/name` keys.
+///
+/// ```
+/// use kcm_controller::worker::{RetryPolicy, WorkerPool};
+/// use kcm_workqueue::RateLimitingQueue;
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let queue: RateLimitingQueue<String> = RateLimitingQueue::builder().name("replicaset").build();
+/// queue.add("default/web".to_string());
+/// let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+/// let pool = WorkerPool::new(queue.clone(), 5, RetryPolicy::unlimited());
+/// let run = tokio::spawn(pool.run(
+///     |key: String| async move {
+///         println!("syncing {key}");
+///         Ok::<(), String>(())
+///     },
+///     async move { let _ = stop_rx.await; },
+/// ));
+/// stop_tx.send(()).unwrap();
+/// run.await.unwrap();
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct WorkerPool<E> {
+    queue: RateLimitingQueue<String>,
+    workers: usize,
+    policy: RetryPolicy<E>,
+}
+
+impl<E: fmt::Display + Send + 'static> WorkerPool<E> {
+    /// `workers` tasks over `queue` (at least one).
+    pub fn new(queue: RateLimitingQueue<String>, workers: usize, policy: RetryPolicy<E>) -> Self {
+        Self {
+            queue,
+            workers: workers.max(1),
+            policy,
+        }
+    }
+
+    /// Runs until `shutdown` completes (or the queue is shut down and empty),
+    /// then waits for in-flight syncs and returns.
+    pub async fn run<F, Fut>(self, sync: F, shutdown: impl Future<Output = ()> + Send)
+    where
+        F: Fn(String) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), E>> + Send + 'static,
+    {
+        let sync = Arc::new(sync);
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let mut set = JoinSet::new();
+        for _ in 0..self.workers {
+            let queue = self.queue.clone();
+            let sync = sync.clone();
+            let policy = self.policy.clone();
+            let mut stop = stop_rx.clone();
+            set.spawn(async move {
+                loop {
+                    let key = tokio::select! {
+                        biased;
+                        _ = stop.wait_for(|s| *s) => break,
+                        key = queue.get() => key,
+                    };
+                    let Some(key) = key else { break };
+                    process_item(&queue, &policy, sync.as_ref(), key).await;
+                }
+            });
+        }
+        let queue = self.queue.clone();
+        let all_done = async { while set.join_next().await.is_some() {} };
+        tokio::pin!(all_done);
+        tokio::select! {
+            _ = shutdown => {
+                let _ = stop_tx.send(true);
+                queue.shutdown();
+                all_done.await;
+            }
+            _ = &mut all_done => {}
+        }
+    }
+}
+
+/// One `processNextWorkItem` after the key was taken: sync, forget or requeue, done.
+pub async fn process_item<E, F, Fut>(
+    queue: &RateLimitingQueue<String>,
+    policy: &RetryPolicy<E>,
+    sync: &F,
+    key: String,
+) where
+    E: fmt::Display,
+    F: Fn(String) -> Fut,
+    Fut: Future<Output = Result<(), E>>,
+{
+    let result = AssertUnwindSafe(sync(key.clone())).catch_unwind().await;
+    match result {
+        Ok(Ok(())) => queue.forget(&key),
+        Ok(Err(err)) => handle_err(queue, policy, &key, &err),
+        Err(_) => {
+            tracing::error!(key = %key, "sync panicked; requeueing with backoff");
+            queue.add_rate_limited(key.clone());
+        }
+    }
+    queue.done(&key);
+}
+
+fn handle_err<E: fmt::Display>(
+    queue: &RateLimitingQueue<String>,
+    policy: &RetryPolicy<E>,
+    key: &str,
+    err: &E,
+) {
+    let key_s = key.to_string();
+    if policy.forget_if.as_ref().is_some_and(|f| f(err)) {
+        queue.forget(&key_s);
+        return;
+    }
+    match policy.max_retries {
+        None => {
+            tracing::error!(key, error = %err, "sync \"{key}\" failed with {err}");
+            queue.add_rate_limited(key_s);
+        }
+        Some(max) if queue.num_requeues(&key_s) < max => {
+            tracing::info!(key, error = %err, "error syncing; requeueing");
+            queue.add_rate_limited(key_s);
+        }
+        Some(_) => {
+            tracing::error!(key, error = %err, "dropping key out of the queue");
+            queue.forget(&key_s);
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "worker_tests.rs"]
+mod tests;

@@ -1,0 +1,172 @@
+//! Worker-loop tests on a paused tokio clock (backoff timers fire instantly).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use tokio::sync::{Notify, mpsc, oneshot};
+
+use super::*;
+
+fn queue() -> RateLimitingQueue<String> {
+    RateLimitingQueue::builder().build()
+}
+
+#[tokio::test(start_paused = true)]
+async fn success_forgets_and_marks_done() {
+    let q = queue();
+    q.add_rate_limited("k".to_string()); // one recorded failure
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let key = q.get().await.unwrap();
+    assert_eq!(q.num_requeues(&key), 1);
+    let policy = RetryPolicy::<String>::unlimited();
+    process_item(
+        &q,
+        &policy,
+        &|_k: String| async { Ok::<(), String>(()) },
+        key,
+    )
+    .await;
+    assert_eq!(q.num_requeues(&"k".to_string()), 0);
+    // done() was called: the key can be queued and taken again.
+    q.add("k".to_string());
+    assert_eq!(q.try_get().as_deref(), Some("k"));
+}
+
+/// ReplicaSet policy: keeps retrying, with backoff, as long as it fails.
+#[tokio::test(start_paused = true)]
+async fn unlimited_policy_keeps_retrying() {
+    let q = queue();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = calls.clone();
+    let (stop_tx, stop_rx) = oneshot::channel::<()>();
+    let pool = WorkerPool::new(q.clone(), 2, RetryPolicy::unlimited());
+    let run = tokio::spawn(pool.run(
+        move |_k: String| {
+            let c = c.clone();
+            async move {
+                c.fetch_add(1, Ordering::SeqCst);
+                Err::<(), String>("boom".into())
+            }
+        },
+        async move {
+            let _ = stop_rx.await;
+        },
+    ));
+    q.add("ns/rs".to_string());
+    // Backoff 5 ms · 2^n reaches the 1000 s cap after ~18 failures.
+    tokio::time::sleep(Duration::from_secs(3 * 3600)).await;
+    let n = calls.load(Ordering::SeqCst);
+    assert!(
+        n > DEPLOYMENT_MAX_RETRIES + 5,
+        "expected retries past any limit, got {n}"
+    );
+    assert!(q.num_requeues(&"ns/rs".to_string()) >= n - 1);
+    stop_tx.send(()).unwrap();
+    run.await.unwrap();
+}
+
+/// Deployment policy: 1 attempt + 15 requeues, then the key is dropped.
+#[tokio::test(start_paused = true)]
+async fn max_retries_policy_drops_after_fifteen_requeues() {
+    let q = queue();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = calls.clone();
+    let (stop_tx, stop_rx) = oneshot::channel::<()>();
+    let pool = WorkerPool::new(
+        q.clone(),
+        1,
+        RetryPolicy::max_retries(DEPLOYMENT_MAX_RETRIES),
+    );
+    let run = tokio::spawn(pool.run(
+        move |_k: String| {
+            let c = c.clone();
+            async move {
+                c.fetch_add(1, Ordering::SeqCst);
+                Err::<(), String>("boom".into())
+            }
+        },
+        async move {
+            let _ = stop_rx.await;
+        },
+    ));
+    q.add("ns/d".to_string());
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    assert_eq!(calls.load(Ordering::SeqCst), DEPLOYMENT_MAX_RETRIES + 1);
+    assert_eq!(
+        q.num_requeues(&"ns/d".to_string()),
+        0,
+        "forgotten when dropped"
+    );
+    assert!(q.is_empty());
+    stop_tx.send(()).unwrap();
+    run.await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn forget_if_errors_are_not_requeued() {
+    let q = queue();
+    let policy =
+        RetryPolicy::max_retries(15).forget_if(|e: &String| e.contains("NamespaceTerminating"));
+    let calls = AtomicUsize::new(0);
+    let sync = |_k: String| {
+        calls.fetch_add(1, Ordering::SeqCst);
+        async { Err::<(), String>("NamespaceTerminating".into()) }
+    };
+    q.add("k".to_string());
+    let key = q.get().await.unwrap();
+    process_item(&q, &policy, &sync, key).await;
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    assert!(q.is_empty());
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn panicking_sync_is_requeued_and_marked_done() {
+    let q = queue();
+    let policy = RetryPolicy::<String>::unlimited();
+    q.add("k".to_string());
+    let key = q.get().await.unwrap();
+    process_item(&q, &policy, &|_k: String| async { panic!("bug") }, key).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(
+        q.try_get().as_deref(),
+        Some("k"),
+        "re-delivered after backoff"
+    );
+}
+
+/// Shutdown stops taking keys but lets the in-flight sync finish.
+#[tokio::test]
+async fn graceful_shutdown_finishes_in_flight_only() {
+    let q = queue();
+    let release = Arc::new(Notify::new());
+    let (started_tx, mut started) = mpsc::unbounded_channel::<String>();
+    let (stop_tx, stop_rx) = oneshot::channel::<()>();
+    let finished = Arc::new(AtomicUsize::new(0));
+    let (r, f) = (release.clone(), finished.clone());
+    let pool = WorkerPool::new(q.clone(), 1, RetryPolicy::<String>::unlimited());
+    q.add("a".to_string());
+    q.add("b".to_string());
+    let run = tokio::spawn(pool.run(
+        move |k: String| {
+            let (r, f, tx) = (r.clone(), f.clone(), started_tx.clone());
+            async move {
+                let _ = tx.send(k);
+                r.notified().await;
+                f.fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            }
+        },
+        async move {
+            let _ = stop_rx.await;
+        },
+    ));
+    assert_eq!(started.recv().await.as_deref(), Some("a"));
+    stop_tx.send(()).unwrap();
+    tokio::task::yield_now().await;
+    assert!(!run.is_finished(), "waits for the in-flight sync");
+    release.notify_one();
+    run.await.unwrap();
+    assert_eq!(finished.load(Ordering::SeqCst), 1, "b was never taken");
+    assert!(started.try_recv().is_err());
+}
