@@ -121,7 +121,9 @@ where
     }
 
     fn query(&self) -> form_urlencoded::Serializer<'static, String> {
-        let mut qp = form_urlencoded::Serializer::new(format!("{}?", self.url_path));
+        let target = format!("{}?", self.url_path);
+        let start = target.len();
+        let mut qp = form_urlencoded::Serializer::for_suffix(target, start);
         if let Some(l) = &self.label_selector {
             qp.append_pair("labelSelector", l);
         }
