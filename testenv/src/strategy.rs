@@ -64,6 +64,8 @@ pub fn normalize(res: &ResourceInfo, mut v: Value) -> ApiResult<Value> {
         m.remove("managedFields");
         m.remove("selfLink");
     }
+    // k8s-openapi defaults required fields; a missing selector must stay missing for validation
+    let had_selector = at(&v, &["spec", "selector"]).is_some_and(|s| !s.is_null());
     let r = match res.storage {
         StorageId::Namespaces => roundtrip::<core::Namespace>(v),
         StorageId::Pods => roundtrip::<core::Pod>(v),
@@ -73,7 +75,15 @@ pub fn normalize(res: &ResourceInfo, mut v: Value) -> ApiResult<Value> {
         StorageId::ReplicaSets => roundtrip::<apps::ReplicaSet>(v),
         StorageId::Leases => roundtrip::<coord::Lease>(v),
     };
-    r.map_err(|e| ApiError::bad_request(format!("error decoding request body: {e}")))
+    let mut out =
+        r.map_err(|e| ApiError::bad_request(format!("error decoding request body: {e}")))?;
+    if !had_selector
+        && matches!(res.storage, StorageId::Deployments | StorageId::ReplicaSets)
+        && let Some(spec) = out.get_mut("spec").and_then(Value::as_object_mut)
+    {
+        spec.remove("selector");
+    }
+    Ok(out)
 }
 
 /// Pod QoS class from container requests and limits.
