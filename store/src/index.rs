@@ -1,13 +1,19 @@
-//! Indices: named index functions and the `value → set of keys` maps they maintain.
+//! Indices: named index functions and the `value → set of objects` maps they maintain.
 //!
 //! Semantics follow client-go's `threadSafeMap` index maintenance (spec C.3): an update moves the
-//! key from the old object's values to the new object's values, a value whose key set becomes
+//! object from the old object's values to the new object's values, a value whose set becomes
 //! empty is removed, and adding an indexer backfills every existing object.
+//!
+//! Sets hold the store's internal slot numbers (`u32`), not copies of the keys: an index costs a
+//! few bytes per object and `by_index` reads objects straight from the slot table.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-use crate::{Object, ObjectKey};
+use crate::Object;
+
+/// Hasher used by the store's maps (foldhash: fast, with a per-map random seed).
+pub(crate) type Hasher = foldhash::fast::RandomState;
 
 /// An index function: maps an object to zero or more index values (client-go `IndexFunc`).
 pub type IndexFn<T> = Arc<dyn Fn(&T) -> Vec<String> + Send + Sync>;
@@ -29,8 +35,14 @@ where
     Arc::new(f)
 }
 
-/// One index: index value → keys of the objects that produce that value.
-pub(crate) type Index = HashMap<String, HashSet<ObjectKey>>;
+/// Internal slot number of a stored object.
+pub(crate) type Slot = u32;
+
+/// The set of slots sharing one index value.
+pub(crate) type SlotSet = HashSet<Slot, Hasher>;
+
+/// One index: index value → slots of the objects that produce that value.
+pub(crate) type Index = HashMap<String, SlotSet, Hasher>;
 
 /// Computes an object's values for one index, deduplicated (upstream uses sets, so duplicate
 /// values returned by an index function are harmless; we normalise them away here).
@@ -43,65 +55,49 @@ pub(crate) fn values_of<T>(f: &IndexFn<T>, obj: &T) -> Vec<String> {
     v
 }
 
+/// The registered index functions, shared so bulk builders can snapshot them cheaply.
+pub(crate) type Indexers<T> = Arc<BTreeMap<String, IndexFn<T>>>;
+
 /// All indexers plus the indices they maintain.
 pub(crate) struct Indices<T> {
-    /// Shared so that readers/bulk builders can snapshot the set of indexers cheaply.
-    pub(crate) indexers: Arc<BTreeMap<String, IndexFn<T>>>,
-    pub(crate) indices: HashMap<String, Index>,
-}
-
-impl<T> Clone for Indices<T> {
-    fn clone(&self) -> Self {
-        Indices {
-            indexers: self.indexers.clone(),
-            indices: self.indices.clone(),
-        }
-    }
+    pub(crate) indexers: Indexers<T>,
+    pub(crate) indices: HashMap<String, Index, Hasher>,
 }
 
 impl<T> Indices<T> {
-    pub(crate) fn new(indexers: BTreeMap<String, IndexFn<T>>) -> Self {
-        let indices = indexers.keys().map(|k| (k.clone(), Index::new())).collect();
-        Indices {
-            indexers: Arc::new(indexers),
-            indices,
-        }
+    /// The given indexers with empty indices.
+    pub(crate) fn new(indexers: Indexers<T>) -> Self {
+        let indices = indexers
+            .keys()
+            .map(|k| (k.clone(), Index::default()))
+            .collect();
+        Indices { indexers, indices }
     }
 
-    /// Same indexers, empty indices.
-    pub(crate) fn empty_like(&self) -> Self {
-        Indices {
-            indexers: self.indexers.clone(),
-            indices: self
-                .indexers
-                .keys()
-                .map(|k| (k.clone(), Index::new()))
-                .collect(),
-        }
-    }
-
-    /// Moves `key` from `old`'s index values to `new`'s, for every index.
-    pub(crate) fn update(&mut self, key: &ObjectKey, old: Option<&T>, new: Option<&T>) {
+    /// Moves `slot` from `old`'s index values to `new`'s, for every index.
+    pub(crate) fn update(&mut self, slot: Slot, old: Option<&T>, new: Option<&T>) {
         for (name, f) in self.indexers.iter() {
-            let index = self.indices.entry(name.clone()).or_default();
+            let Some(index) = self.indices.get_mut(name) else {
+                continue;
+            };
             let old_vals = old.map(|o| values_of(f, o)).unwrap_or_default();
             let new_vals = new.map(|n| values_of(f, n)).unwrap_or_default();
-            update_index(index, key, &old_vals, &new_vals);
+            update_index(index, slot, &old_vals, &new_vals);
         }
     }
+}
 
-    /// Indexes one new object with a single indexer (used by backfill and rebuilds).
-    pub(crate) fn insert_one(index: &mut Index, f: &IndexFn<T>, key: &ObjectKey, obj: &T) {
-        for v in values_of(f, obj) {
-            insert_key(index, v, key);
-        }
+/// Adds one object's values to one index (used by backfill and rebuilds).
+pub(crate) fn insert_all<T>(index: &mut Index, f: &IndexFn<T>, slot: Slot, obj: &T) {
+    for v in values_of(f, obj) {
+        index.entry(v).or_default().insert(slot);
     }
 }
 
 /// Applies one object's change of values to one index.
 pub(crate) fn update_index(
     index: &mut Index,
-    key: &ObjectKey,
+    slot: Slot,
     old_vals: &[String],
     new_vals: &[String],
 ) {
@@ -111,26 +107,28 @@ pub(crate) fn update_index(
     }
     for v in old_vals {
         if !new_vals.contains(v) {
-            remove_key(index, v, key);
+            remove_slot(index, v, slot);
         }
     }
     for v in new_vals {
         if !old_vals.contains(v) {
-            insert_key(index, v.clone(), key);
+            match index.get_mut(v.as_str()) {
+                Some(set) => {
+                    set.insert(slot);
+                }
+                None => {
+                    let mut set = SlotSet::default();
+                    set.insert(slot);
+                    index.insert(v.clone(), set);
+                }
+            }
         }
     }
 }
 
-fn insert_key(index: &mut Index, value: String, key: &ObjectKey) {
-    let set = index.entry(value).or_default();
-    if !set.contains(key) {
-        set.insert(key.clone());
-    }
-}
-
-fn remove_key(index: &mut Index, value: &str, key: &ObjectKey) {
+fn remove_slot(index: &mut Index, value: &str, slot: Slot) {
     if let Some(set) = index.get_mut(value) {
-        set.remove(key);
+        set.remove(&slot);
         if set.is_empty() {
             // Empty sets are removed so high-cardinality indices do not grow without bound.
             index.remove(value);

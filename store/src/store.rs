@@ -6,7 +6,10 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
-use crate::index::{Index, IndexFn, Indices, NAMESPACE_INDEX, namespace_index_fn, values_of};
+use crate::index::{
+    Hasher, Index, IndexFn, Indexers, Indices, NAMESPACE_INDEX, Slot, insert_all,
+    namespace_index_fn, values_of,
+};
 use crate::{Object, ObjectKey};
 
 /// Errors returned by index operations of [`Store`].
@@ -20,9 +23,87 @@ pub enum StoreError {
     IndexerConflict(String),
 }
 
+/// Everything behind the lock. Objects live in a slot table; the key map and the indices refer
+/// to slots, so each object's key is stored once and index sets hold 4-byte slot numbers.
 struct Inner<T> {
-    items: HashMap<ObjectKey, Arc<T>>,
+    items: HashMap<ObjectKey, Slot, Hasher>,
+    slots: Vec<Option<Arc<T>>>,
+    free: Vec<Slot>,
     indices: Indices<T>,
+}
+
+impl<T: Object> Inner<T> {
+    fn empty(indexers: Indexers<T>) -> Self {
+        Inner {
+            items: HashMap::default(),
+            slots: Vec::new(),
+            free: Vec::new(),
+            indices: Indices::new(indexers),
+        }
+    }
+
+    fn obj(&self, slot: Slot) -> Option<&Arc<T>> {
+        self.slots.get(slot as usize).and_then(Option::as_ref)
+    }
+
+    /// Inserts or replaces without touching indices; returns the slot and the previous object.
+    fn put(&mut self, key: ObjectKey, obj: Arc<T>) -> (Slot, Option<Arc<T>>) {
+        if let Some(&slot) = self.items.get(&key) {
+            let old = self.slots[slot as usize].replace(obj);
+            return (slot, old);
+        }
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot as usize] = Some(obj);
+                slot
+            }
+            None => {
+                // A capacity limit like `Vec`'s: 2^32 objects would need >32 GiB of slots alone.
+                let slot = Slot::try_from(self.slots.len()).expect("more than 2^32 objects");
+                self.slots.push(Some(obj));
+                slot
+            }
+        };
+        self.items.insert(key, slot);
+        (slot, None)
+    }
+
+    /// Builds contents and indices from scratch (later duplicates win).
+    fn build(indexers: Indexers<T>, objs: Vec<Arc<T>>) -> Self {
+        let mut inner = Inner::empty(indexers);
+        inner.items.reserve(objs.len());
+        inner.slots.reserve(objs.len());
+        for o in objs {
+            inner.put(o.key(), o);
+        }
+        let Inner { slots, indices, .. } = &mut inner;
+        for (name, f) in indices.indexers.iter() {
+            let index = indices.indices.entry(name.clone()).or_default();
+            for (slot, obj) in slots.iter().enumerate() {
+                if let Some(obj) = obj {
+                    insert_all(index, f, slot as Slot, obj);
+                }
+            }
+        }
+        inner
+    }
+
+    fn backfill(&self, f: &IndexFn<T>) -> Index {
+        let mut index = Index::default();
+        for (slot, obj) in self.slots.iter().enumerate() {
+            if let Some(obj) = obj {
+                insert_all(&mut index, f, slot as Slot, obj);
+            }
+        }
+        index
+    }
+
+    fn index_of(&self, name: &str) -> Result<&Index, StoreError> {
+        self.indices
+            .indices
+            .get(name)
+            .ok_or_else(|| StoreError::IndexNotFound(name.to_string()))
+    }
 }
 
 /// A thread-safe store of `Arc<T>` keyed by [`ObjectKey`], with named indices.
@@ -107,10 +188,7 @@ impl<T: Object> Store<T> {
     pub fn with_indexers(indexers: impl IntoIterator<Item = (String, IndexFn<T>)>) -> Self {
         let indexers: BTreeMap<String, IndexFn<T>> = indexers.into_iter().collect();
         Store {
-            inner: Arc::new(RwLock::new(Inner {
-                items: HashMap::new(),
-                indices: Indices::new(indexers),
-            })),
+            inner: Arc::new(RwLock::new(Inner::empty(Arc::new(indexers)))),
         }
     }
 
@@ -119,9 +197,8 @@ impl<T: Object> Store<T> {
     pub fn add(&self, obj: Arc<T>) -> Option<Arc<T>> {
         let key = obj.key();
         let mut inner = self.inner.write();
-        let inner = &mut *inner;
-        let old = inner.items.insert(key.clone(), obj.clone());
-        inner.indices.update(&key, old.as_deref(), Some(&obj));
+        let (slot, old) = inner.put(key, obj.clone());
+        inner.indices.update(slot, old.as_deref(), Some(&obj));
         old
     }
 
@@ -133,9 +210,10 @@ impl<T: Object> Store<T> {
     /// Removes the object with this key from the store and all indices; returns it.
     pub fn delete(&self, key: &ObjectKey) -> Option<Arc<T>> {
         let mut inner = self.inner.write();
-        let inner = &mut *inner;
-        let old = inner.items.remove(key)?;
-        inner.indices.update(key, Some(&old), None);
+        let slot = inner.items.remove(key)?;
+        let old = inner.slots.get_mut(slot as usize).and_then(Option::take)?;
+        inner.free.push(slot);
+        inner.indices.update(slot, Some(&old), None);
         Some(old)
     }
 
@@ -146,12 +224,16 @@ impl<T: Object> Store<T> {
 
     /// The stored object with this key.
     pub fn get_by_key(&self, key: &ObjectKey) -> Option<Arc<T>> {
-        self.inner.read().items.get(key).cloned()
+        let inner = self.inner.read();
+        inner.items.get(key).and_then(|&s| inner.obj(s).cloned())
     }
 
     /// All objects, in unspecified order.
     pub fn list(&self) -> Vec<Arc<T>> {
-        self.inner.read().items.values().cloned().collect()
+        let inner = self.inner.read();
+        let mut out = Vec::with_capacity(inner.items.len());
+        out.extend(inner.slots.iter().flatten().cloned());
+        out
     }
 
     /// All keys, in unspecified order.
@@ -174,17 +256,14 @@ impl<T: Object> Store<T> {
     /// before the write lock is taken, so readers keep seeing the old contents meanwhile.
     pub fn replace(&self, objs: Vec<Arc<T>>) {
         let indexers = self.inner.read().indices.indexers.clone();
-        let (items, indices) = build(&indexers, objs);
+        let fresh = Inner::build(indexers.clone(), objs);
         let mut inner = self.inner.write();
         if Arc::ptr_eq(&inner.indices.indexers, &indexers) {
-            inner.items = items;
-            inner.indices = indices;
+            *inner = fresh;
         } else {
-            // An indexer was added meanwhile: index with the current set under the lock.
-            let objs: Vec<Arc<T>> = items.into_values().collect();
-            let (items, indices) = build(&inner.indices.indexers, objs);
-            inner.items = items;
-            inner.indices = indices;
+            // An indexer was added meanwhile: rebuild with the current set under the lock.
+            let objs: Vec<Arc<T>> = fresh.slots.into_iter().flatten().collect();
+            *inner = Inner::build(inner.indices.indexers.clone(), objs);
         }
     }
 
@@ -196,10 +275,7 @@ impl<T: Object> Store<T> {
         if inner.indices.indexers.contains_key(name) {
             return Err(StoreError::IndexerConflict(name.to_string()));
         }
-        let mut index = Index::new();
-        for (key, obj) in &inner.items {
-            Indices::insert_one(&mut index, &f, key, obj);
-        }
+        let index = inner.backfill(&f);
         let mut indexers = (*inner.indices.indexers).clone();
         indexers.insert(name.to_string(), f);
         inner.indices.indexers = Arc::new(indexers);
@@ -224,10 +300,7 @@ impl<T: Object> Store<T> {
         }
         let mut indexers = (*inner.indices.indexers).clone();
         for (name, f) in new {
-            let mut index = Index::new();
-            for (key, obj) in &inner.items {
-                Indices::insert_one(&mut index, &f, key, obj);
-            }
+            let index = inner.backfill(&f);
             inner.indices.indices.insert(name.clone(), index);
             indexers.insert(name, f);
         }
@@ -248,25 +321,24 @@ impl<T: Object> Store<T> {
     /// Objects whose index `index` contains `value` (client-go `ByIndex`).
     pub fn by_index(&self, index: &str, value: &str) -> Result<Vec<Arc<T>>, StoreError> {
         let inner = self.inner.read();
-        let idx = index_of(&inner, index)?;
-        Ok(idx
-            .get(value)
-            .map(|set| {
-                set.iter()
-                    .filter_map(|k| inner.items.get(k).cloned())
-                    .collect()
-            })
-            .unwrap_or_default())
+        let Some(set) = inner.index_of(index)?.get(value) else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::with_capacity(set.len());
+        out.extend(set.iter().filter_map(|&s| inner.obj(s).cloned()));
+        Ok(out)
     }
 
     /// Keys of the objects whose index `index` contains `value` (client-go `IndexKeys`).
     pub fn index_keys(&self, index: &str, value: &str) -> Result<Vec<ObjectKey>, StoreError> {
         let inner = self.inner.read();
-        let idx = index_of(&inner, index)?;
-        Ok(idx
-            .get(value)
-            .map(|set| set.iter().cloned().collect())
-            .unwrap_or_default())
+        let Some(set) = inner.index_of(index)?.get(value) else {
+            return Ok(Vec::new());
+        };
+        Ok(set
+            .iter()
+            .filter_map(|&s| inner.obj(s).map(|o| o.key()))
+            .collect())
     }
 
     /// The values of `index` that currently have at least one object (client-go
@@ -290,21 +362,21 @@ impl<T: Object> Store<T> {
             .indexers
             .get(index)
             .ok_or_else(|| StoreError::IndexNotFound(index.to_string()))?;
-        let idx = index_of(&inner, index)?;
+        let idx = inner.index_of(index)?;
         let values = values_of(f, obj);
         let mut out = Vec::new();
-        if values.len() == 1 {
-            if let Some(set) = idx.get(&values[0]) {
-                out.extend(set.iter().filter_map(|k| inner.items.get(k).cloned()));
+        if let [value] = values.as_slice() {
+            if let Some(set) = idx.get(value) {
+                out.extend(set.iter().filter_map(|&s| inner.obj(s).cloned()));
             }
             return Ok(out);
         }
-        let mut seen: HashSet<&ObjectKey> = HashSet::new();
+        let mut seen: HashSet<Slot, Hasher> = HashSet::default();
         for v in &values {
             if let Some(set) = idx.get(v) {
-                for k in set {
-                    if seen.insert(k)
-                        && let Some(o) = inner.items.get(k)
+                for &s in set {
+                    if seen.insert(s)
+                        && let Some(o) = inner.obj(s)
                     {
                         out.push(o.clone());
                     }
@@ -317,7 +389,7 @@ impl<T: Object> Store<T> {
     /// Runs `f` over every object under one shared lock (no `Vec` of all objects is built).
     pub fn for_each(&self, mut f: impl FnMut(&Arc<T>)) {
         let inner = self.inner.read();
-        inner.items.values().for_each(&mut f);
+        inner.slots.iter().flatten().for_each(&mut f);
     }
 
     /// Runs `f` over every object with `value` in `index` under one shared lock.
@@ -328,44 +400,13 @@ impl<T: Object> Store<T> {
         mut f: impl FnMut(&Arc<T>),
     ) -> Result<(), StoreError> {
         let inner = self.inner.read();
-        let idx = index_of(&inner, index)?;
-        if let Some(set) = idx.get(value) {
-            for k in set {
-                if let Some(o) = inner.items.get(k) {
+        if let Some(set) = inner.index_of(index)?.get(value) {
+            for &s in set {
+                if let Some(o) = inner.obj(s) {
                     f(o);
                 }
             }
         }
         Ok(())
     }
-}
-
-fn index_of<'a, T>(inner: &'a Inner<T>, name: &str) -> Result<&'a Index, StoreError> {
-    inner
-        .indices
-        .indices
-        .get(name)
-        .ok_or_else(|| StoreError::IndexNotFound(name.to_string()))
-}
-
-fn build<T: Object>(
-    indexers: &Arc<BTreeMap<String, IndexFn<T>>>,
-    objs: Vec<Arc<T>>,
-) -> (HashMap<ObjectKey, Arc<T>>, Indices<T>) {
-    let mut items: HashMap<ObjectKey, Arc<T>> = HashMap::with_capacity(objs.len());
-    for o in objs {
-        items.insert(o.key(), o);
-    }
-    let mut indices = Indices {
-        indexers: indexers.clone(),
-        indices: HashMap::new(),
-    };
-    indices = indices.empty_like();
-    for (name, f) in indexers.iter() {
-        let index = indices.indices.entry(name.clone()).or_default();
-        for (key, obj) in &items {
-            Indices::insert_one(index, f, key, obj);
-        }
-    }
-    (items, indices)
 }

@@ -1,0 +1,470 @@
+//! Store benchmark (`cargo xtask bench store`): 100,000 k8s-openapi Pods (namespace among 100,
+//! 8 labels, `spec.nodeName` among 1,000) in `kcm_store::Store` with namespace and node
+//! indices, and the same insert/get/list/update workloads on kube-runtime's reflector store
+//! (the peer) and on a bare `DashMap` (the lock-design alternative, no indices).
+//!
+//! Each store runs in its own child process (this binary re-executed with `--child NAME`) so
+//! that its RSS figures are its own. Prints one JSON line per store, then one line of ratios
+//! kcm-store / kube-runtime. client-go cannot be measured here (no Go toolchain).
+
+use std::collections::BTreeMap;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Instant;
+
+use dashmap::DashMap;
+use k8s_openapi::api::core::v1::{Container, Pod, PodSpec, PodStatus};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kcm_store::{Lister, NAMESPACE_INDEX, ObjectKey, Selector, Store, index_fn};
+use kube_runtime::reflector::{ObjectRef, store::Writer};
+use kube_runtime::watcher::Event;
+use serde_json::{Value, json};
+
+const N: usize = 100_000;
+const NAMESPACES: usize = 100;
+const NODES: usize = 1_000;
+const SCAN_LOOKUPS: usize = 1_000;
+const LISTS: usize = 20;
+const BATCH: usize = 1_000;
+
+/// `KCM_STORE_BENCH_QUICK=1` shrinks the lookup loops 100x (smoke test of the benchmark).
+fn quick() -> bool {
+    std::env::var_os("KCM_STORE_BENCH_QUICK").is_some()
+}
+
+/// Lookups per get workload.
+fn gets() -> usize {
+    if quick() { 10_000 } else { 1_000_000 }
+}
+
+/// Lookups per index workload.
+fn index_lookups() -> usize {
+    if quick() { 10_000 } else { 1_000_000 }
+}
+const NODE_INDEX: &str = "node";
+
+fn ns_of(i: usize) -> String {
+    format!("namespace-{:03}", i % NAMESPACES)
+}
+
+fn name_of(i: usize) -> String {
+    format!("web-{:06}-7d9f8c6b5-x{:04}", i, i % 9973)
+}
+
+fn make_pod(i: usize, generation: usize) -> Pod {
+    let node = (i + generation * i.is_multiple_of(10) as usize) % NODES;
+    let labels: BTreeMap<String, String> = [
+        ("app", format!("app-{}", i % 50)),
+        ("tier", ["frontend", "backend", "cache"][i % 3].to_string()),
+        ("env", ["prod", "staging"][i % 2].to_string()),
+        ("version", format!("v{}", 1 + generation)),
+        ("team", format!("team-{}", i % 20)),
+        ("component", "server".to_string()),
+        ("track", "stable".to_string()),
+        ("pod-template-hash", format!("7d9f8c6b{}", i % 10)),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    Pod {
+        metadata: ObjectMeta {
+            namespace: Some(ns_of(i)),
+            name: Some(name_of(i)),
+            uid: Some(format!("4f8c2a1e-0b7d-4c3e-9a5f-{:012}", i)),
+            resource_version: Some(format!("{}", 1000 + i + generation * N)),
+            labels: Some(labels),
+            ..Default::default()
+        },
+        spec: Some(PodSpec {
+            node_name: Some(format!("node-{node:04}")),
+            containers: vec![Container {
+                name: "app".into(),
+                image: Some("registry.example.com/team/app:v1.2.3".into()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+        status: Some(PodStatus {
+            phase: Some("Running".into()),
+            pod_ip: Some(format!(
+                "10.{}.{}.{}",
+                i / 65536 % 256,
+                i / 256 % 256,
+                i % 256
+            )),
+            ..Default::default()
+        }),
+    }
+}
+
+/// `VmRSS` / `VmHWM` in kB from /proc/self/status (0 if unavailable).
+fn proc_status_kb(field: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(field))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// A fixed pseudo-random permutation of 0..N (7919 is coprime with 100,000).
+fn shuffled(i: usize) -> usize {
+    (i * 7919 + 13) % N
+}
+
+fn ops_per_s(ops: usize, start: Instant) -> f64 {
+    (ops as f64 / start.elapsed().as_secs_f64()).round()
+}
+
+fn ms(start: Instant) -> f64 {
+    (start.elapsed().as_secs_f64() * 1e5).round() / 100.0
+}
+
+fn threads() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 4))
+}
+
+/// Streams N pods into `insert` in batches, timing only the insert calls.
+/// Returns (insert ms, resident bytes per stored object).
+fn fill(mut insert: impl FnMut(Vec<Pod>) -> f64) -> (f64, u64) {
+    let rss0 = proc_status_kb("VmRSS:");
+    let mut total = 0.0;
+    for b in 0..N / BATCH {
+        let pods: Vec<Pod> = (b * BATCH..(b + 1) * BATCH)
+            .map(|i| make_pod(i, 0))
+            .collect();
+        total += insert(pods);
+    }
+    let rss1 = proc_status_kb("VmRSS:");
+    (
+        (total * 100.0).round() / 100.0,
+        (rss1.saturating_sub(rss0) * 1024) / N as u64,
+    )
+}
+
+/// Times N updates (new generation of every pod; 10% move to another node).
+fn update_all(mut update: impl FnMut(Vec<Pod>) -> f64) -> f64 {
+    let mut total = 0.0;
+    for b in 0..N / BATCH {
+        let pods: Vec<Pod> = (b * BATCH..(b + 1) * BATCH)
+            .map(|i| make_pod(i, 1))
+            .collect();
+        total += update(pods);
+    }
+    (total * 100.0).round() / 100.0
+}
+
+fn run_kcm() -> Value {
+    let store: Store<Pod> = Store::new();
+    store
+        .add_indexer(
+            NODE_INDEX,
+            index_fn(|p: &Pod| {
+                p.spec
+                    .as_ref()
+                    .and_then(|s| s.node_name.clone())
+                    .into_iter()
+                    .collect()
+            }),
+        )
+        .expect("fresh index name");
+    let (insert_ms, bytes_per_object) = fill(|pods| {
+        let pods: Vec<Arc<Pod>> = pods.into_iter().map(Arc::new).collect();
+        let t = Instant::now();
+        for p in pods {
+            store.add(p);
+        }
+        t.elapsed().as_secs_f64() * 1e3
+    });
+    let peak_after_insert = proc_status_kb("VmHWM:");
+    assert_eq!(store.len(), N);
+
+    let keys: Vec<ObjectKey> = (0..N)
+        .map(|i| ObjectKey::new(ns_of(i), name_of(i)))
+        .collect();
+    let t = Instant::now();
+    let mut found = 0usize;
+    for i in 0..gets() {
+        found += store.get_by_key(&keys[shuffled(i % N)]).is_some() as usize;
+    }
+    let get_ops = ops_per_s(gets(), t);
+    assert_eq!(found, gets());
+
+    let t = Instant::now();
+    for _ in 0..LISTS {
+        assert_eq!(store.list().len(), N);
+    }
+    let list_ms = ms(t) / LISTS as f64;
+
+    let namespaces: Vec<String> = (0..NAMESPACES).map(ns_of).collect();
+    let t = Instant::now();
+    let mut n = 0usize;
+    for i in 0..index_lookups() {
+        n += store
+            .by_index(NAMESPACE_INDEX, &namespaces[i % NAMESPACES])
+            .map_or(0, |v| v.len());
+    }
+    let by_index_ops = ops_per_s(index_lookups(), t);
+    assert_eq!(n, index_lookups() * (N / NAMESPACES));
+
+    let nodes: Vec<String> = (0..NODES).map(|i| format!("node-{i:04}")).collect();
+    let t = Instant::now();
+    let mut n = 0usize;
+    for i in 0..index_lookups() {
+        n += store
+            .by_index(NODE_INDEX, &nodes[i % NODES])
+            .map_or(0, |v| v.len());
+    }
+    let by_node_ops = ops_per_s(index_lookups(), t);
+    assert_eq!(n, index_lookups() * (N / NODES));
+
+    let lister = Lister::new(store.clone());
+    let sel = Selector::parse("app=app-7,tier in (frontend,backend)").expect("valid selector");
+    let t = Instant::now();
+    let mut n = 0usize;
+    for i in 0..SCAN_LOOKUPS * 100 {
+        n += lister
+            .namespaced(&namespaces[i % NAMESPACES])
+            .list(&sel)
+            .len();
+    }
+    let ns_list_ops = ops_per_s(SCAN_LOOKUPS * 100, t);
+    assert!(n > 0);
+
+    let update_ms = update_all(|pods| {
+        let pods: Vec<Arc<Pod>> = pods.into_iter().map(Arc::new).collect();
+        let t = Instant::now();
+        for p in pods {
+            store.update(p);
+        }
+        t.elapsed().as_secs_f64() * 1e3
+    });
+    assert_eq!(store.len(), N);
+    // Pods on node-0000 (i % 1000 == 0) moved to node-0001; the empty value is gone.
+    assert_eq!(
+        store
+            .by_index(NODE_INDEX, "node-0001")
+            .map_or(0, |v| v.len()),
+        2 * N / NODES
+    );
+    assert!(
+        store
+            .by_index(NODE_INDEX, "node-0000")
+            .is_ok_and(|v| v.is_empty())
+    );
+    // Every node whose number is a multiple of 10 lost all its pods.
+    assert_eq!(
+        store.list_index_values(NODE_INDEX).len(),
+        NODES - NODES / 10
+    );
+
+    let concurrent_get_ops = concurrent(|i| store.get_by_key(&keys[shuffled(i % N)]).is_some());
+
+    json!({
+        "workload": "store", "impl": "kcm-store", "objects": N,
+        "insert_ms": insert_ms, "get_ops_per_s": get_ops, "list_all_ms": list_ms,
+        "by_index_namespace_ops_per_s": by_index_ops, "by_index_namespace_lookups": index_lookups(),
+        "by_index_node_ops_per_s": by_node_ops,
+        "namespaced_list_selector_ops_per_s": ns_list_ops,
+        "update_ms": update_ms, "concurrent_get_ops_per_s": concurrent_get_ops,
+        "concurrent_get_threads": threads(),
+        "bytes_per_object": bytes_per_object,
+        "peak_rss_after_insert_kb": peak_after_insert,
+        "peak_rss_kb": proc_status_kb("VmHWM:"),
+    })
+}
+
+fn run_kube() -> Value {
+    let mut writer: Writer<Pod> = Writer::default();
+    let reader = writer.as_reader();
+    // kube-runtime's API takes `&Event<K>` and stores `Arc::new(obj.clone())`: the deep clone
+    // is part of its insert cost (the caller's copy is dropped afterwards).
+    let (insert_ms, bytes_per_object) = fill(|pods| {
+        let t = Instant::now();
+        for p in pods {
+            writer.apply_watcher_event(&Event::Apply(p));
+        }
+        t.elapsed().as_secs_f64() * 1e3
+    });
+    let peak_after_insert = proc_status_kb("VmHWM:");
+    assert_eq!(reader.len(), N);
+
+    let keys: Vec<ObjectRef<Pod>> = (0..N)
+        .map(|i| ObjectRef::new(&name_of(i)).within(&ns_of(i)))
+        .collect();
+    let t = Instant::now();
+    let mut found = 0usize;
+    for i in 0..gets() {
+        found += reader.get(&keys[shuffled(i % N)]).is_some() as usize;
+    }
+    let get_ops = ops_per_s(gets(), t);
+    assert_eq!(found, gets());
+
+    let t = Instant::now();
+    for _ in 0..LISTS {
+        assert_eq!(reader.state().len(), N);
+    }
+    let list_ms = ms(t) / LISTS as f64;
+
+    // No indices: a namespace lookup is a filtered scan.
+    let namespaces: Vec<String> = (0..NAMESPACES).map(ns_of).collect();
+    let t = Instant::now();
+    let mut n = 0usize;
+    for i in 0..SCAN_LOOKUPS {
+        let ns = namespaces[i % NAMESPACES].as_str();
+        n += reader
+            .state_filter(|p| p.metadata.namespace.as_deref() == Some(ns))
+            .len();
+    }
+    let by_ns_ops = ops_per_s(SCAN_LOOKUPS, t);
+    assert_eq!(n, SCAN_LOOKUPS * (N / NAMESPACES));
+
+    let update_ms = update_all(|pods| {
+        let t = Instant::now();
+        for p in pods {
+            writer.apply_watcher_event(&Event::Apply(p));
+        }
+        t.elapsed().as_secs_f64() * 1e3
+    });
+    assert_eq!(reader.len(), N);
+
+    let concurrent_get_ops = concurrent(|i| reader.get(&keys[shuffled(i % N)]).is_some());
+
+    json!({
+        "workload": "store", "impl": "kube-runtime reflector::Store", "objects": N,
+        "insert_ms": insert_ms, "get_ops_per_s": get_ops, "list_all_ms": list_ms,
+        "by_index_namespace_ops_per_s": by_ns_ops, "by_index_namespace_lookups": SCAN_LOOKUPS,
+        "by_index_namespace_method": "state_filter full scan (no indices)",
+        "update_ms": update_ms, "concurrent_get_ops_per_s": concurrent_get_ops,
+        "concurrent_get_threads": threads(),
+        "bytes_per_object": bytes_per_object,
+        "peak_rss_after_insert_kb": peak_after_insert,
+        "peak_rss_kb": proc_status_kb("VmHWM:"),
+    })
+}
+
+fn run_dashmap() -> Value {
+    let map: DashMap<ObjectKey, Arc<Pod>, foldhash::fast::RandomState> = DashMap::default();
+    let key = |p: &Pod| {
+        ObjectKey::new(
+            p.metadata.namespace.clone().unwrap_or_default(),
+            p.metadata.name.clone().unwrap_or_default(),
+        )
+    };
+    let (insert_ms, bytes_per_object) = fill(|pods| {
+        let pods: Vec<Arc<Pod>> = pods.into_iter().map(Arc::new).collect();
+        let t = Instant::now();
+        for p in pods {
+            map.insert(key(&p), p);
+        }
+        t.elapsed().as_secs_f64() * 1e3
+    });
+    let keys: Vec<ObjectKey> = (0..N)
+        .map(|i| ObjectKey::new(ns_of(i), name_of(i)))
+        .collect();
+    let t = Instant::now();
+    let mut found = 0usize;
+    for i in 0..gets() {
+        found += map
+            .get(&keys[shuffled(i % N)])
+            .map(|r| r.value().clone())
+            .is_some() as usize;
+    }
+    let get_ops = ops_per_s(gets(), t);
+    assert_eq!(found, gets());
+    let t = Instant::now();
+    for _ in 0..LISTS {
+        let v: Vec<Arc<Pod>> = map.iter().map(|r| r.value().clone()).collect();
+        assert_eq!(v.len(), N);
+    }
+    let list_ms = ms(t) / LISTS as f64;
+    let update_ms = update_all(|pods| {
+        let pods: Vec<Arc<Pod>> = pods.into_iter().map(Arc::new).collect();
+        let t = Instant::now();
+        for p in pods {
+            map.insert(key(&p), p);
+        }
+        t.elapsed().as_secs_f64() * 1e3
+    });
+    let concurrent_get_ops = concurrent(|i| {
+        map.get(&keys[shuffled(i % N)])
+            .map(|r| r.value().clone())
+            .is_some()
+    });
+    json!({
+        "workload": "store", "impl": "dashmap (items only, no indices)", "objects": N,
+        "insert_ms": insert_ms, "get_ops_per_s": get_ops, "list_all_ms": list_ms,
+        "update_ms": update_ms, "concurrent_get_ops_per_s": concurrent_get_ops,
+        "concurrent_get_threads": threads(),
+        "bytes_per_object": bytes_per_object,
+        "peak_rss_kb": proc_status_kb("VmHWM:"),
+    })
+}
+
+/// Aggregate ops/s of `threads()` threads doing gets() lookups each.
+fn concurrent(get: impl Fn(usize) -> bool + Sync) -> f64 {
+    let t = Instant::now();
+    let found: usize = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads())
+            .map(|th| {
+                let get = &get;
+                s.spawn(move || (0..gets()).filter(|i| get(i + th * 31)).count())
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or(0)).sum()
+    });
+    assert_eq!(found, gets() * threads());
+    ops_per_s(gets() * threads(), t)
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(pos) = args.iter().position(|a| a == "--child") {
+        let line = match args.get(pos + 1).map(String::as_str) {
+            Some("kcm") => run_kcm(),
+            Some("kube") => run_kube(),
+            Some("dashmap") => run_dashmap(),
+            other => return Err(format!("unknown child {other:?}").into()),
+        };
+        println!("{line}");
+        return Ok(());
+    }
+    let exe = std::env::current_exe()?;
+    let mut results = BTreeMap::new();
+    for child in ["kcm", "kube", "dashmap"] {
+        let out = Command::new(&exe).args(["--child", child]).output()?;
+        if !out.status.success() {
+            return Err(format!(
+                "child {child} failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+            .into());
+        }
+        let line = String::from_utf8(out.stdout)?;
+        let line = line.trim();
+        println!("{line}");
+        results.insert(child, serde_json::from_str::<Value>(line)?);
+    }
+    let (k, p) = (&results["kcm"], &results["kube"]);
+    let ratio = |f: &str| match (k[f].as_f64(), p[f].as_f64()) {
+        (Some(a), Some(b)) if b != 0.0 => json!((a / b * 100.0).round() / 100.0),
+        _ => Value::Null,
+    };
+    println!(
+        "{}",
+        json!({
+            "workload": "store", "impl": "ratio kcm-store / kube-runtime",
+            "insert_ms": ratio("insert_ms"), "get_ops_per_s": ratio("get_ops_per_s"),
+            "list_all_ms": ratio("list_all_ms"),
+            "by_index_namespace_ops_per_s": ratio("by_index_namespace_ops_per_s"),
+            "update_ms": ratio("update_ms"),
+            "concurrent_get_ops_per_s": ratio("concurrent_get_ops_per_s"),
+            "bytes_per_object": ratio("bytes_per_object"), "peak_rss_kb": ratio("peak_rss_kb"),
+            "note": "ms: lower is better; ops/s: higher is better; client-go not measured (no Go toolchain)",
+        })
+    );
+    Ok(())
+}
