@@ -20,6 +20,7 @@
 //! | [`progress`] | `progress.go` | `syncRolloutStatus` conditions, `requeueStuckDeployment` |
 //! | [`rollback`] | `rollback.go` | legacy rollback annotation |
 //! | [`events`] | (several) | event reasons and message formats |
+//! | [`dispatch`] | `deployment_controller.go` | the path a sync takes (`syncDeployment` order) |
 //!
 //! ```
 //! use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -34,6 +35,7 @@
 #![cfg_attr(test, allow(clippy::type_complexity))]
 
 pub mod conditions;
+pub mod dispatch;
 pub mod error;
 pub mod events;
 pub mod features;

@@ -197,7 +197,7 @@ pub fn scale_down_old_replica_sets_for_rolling_update(
 }
 
 /// The action of one `rolloutRolling` pass (the new ReplicaSet already exists — creating it is
-/// [`crate::sync::new_replica_set`]'s job). After any of them the caller runs
+/// [`crate::sync::new_replica_set()`]'s job). After any of them the caller runs
 /// [`crate::progress::sync_rollout_status`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum RollingDecision {

@@ -89,7 +89,7 @@ fn min_ready_seconds(d: &Deployment) -> i32 {
 /// Decision for an existing new ReplicaSet: copy annotations and raise its revision to
 /// `new_revision`, align `minReadySeconds`; else mirror its revision onto the Deployment and,
 /// with a progress deadline and no Progressing condition yet, add Progressing=True/
-/// `FoundNewReplicaSet` ("Found new replica set \"<name>\"").
+/// `FoundNewReplicaSet` (`Found new replica set "<name>"`).
 pub fn sync_existing_new_replica_set(
     d: &Deployment,
     existing: &ReplicaSet,

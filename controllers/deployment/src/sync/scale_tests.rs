@@ -357,3 +357,52 @@ fn test_is_scaling_event() {
     assert!(is_scaling_event(&d, None, &[&other]));
     assert!(!is_scaling_event(&d, None, &[]));
 }
+
+/// Exhaustive small-grid check of proportional scaling invariants, for ReplicaSets whose
+/// annotations are consistent with their sizes (last sized for a deployment of `a + b + c`
+/// replicas without surge): sizes never negative; when adding, exactly `d.R + maxSurge`
+/// replicas result; when removing, never more than before and never fewer than allowed; a
+/// single active ReplicaSet takes `d.R`.
+#[test]
+fn scale_invariants_on_a_grid() {
+    for desired in 0..8 {
+        for surge in 0..3 {
+            for a in 0..5 {
+                for b in 0..5 {
+                    for c in 0..5 {
+                        let d = rolling_deployment("foo", desired, Some(int(surge)), Some(int(1)));
+                        let before = a + b + c;
+                        let ann = |r: ReplicaSet| {
+                            let v = before.to_string();
+                            with_annotation(
+                                with_annotation(r, DESIRED_REPLICAS_ANNOTATION, &v),
+                                MAX_REPLICAS_ANNOTATION,
+                                &v,
+                            )
+                        };
+                        let new_rs = ann(rs("v3", a, 0, 300));
+                        let v2 = ann(rs("v2", b, 0, 200));
+                        let v1 = ann(rs("v1", c, 0, 100));
+                        let steps = scale(&d, Some(&new_rs), &[&v2, &v1]);
+                        let after = apply_scale_steps(&[&new_rs, &v2, &v1], &steps, &d);
+                        let sizes: Vec<i32> = after.iter().map(rs_replicas).collect();
+                        let total: i32 = sizes.iter().sum();
+                        let allowed = if desired > 0 { desired + surge } else { 0 };
+                        let active = [a, b, c].iter().filter(|n| **n > 0).count();
+                        let case = format!("d={desired} s={surge} {a},{b},{c} -> {sizes:?}");
+                        assert!(sizes.iter().all(|n| *n >= 0), "{case}");
+                        if active >= 2 {
+                            if allowed > before {
+                                assert_eq!(total, allowed, "up: {case}");
+                            } else {
+                                assert!(total >= allowed && total <= before, "down: {case}");
+                            }
+                        } else {
+                            assert_eq!(total, desired, "single: {case}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
