@@ -30,6 +30,11 @@
 //! assert_eq!(lister.namespaced("default").list(&sel).len(), 1);
 //! ```
 
+/// Compiles and runs the README example as a doctest (needs the `k8s` feature).
+#[cfg(all(doctest, feature = "k8s"))]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 mod index;
 #[cfg(feature = "k8s")]
 mod k8s;
@@ -44,4 +49,4 @@ pub use key::{KeyError, ObjectKey};
 pub use lister::{Lister, NamespaceLister};
 pub use object::Object;
 pub use selector::{Selector, SelectorError};
-pub use store::{Store, StoreError};
+pub use store::{Store, StoreError, TxOp};

@@ -23,6 +23,17 @@ pub enum StoreError {
     IndexerConflict(String),
 }
 
+/// One operation of a [`Store::transaction`].
+#[derive(Debug, Clone)]
+pub enum TxOp<T> {
+    /// Insert or replace (same as [`Store::add`]).
+    Add(Arc<T>),
+    /// Insert or replace (same as [`Store::update`]).
+    Update(Arc<T>),
+    /// Remove by key (same as [`Store::delete`]).
+    Delete(ObjectKey),
+}
+
 /// Everything behind the lock. Objects live in a slot table; the key map and the indices refer
 /// to slots, so each object's key is stored once and index sets hold 4-byte slot numbers.
 struct Inner<T> {
@@ -86,6 +97,15 @@ impl<T: Object> Inner<T> {
             }
         }
         inner
+    }
+
+    /// Removes an object from contents and indices.
+    fn remove(&mut self, key: &ObjectKey) -> Option<Arc<T>> {
+        let slot = self.items.remove(key)?;
+        let old = self.slots.get_mut(slot as usize).and_then(Option::take)?;
+        self.free.push(slot);
+        self.indices.update(slot, Some(&old), None);
+        Some(old)
     }
 
     fn backfill(&self, f: &IndexFn<T>) -> Index {
@@ -209,12 +229,51 @@ impl<T: Object> Store<T> {
 
     /// Removes the object with this key from the store and all indices; returns it.
     pub fn delete(&self, key: &ObjectKey) -> Option<Arc<T>> {
+        self.inner.write().remove(key)
+    }
+
+    /// Applies `ops` in order under one write lock, so readers see either none or all of them
+    /// (client-go's newer transaction API). Returns, per operation, the object it replaced or
+    /// removed.
+    ///
+    /// ```
+    /// # use std::{collections::BTreeMap, sync::Arc};
+    /// # use kcm_store::{Object, ObjectKey, Store, TxOp};
+    /// # struct Cm { name: String }
+    /// # impl Object for Cm {
+    /// #     fn name(&self) -> &str { &self.name }
+    /// #     fn namespace(&self) -> Option<&str> { Some("ns") }
+    /// #     fn labels(&self) -> Option<&BTreeMap<String, String>> { None }
+    /// # }
+    /// let store = Store::new();
+    /// store.add(Arc::new(Cm { name: "a".into() }));
+    /// let prev = store.transaction([
+    ///     TxOp::Add(Arc::new(Cm { name: "b".into() })),
+    ///     TxOp::Delete(ObjectKey::new("ns", "a")),
+    /// ]);
+    /// assert!(prev[0].is_none() && prev[1].is_some());
+    /// assert_eq!(store.list_keys(), vec![ObjectKey::new("ns", "b")]);
+    /// ```
+    pub fn transaction(&self, ops: impl IntoIterator<Item = TxOp<T>>) -> Vec<Option<Arc<T>>> {
+        // Keys are computed before the lock is taken.
+        let ops: Vec<(ObjectKey, Option<Arc<T>>)> = ops
+            .into_iter()
+            .map(|op| match op {
+                TxOp::Add(o) | TxOp::Update(o) => (o.key(), Some(o)),
+                TxOp::Delete(k) => (k, None),
+            })
+            .collect();
         let mut inner = self.inner.write();
-        let slot = inner.items.remove(key)?;
-        let old = inner.slots.get_mut(slot as usize).and_then(Option::take)?;
-        inner.free.push(slot);
-        inner.indices.update(slot, Some(&old), None);
-        Some(old)
+        ops.into_iter()
+            .map(|(key, obj)| match obj {
+                Some(obj) => {
+                    let (slot, old) = inner.put(key, obj.clone());
+                    inner.indices.update(slot, old.as_deref(), Some(&obj));
+                    old
+                }
+                None => inner.remove(&key),
+            })
+            .collect()
     }
 
     /// The stored object with the same key as `obj`.

@@ -1,4 +1,4 @@
-//! Property test: after any sequence of add/update/delete/replace/add_indexer, every index
+//! Property test: after any sequence of add/update/delete/replace/add_indexer/transaction, every index
 //! agrees with the store contents (indices recomputed from scratch).
 
 mod common;
@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use common::Obj;
-use kcm_store::{IndexFn, Object, ObjectKey, Store, index_fn, namespace_index_fn};
+use kcm_store::{IndexFn, Object, ObjectKey, Store, TxOp, index_fn, namespace_index_fn};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -16,6 +16,8 @@ enum Op {
     Delete(String, String),
     Replace(Vec<Obj>),
     AddIndexer(usize),
+    /// A transaction: `Some(obj)` = add, `None` with (ns, name) = delete.
+    Tx(Vec<(Option<Obj>, String, String)>),
 }
 
 /// Candidate indexers; `AddIndexer(i)` registers `extra{i}` if absent.
@@ -58,6 +60,16 @@ fn arb_op() -> impl Strategy<Value = Op> {
             .prop_map(|(n, m)| Op::Delete(n.to_string(), m.to_string())),
         1 => prop::collection::vec(arb_obj(), 0..6).prop_map(Op::Replace),
         1 => (0usize..4).prop_map(Op::AddIndexer),
+        1 => prop::collection::vec(
+            (
+                prop::option::of(arb_obj()),
+                prop::sample::select(vec!["", "a", "b"]),
+                prop::sample::select(vec!["x", "y", "z", "w"]),
+            )
+                .prop_map(|(o, n, m)| (o, n.to_string(), m.to_string())),
+            0..5,
+        )
+        .prop_map(Op::Tx),
     ]
 }
 
@@ -135,6 +147,26 @@ proptest! {
                         model.insert(o.key(), o.clone());
                     }
                     store.replace(objs.into_iter().map(Arc::new).collect());
+                }
+                Op::Tx(items) => {
+                    let mut tx = Vec::new();
+                    let mut want = Vec::new();
+                    for (o, ns, name) in items {
+                        match o {
+                            Some(o) => {
+                                want.push(model.insert(o.key(), o.clone()));
+                                tx.push(TxOp::Add(Arc::new(o)));
+                            }
+                            None => {
+                                let k = ObjectKey::new(ns, name);
+                                want.push(model.remove(&k));
+                                tx.push(TxOp::Delete(k));
+                            }
+                        }
+                    }
+                    let got: Vec<Option<Obj>> =
+                        store.transaction(tx).into_iter().map(|p| p.map(|p| (*p).clone())).collect();
+                    prop_assert_eq!(got, want);
                 }
                 Op::AddIndexer(i) => {
                     let name = format!("extra{i}");

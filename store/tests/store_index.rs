@@ -399,3 +399,27 @@ fn concurrent_readers_and_writers() {
         assert_eq!(store.by_index(NAMESPACE_INDEX, &ns).unwrap().len(), n);
     }
 }
+
+#[test]
+fn transaction_applies_all_ops_in_order() {
+    let store = Store::with_indexers([("v".to_string(), split_value())]);
+    store.add(obj("ns", "a", "x"));
+    let prev = store.transaction([
+        kcm_store::TxOp::Add(obj("ns", "b", "x")),
+        kcm_store::TxOp::Update(obj("ns", "a", "y")),
+        kcm_store::TxOp::Delete(ObjectKey::new("ns", "b")),
+        kcm_store::TxOp::Delete(ObjectKey::new("ns", "missing")),
+        kcm_store::TxOp::Add(obj("ns", "c", "x,y")),
+    ]);
+    let prev: Vec<Option<String>> = prev
+        .into_iter()
+        .map(|o| o.map(|o| o.value.clone()))
+        .collect();
+    assert_eq!(
+        prev,
+        vec![None, Some("x".into()), Some("x".into()), None, None]
+    );
+    assert_eq!(names(&store.list()), vec!["ns/a", "ns/c"]);
+    assert_eq!(keys_of(&store, "v", "x"), vec!["ns/c"]);
+    assert_eq!(keys_of(&store, "v", "y"), vec!["ns/a", "ns/c"]);
+}
