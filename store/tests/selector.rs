@@ -5,7 +5,7 @@ mod common;
 
 use common::set;
 use kcm_store::selector::{Operator, Requirement};
-use kcm_store::{Selector, SelectorError};
+use kcm_store::Selector;
 
 fn req(key: &str, op: Operator, vals: &[&str]) -> Requirement {
     Requirement::new(key, op, vals.iter().copied()).expect("valid requirement")
