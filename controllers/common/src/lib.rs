@@ -1,4 +1,65 @@
-//! Shared Kubernetes controller utilities.
+//! Utilities shared by the ReplicaSet and Deployment controllers — the Rust
+//! counterpart of kube-controller-manager's `pkg/controller` package and of
+//! client-go's `tools/record`.
+//!
+//! | module | upstream | what |
+//! | --- | --- | --- |
+//! | [`expectations`] | `ControllerExpectations`, `UIDTrackingControllerExpectations` | pending creates/deletes per controller key, 5-minute TTL |
+//! | [`pod`] | — | [`PodView`](pod::PodView), a ~10× smaller cached Pod |
+//! | [`pod_util`] | `IsPodActive`, `IsPodReady`, `IsPodAvailable`, deletion cost | pod predicates over [`PodLike`](pod_util::PodLike) |
+//! | [`ranking`] | `ActivePodsWithRanks`, `getPodsToDelete` | which pods to delete first |
+//! | [`slow_start`] | `slowStartBatch` | 1, 2, 4, … concurrent calls, stop at first failing batch |
+//! | [`pod_control`] | `PodControlInterface`, `RealPodControl`, `FakePodControl` | create/delete/patch pods + events |
+//! | [`rs_control`] | `RSControlInterface` | patch ReplicaSets |
+//! | [`controller_ref_manager`] | `ClaimPods`, `ClaimReplicaSets`, `RecheckDeletionTimestamp` | adopt/release dependents |
+//! | [`event_recorder`], [`event_correlator`] | `tools/record` | core/v1 Events with aggregation, dedup and spam filtering |
+//! | [`worker`] | `processNextWorkItem` / `handleErr` | worker loop over `kcm-workqueue` |
+//! | [`clock`] | `k8s.io/utils/clock` | real and fake clocks |
+//!
+//! Libraries using this crate pick no k8s-openapi version feature; binaries and
+//! tests do (e.g. `features = ["v1_33"]`).
+//!
+//! # Example: one scale-up step of a ReplicaSet-like controller
+//!
+//! ```
+//! use std::sync::Arc;
+//! use k8s_openapi::api::apps::v1::ReplicaSet;
+//! use k8s_openapi::api::core::v1::PodTemplateSpec;
+//! use kcm_controller::controller_ref_manager::ControllerRefOwner;
+//! use kcm_controller::event_recorder::object_reference;
+//! use kcm_controller::expectations::UIDTrackingControllerExpectations;
+//! use kcm_controller::pod_control::{FakePodControl, PodControl};
+//! use kcm_controller::slow_start::{slow_start_batch, SLOW_START_INITIAL_BATCH_SIZE};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let mut rs = ReplicaSet::default();
+//! rs.metadata.name = Some("web".into());
+//! rs.metadata.namespace = Some("default".into());
+//! rs.metadata.uid = Some("uid-1".into());
+//! let key = "default/web";
+//! let owner = ControllerRefOwner::of(&rs);
+//! let pods = FakePodControl::default();
+//! let expectations = UIDTrackingControllerExpectations::new();
+//!
+//! // Expect 3 creations *before* issuing them, then create in slow-start batches.
+//! let (template, owner_ref, controller_ref) =
+//!     (PodTemplateSpec::default(), object_reference(&rs), owner.controller_ref());
+//! expectations.expect_creations(key, 3);
+//! let (created, err) = slow_start_batch(3, SLOW_START_INITIAL_BATCH_SIZE, || {
+//!     pods.create_pods("default", &template, &owner_ref, &controller_ref)
+//! })
+//! .await;
+//! assert_eq!((created, err.is_none()), (3, true));
+//! assert!(!expectations.satisfied_expectations(key)); // until the informer sees the pods
+//! for _ in 0..3 {
+//!     expectations.creation_observed(key); // from the pod add handler
+//! }
+//! assert!(expectations.satisfied_expectations(key));
+//! assert_eq!(pods.state().templates.len(), 3);
+//! # }
+//! ```
+
 pub mod clock;
 pub mod controller_ref_manager;
 pub mod error;
@@ -15,3 +76,7 @@ pub mod slow_start;
 #[cfg(test)]
 mod testing;
 pub mod worker;
+
+pub use error::ControlError;
+pub use expectations::{ControllerExpectations, UIDTrackingControllerExpectations};
+pub use pod::PodView;
