@@ -59,8 +59,6 @@ pub enum ScalingOperation {
     Up,
     /// Shrinking.
     Down,
-    /// Proportional scaling pass that adds nothing (upstream passes an empty string).
-    None,
 }
 
 impl fmt::Display for ScalingOperation {
@@ -68,7 +66,6 @@ impl fmt::Display for ScalingOperation {
         f.write_str(match self {
             ScalingOperation::Up => "up",
             ScalingOperation::Down => "down",
-            ScalingOperation::None => "",
         })
     }
 }

@@ -18,11 +18,11 @@ use crate::util::strategy::{get_proportion, is_rolling_update, is_saturated, max
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ScaleKind {
     /// `scaleReplicaSetAndRecordEvent`: nothing at all happens when the size is already right
-    /// (annotations are not refreshed); the operation is derived from the sizes.
+    /// (annotations are not refreshed).
     IfSizeChanged,
-    /// `scaleReplicaSet` with a fixed operation: the replica annotations are refreshed even if
-    /// the size is unchanged (used by proportional scaling).
-    Always(ScalingOperation),
+    /// `scaleReplicaSet`: the replica annotations are refreshed even if the size is unchanged
+    /// (used by proportional scaling).
+    Always,
 }
 
 /// One ReplicaSet resize decided by a pure function, to be executed in list order by the
@@ -60,20 +60,16 @@ impl ScaleStep {
             ScaleKind::IfSizeChanged => {
                 scale_replica_set_and_record_event(rs, self.new_replicas, d)
             }
-            ScaleKind::Always(op) => scale_replica_set(rs, self.new_replicas, d, op),
+            ScaleKind::Always => scale_replica_set(rs, self.new_replicas, d),
         }
     }
 }
 
 /// `scaleReplicaSet` without the API call: when the size or the desired/max-replicas
 /// annotations (`d.R`, `d.R + MaxSurge`) are out of date, returns the updated copy; the
-/// `ScalingReplicaSet` event is only due when the size changes.
-pub fn scale_replica_set(
-    rs: &ReplicaSet,
-    new_scale: i32,
-    d: &Deployment,
-    op: ScalingOperation,
-) -> ScaleOutcome {
+/// `ScalingReplicaSet` event is only due when the size changes, its `up`/`down` derived from
+/// the old and new sizes (master; releases before ~1.31 passed a fixed operation per pass).
+pub fn scale_replica_set(rs: &ReplicaSet, new_scale: i32, d: &Deployment) -> ScaleOutcome {
     let old_scale = rs_replicas(rs);
     let desired = deployment_replicas(d);
     let max = desired + max_surge(d);
@@ -87,6 +83,11 @@ pub fn scale_replica_set(
     let mut copy = rs.clone();
     copy.spec.get_or_insert_with(Default::default).replicas = Some(new_scale);
     set_replicas_annotations(&mut copy, desired, max);
+    let op = if old_scale < new_scale {
+        ScalingOperation::Up
+    } else {
+        ScalingOperation::Down
+    };
     let event =
         size_needs_update.then(|| scaling_event(op, name_of(&rs.metadata), old_scale, new_scale));
     ScaleOutcome {
@@ -96,25 +97,19 @@ pub fn scale_replica_set(
 }
 
 /// `scaleReplicaSetAndRecordEvent`: no-op when the size is already `new_scale`, otherwise
-/// [`scale_replica_set`] with `up`/`down` derived from the sizes.
+/// [`scale_replica_set`].
 pub fn scale_replica_set_and_record_event(
     rs: &ReplicaSet,
     new_scale: i32,
     d: &Deployment,
 ) -> ScaleOutcome {
-    let current = rs_replicas(rs);
-    if current == new_scale {
+    if rs_replicas(rs) == new_scale {
         return ScaleOutcome {
             update: None,
             event: None,
         };
     }
-    let op = if current < new_scale {
-        ScalingOperation::Up
-    } else {
-        ScalingOperation::Down
-    };
-    scale_replica_set(rs, new_scale, d, op)
+    scale_replica_set(rs, new_scale, d)
 }
 
 fn step(rs: &ReplicaSet, new_replicas: i32, kind: ScaleKind) -> ScaleStep {
@@ -165,17 +160,11 @@ pub fn scale(
         0
     };
     let to_add = allowed - total;
-    let op = match to_add.cmp(&0) {
-        std::cmp::Ordering::Greater => {
-            all.sort_by(|a, b| cmp_by_size_newer(a, b));
-            ScalingOperation::Up
-        }
-        std::cmp::Ordering::Less => {
-            all.sort_by(|a, b| cmp_by_size_older(a, b));
-            ScalingOperation::Down
-        }
-        std::cmp::Ordering::Equal => ScalingOperation::None,
-    };
+    match to_add.cmp(&0) {
+        std::cmp::Ordering::Greater => all.sort_by(|a, b| cmp_by_size_newer(a, b)),
+        std::cmp::Ordering::Less => all.sort_by(|a, b| cmp_by_size_older(a, b)),
+        std::cmp::Ordering::Equal => {}
+    }
     let mut added = 0;
     let mut sizes: Vec<i32> = Vec::with_capacity(all.len());
     for rs in &all {
@@ -194,7 +183,7 @@ pub fn scale(
     }
     all.iter()
         .zip(sizes)
-        .map(|(rs, size)| step(rs, size, ScaleKind::Always(op)))
+        .map(|(rs, size)| step(rs, size, ScaleKind::Always))
         .collect()
 }
 

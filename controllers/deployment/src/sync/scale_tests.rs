@@ -309,7 +309,7 @@ fn scale_recreate_does_not_proportionally_scale() {
 fn scale_replica_set_refreshes_annotations_and_events() {
     let d = rolling_deployment("foo", 5, Some(int(2)), Some(int(0)));
     let r = rs("foo-v1", 3, 3, 0);
-    let out = scale_replica_set(&r, 3, &d, ScalingOperation::None);
+    let out = scale_replica_set(&r, 3, &d);
     let updated = out.update.clone().expect("annotations missing -> update");
     assert!(!out.scales());
     let a = updated.metadata.annotations.clone().unwrap_or_default();
@@ -322,11 +322,7 @@ fn scale_replica_set_refreshes_annotations_and_events() {
         Some("7")
     );
     // Up to date: no call.
-    assert!(
-        scale_replica_set(&updated, 3, &d, ScalingOperation::None)
-            .update
-            .is_none()
-    );
+    assert!(scale_replica_set(&updated, 3, &d).update.is_none());
     // Resize: event with upstream wording.
     let out = scale_replica_set_and_record_event(&updated, 5, &d);
     assert_eq!(
@@ -405,4 +401,34 @@ fn scale_invariants_on_a_grid() {
             }
         }
     }
+}
+
+#[test]
+fn proportional_scaling_events_derive_direction_per_replica_set() {
+    let d = rolling_deployment("foo", 10, Some(int(0)), Some(int(0)));
+    let ann = |r| {
+        with_annotation(
+            with_annotation(r, DESIRED_REPLICAS_ANNOTATION, "5"),
+            MAX_REPLICAS_ANNOTATION,
+            "5",
+        )
+    };
+    let v2 = ann(rs("foo-v2", 2, 0, 200));
+    let v1 = ann(rs("foo-v1", 3, 0, 100));
+    let steps = scale(&d, Some(&v2), &[&v1]);
+    assert!(steps.iter().all(|s| s.kind == ScaleKind::Always));
+    let messages: Vec<String> = steps
+        .iter()
+        .filter_map(|s| {
+            let current = if s.rs_name == "foo-v2" { &v2 } else { &v1 };
+            s.outcome(current, &d).event.map(|e| e.message)
+        })
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            "Scaled up replica set foo-v1 from 3 to 6",
+            "Scaled up replica set foo-v2 from 2 to 4"
+        ]
+    );
 }
