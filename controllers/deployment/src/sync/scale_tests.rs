@@ -1,6 +1,7 @@
 use super::*;
 use crate::test_support::{int, recreate_deployment, rolling_deployment, rs, with_annotation};
 use crate::util::annotations::{DESIRED_REPLICAS_ANNOTATION, MAX_REPLICAS_ANNOTATION};
+use crate::util::fields::name_of;
 
 struct Case {
     name: &'static str,
@@ -16,7 +17,10 @@ struct Case {
 
 /// Upstream `TestScale` fixture: every RS annotated from the *old* deployment; the new RS is
 /// the newest, old RSs get older down the list.
-fn run(c: Case, tweak: impl Fn(&mut Vec<ReplicaSet>)) {
+fn run(
+    c: Case,
+    tweak: impl Fn(&mut Vec<ReplicaSet>),
+) -> (Vec<ScaleStep>, Vec<ReplicaSet>, Deployment) {
     let d = rolling_deployment("foo", c.d_replicas, Some(int(c.d_surge)), Some(int(0)));
     let annotate = |r: ReplicaSet| {
         with_annotation(
@@ -52,6 +56,7 @@ fn run(c: Case, tweak: impl Fn(&mut Vec<ReplicaSet>)) {
     }
     let got_old: Vec<i32> = after.map(rs_replicas).collect();
     assert_eq!(got_old, c.expected_old, "{}: old RSs", c.name);
+    (steps, objects, d)
 }
 
 #[test]
@@ -224,14 +229,14 @@ fn test_scale() {
         },
     ];
     for c in cases {
-        run(c, |_| {});
+        let _ = run(c, |_| {});
     }
 }
 
 #[test]
 fn test_scale_failed_rs_update() {
     // Deployment 5 (was 5); foo-v2 was last resized for 3 (a previous update failed midway).
-    run(
+    let (steps, objects, d) = run(
         Case {
             name: "failed rs update",
             d_replicas: 5,
@@ -252,6 +257,15 @@ fn test_scale_failed_rs_update() {
             objs[1] = v2;
         },
     );
+    // wasntUpdated: foo-v3 and foo-v1 get no API call at all.
+    for rs_obj in &objects {
+        let name = name_of(&rs_obj.metadata);
+        let calls = steps
+            .iter()
+            .filter(|s| s.rs_name == name && s.outcome(rs_obj, &d).update.is_some())
+            .count();
+        assert_eq!(calls, usize::from(name == "foo-v2"), "{name}");
+    }
 }
 
 #[test]

@@ -202,6 +202,26 @@ mod tests {
         assert_eq!(compute_hash(&from_json, None), compute_hash(&a2, None));
     }
 
+    /// Like upstream `hash_test.go`: many similar templates (and collision counts) hash apart.
+    #[test]
+    fn compute_hash_distinct_for_similar_templates() {
+        let mut seen = std::collections::BTreeSet::new();
+        for i in 0..1000 {
+            let t = template(&[("app", "x")], &format!("img:{i}"));
+            assert!(
+                seen.insert(compute_hash(&t, None)),
+                "collision at image {i}"
+            );
+        }
+        let t = template(&[("app", "x")], "img");
+        for count in 0..1000 {
+            assert!(
+                seen.insert(compute_hash(&t, Some(count))),
+                "collision at count {count}"
+            );
+        }
+    }
+
     #[test]
     fn compute_hash_depends_on_template_and_collision_count() {
         let a = template(&[("app", "x")], "img:1");
