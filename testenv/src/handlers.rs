@@ -91,7 +91,7 @@ pub fn get(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body>> 
         .get(t.res.storage, &key)
         .ok_or_else(|| ApiError::not_found(t.res, url_name(t)))?;
     if ctx.wants_table() {
-        return Ok(table::single(t.res, &view_value(t.res, &obj.value)));
+        return Ok(table::single(t.res, &view_value(t.res, &obj.value), ctx));
     }
     Ok(obj_response(t.res, 200, &obj))
 }

@@ -1,0 +1,280 @@
+//! The real `kubectl` against the server, with a fresh `--cache-dir`.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use kcm_testenv::TestEnv;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Command;
+
+struct Kubectl {
+    kubeconfig: PathBuf,
+    cache: PathBuf,
+    dir: PathBuf,
+}
+
+impl Kubectl {
+    fn new(env: &TestEnv) -> Kubectl {
+        let dir = std::env::temp_dir().join(format!(
+            "kcm-testenv-kubectl-{}-{}",
+            std::process::id(),
+            env.addr().port()
+        ));
+        std::fs::create_dir_all(&dir).expect("tempdir");
+        Kubectl {
+            kubeconfig: env.kubeconfig_path().to_path_buf(),
+            cache: dir.join("cache"),
+            dir,
+        }
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new("kubectl");
+        c.arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg("--cache-dir")
+            .arg(&self.cache)
+            .args(args);
+        c
+    }
+
+    /// Run and return stdout; panics with stderr on failure.
+    async fn ok(&self, args: &[&str]) -> String {
+        let out = self.cmd(args).output().await.expect("run kubectl");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "kubectl {args:?} failed: {}\n{stdout}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+    }
+
+    fn file(&self, name: &str, text: &str) -> String {
+        let p = self.dir.join(name);
+        std::fs::write(&p, text).expect("write manifest");
+        p.to_string_lossy().into_owned()
+    }
+}
+
+impl Drop for Kubectl {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+const DEPLOY: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.25
+";
+
+fn header(out: &str) -> Vec<&str> {
+    out.lines()
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect()
+}
+
+#[tokio::test]
+async fn kubectl_suite() {
+    if Command::new("kubectl")
+        .arg("version")
+        .arg("--client")
+        .output()
+        .await
+        .is_err()
+    {
+        eprintln!("kubectl not installed; skipping");
+        return;
+    }
+    let env = common::start().await;
+    let k = Kubectl::new(&env);
+    let f = k.file("d.yaml", DEPLOY);
+
+    assert!(k.ok(&["version"]).await.contains("Server Version: v1.33.0"));
+    let ar = k.ok(&["api-resources"]).await;
+    for want in ["deploy", "rs", "po", "ns", "ev", "leases"] {
+        assert!(ar.split_whitespace().any(|w| w == want), "{want} in {ar}");
+    }
+
+    assert_eq!(
+        k.ok(&["create", "-f", &f]).await.trim(),
+        "deployment.apps/web created"
+    );
+    k.ok(&["delete", "-f", &f]).await;
+    assert_eq!(
+        k.ok(&["apply", "-f", &f]).await.trim(),
+        "deployment.apps/web created"
+    );
+    assert_eq!(
+        k.ok(&["apply", "-f", &f]).await.trim(),
+        "deployment.apps/web unchanged"
+    );
+    let f2 = k.file("d2.yaml", &DEPLOY.replace("nginx:1.25", "nginx:1.26"));
+    assert_eq!(
+        k.ok(&["apply", "-f", &f2]).await.trim(),
+        "deployment.apps/web configured"
+    );
+
+    let get = k.ok(&["get", "deploy"]).await;
+    assert_eq!(
+        header(&get),
+        vec!["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]
+    );
+    assert!(
+        get.lines()
+            .nth(1)
+            .is_some_and(|l| l.starts_with("web ") && l.contains("0/1")),
+        "{get}"
+    );
+    let wide = k.ok(&["get", "deploy", "-o", "wide"]).await;
+    assert_eq!(
+        header(&wide),
+        vec![
+            "NAME",
+            "READY",
+            "UP-TO-DATE",
+            "AVAILABLE",
+            "AGE",
+            "CONTAINERS",
+            "IMAGES",
+            "SELECTOR"
+        ]
+    );
+    let yaml = k.ok(&["get", "deploy", "web", "-o", "yaml"]).await;
+    assert!(
+        yaml.contains("image: nginx:1.26") && yaml.contains("revisionHistoryLimit: 10"),
+        "{yaml}"
+    );
+
+    assert_eq!(
+        k.ok(&["scale", "deploy/web", "--replicas=3"]).await.trim(),
+        "deployment.apps/web scaled"
+    );
+    assert_eq!(
+        k.ok(&["get", "deploy", "web", "-o", "jsonpath={.spec.replicas}"])
+            .await,
+        "3"
+    );
+    assert_eq!(
+        k.ok(&["rollout", "pause", "deploy/web"]).await.trim(),
+        "deployment.apps/web paused"
+    );
+    assert_eq!(
+        k.ok(&["get", "deploy", "web", "-o", "jsonpath={.spec.paused}"])
+            .await,
+        "true"
+    );
+    assert_eq!(
+        k.ok(&["rollout", "resume", "deploy/web"]).await.trim(),
+        "deployment.apps/web resumed"
+    );
+    assert_eq!(
+        k.ok(&["get", "deploy", "web", "-o", "jsonpath={.spec.paused}"])
+            .await,
+        ""
+    );
+    assert_eq!(
+        k.ok(&["set", "image", "deploy/web", "web=nginx:1.27"])
+            .await
+            .trim(),
+        "deployment.apps/web image updated"
+    );
+    assert_eq!(
+        k.ok(&["annotate", "deploy", "web", "team=a"]).await.trim(),
+        "deployment.apps/web annotated"
+    );
+    k.ok(&[
+        "patch",
+        "deploy",
+        "web",
+        "--type",
+        "merge",
+        "-p",
+        r#"{"spec":{"replicas":2}}"#,
+    ])
+    .await;
+    k.ok(&[
+        "patch",
+        "deploy",
+        "web",
+        "--type",
+        "json",
+        "-p",
+        r#"[{"op":"add","path":"/spec/minReadySeconds","value":1}]"#,
+    ])
+    .await;
+    k.ok(&[
+        "patch",
+        "deploy",
+        "web",
+        "--type",
+        "strategic",
+        "-p",
+        r#"{"spec":{"template":{"spec":{"containers":[{"name":"web","image":"nginx:1.28"}]}}}}"#,
+    ])
+    .await;
+    let got = k.ok(&["get", "deploy", "web", "-o", "jsonpath={.spec.replicas} {.spec.minReadySeconds} {.spec.template.spec.containers[0].image} {.metadata.annotations.team}"]).await;
+    assert_eq!(got, "2 1 nginx:1.28 a");
+    let desc = k.ok(&["describe", "deploy", "web"]).await;
+    assert!(
+        desc.contains("Name:                   web")
+            && desc.contains("Selector:               app=web"),
+        "{desc}"
+    );
+
+    // get -w prints the new pod, then we stop it
+    let mut child = k
+        .cmd(&["get", "pods", "-w"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    // whether the pod is created before or after the watch starts, it is printed once as a row
+    k.ok(&["run", "p1", "--image=nginx"]).await;
+    let mut seen = false;
+    while let Ok(Ok(Some(l))) =
+        tokio::time::timeout(Duration::from_secs(20), lines.next_line()).await
+    {
+        if l.starts_with("p1 ") {
+            assert!(l.contains("Pending"), "{l}");
+            seen = true;
+            break;
+        }
+    }
+    let _ = child.kill().await;
+    assert!(seen, "get -w printed the pod");
+
+    let pods = k.ok(&["get", "pods"]).await;
+    assert_eq!(
+        header(&pods),
+        vec!["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
+    );
+    assert_eq!(
+        k.ok(&["delete", "pod", "p1"]).await.trim(),
+        "pod \"p1\" deleted"
+    );
+    assert_eq!(
+        k.ok(&["delete", "deploy", "web"]).await.trim(),
+        "deployment.apps \"web\" deleted"
+    );
+    let out = k.cmd(&["get", "deploy"]).output().await.expect("run");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("No resources found"));
+    env.shutdown().await;
+}
