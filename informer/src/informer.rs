@@ -153,10 +153,16 @@ impl<K: InformerObject> SharedIndexInformer<K> {
             .rsplit("::")
             .next()
             .unwrap_or("object");
-        let name = match &options.namespace {
+        let mut name = match &options.namespace {
             Some(ns) => format!("{type_name}@{ns}"),
             None => type_name.to_owned(),
         };
+        if let Some(l) = &options.label_selector {
+            name.push_str(&format!("[labels={l}]"));
+        }
+        if let Some(f) = &options.field_selector {
+            name.push_str(&format!("[fields={f}]"));
+        }
         Self {
             inner: Arc::new(Inner {
                 name,

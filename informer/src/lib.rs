@@ -55,7 +55,7 @@ pub use handler::{
 pub use informer::{
     HandlerRegistration, InformerError, InformerObject, SharedIndexInformer, Transform,
 };
-pub use kcm_reflector::{CountingMetrics, InitialListStrategy, ReflectorMetrics};
+pub use kcm_reflector::{BackoffConfig, CountingMetrics, InitialListStrategy, ReflectorMetrics};
 pub use kcm_store::{Lister, NamespaceLister, ObjectKey, Selector, Store};
 pub use options::InformerOptions;
 pub use sync::{HasSynced, wait_for_cache_sync, wait_for_named_cache_sync};

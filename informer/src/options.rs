@@ -3,7 +3,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use kcm_reflector::{InitialListStrategy, NoopMetrics, ReflectorConfig, ReflectorMetrics};
+use kcm_reflector::{
+    BackoffConfig, InitialListStrategy, NoopMetrics, ReflectorConfig, ReflectorMetrics,
+};
 
 /// Options of one shared informer (and the defaults of an [`InformerFactory`](crate::InformerFactory)).
 #[derive(Clone, Debug)]
@@ -22,6 +24,8 @@ pub struct InformerOptions {
     pub page_size: Option<u32>,
     /// Error and activity counters (errors are logged and counted, never fatal).
     pub metrics: Arc<dyn ReflectorMetrics>,
+    /// Backoff between failed list/watch attempts (upstream defaults).
+    pub backoff: BackoffConfig,
 }
 
 impl Default for InformerOptions {
@@ -34,6 +38,7 @@ impl Default for InformerOptions {
             initial_list: InitialListStrategy::List,
             page_size: None,
             metrics: Arc::new(NoopMetrics),
+            backoff: BackoffConfig::default(),
         }
     }
 }
@@ -88,12 +93,20 @@ impl InformerOptions {
         self
     }
 
+    /// Overrides the list/watch retry backoff.
+    #[must_use]
+    pub fn backoff(mut self, backoff: BackoffConfig) -> Self {
+        self.backoff = backoff;
+        self
+    }
+
     /// The reflector configuration for these options.
     pub fn reflector_config(&self, name: &str) -> ReflectorConfig {
         let mut c = ReflectorConfig::default()
             .name(name)
             .initial_list(self.initial_list)
-            .metrics(Arc::clone(&self.metrics));
+            .metrics(Arc::clone(&self.metrics))
+            .backoff(self.backoff.clone());
         c.label_selector = self.label_selector.clone();
         c.field_selector = self.field_selector.clone();
         c.page_size = self.page_size;
