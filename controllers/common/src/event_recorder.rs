@@ -12,7 +12,7 @@
 //! use kcm_controller::event_recorder::{EventBroadcaster, EventType, KubeEventSink, object_reference};
 //! let broadcaster = EventBroadcaster::start(KubeEventSink::new(client), Default::default());
 //! let recorder = broadcaster.new_recorder("replicaset-controller", None);
-//! recorder.event(&object_reference(&rs), EventType::Normal, "SuccessfulCreate", "Created pod: web-abcde");
+//! recorder.record(&object_reference(&rs), EventType::Normal, "SuccessfulCreate", "Created pod: web-abcde");
 //! broadcaster.shutdown().await;
 //! # }
 //! ```
@@ -220,7 +220,7 @@ impl EventRecorder {
 
     /// Records an event about `object` (`Eventf` upstream). Never blocks; if the
     /// queue is full the event is dropped and counted.
-    pub fn event(
+    pub fn record(
         &self,
         object: &ObjectReference,
         type_: EventType,

@@ -130,8 +130,8 @@ fn make_event_fields() {
 #[tokio::test]
 async fn full_queue_drops_and_counts() {
     let (rec, mut rx) = EventRecorder::channel("c", 1);
-    rec.event(&rs_ref(), EventType::Normal, "A", "1");
-    rec.event(&rs_ref(), EventType::Normal, "B", "2");
+    rec.record(&rs_ref(), EventType::Normal, "A", "1");
+    rec.record(&rs_ref(), EventType::Normal, "B", "2");
     assert_eq!(rec.dropped(), 1);
     assert_eq!(rx.recv().await.unwrap().reason.as_deref(), Some("A"));
 }
@@ -143,7 +143,7 @@ async fn repeated_event_is_created_once_then_patched() {
     let b = EventBroadcaster::start(sink.clone(), EventCorrelator::default());
     let rec = b.new_recorder("replicaset-controller", None);
     for _ in 0..3 {
-        rec.event(
+        rec.record(
             &rs_ref(),
             EventType::Normal,
             "SuccessfulCreate",
@@ -234,7 +234,7 @@ async fn events_recorded_after_shutdown_are_dropped() {
     let b = EventBroadcaster::start(sink.clone(), EventCorrelator::default());
     let rec = b.new_recorder("c", None);
     b.shutdown().await;
-    rec.event(&rs_ref(), EventType::Normal, "R", "m");
+    rec.record(&rs_ref(), EventType::Normal, "R", "m");
     assert_eq!(rec.dropped(), 1);
     assert!(sink.calls.lock().is_empty());
 }

@@ -424,6 +424,27 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Before expiry, satisfied ⇔ both counters ≤ 0, whatever the sequence of
+        /// observations.
+        #[test]
+        fn satisfied_iff_fulfilled(add in 0i64..20, del in 0i64..20, ops in proptest::collection::vec(0u8..4, 0..60)) {
+            let (_clock, shared) = fake();
+            let e = ControllerExpectations::with_clock(shared);
+            e.set_expectations("k", add, del);
+            for op in ops {
+                match op {
+                    0 => e.creation_observed("k"),
+                    1 => e.deletion_observed("k"),
+                    2 => e.raise_expectations("k", 1, 0),
+                    _ => e.lower_expectations("k", 1, 1),
+                }
+            }
+            let (a, d) = e.get_expectations("k").unwrap();
+            proptest::prop_assert_eq!(e.satisfied_expectations("k"), a <= 0 && d <= 0);
+        }
+    }
+
     #[test]
     fn uid_expect_deletions_dedups_and_replaces() {
         let e = UIDTrackingControllerExpectations::new();

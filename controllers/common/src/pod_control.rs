@@ -222,7 +222,7 @@ impl PodControl for KubePodControl {
                         pod = name,
                         "controller created pod"
                     );
-                    self.recorder.event(
+                    self.recorder.record(
                         owner,
                         EventType::Normal,
                         SUCCESSFUL_CREATE_POD_REASON,
@@ -236,7 +236,7 @@ impl PodControl for KubePodControl {
                 Err(e) => {
                     let e = ControlError::from(e);
                     if !e.has_status_cause(NAMESPACE_TERMINATING_CAUSE) {
-                        self.recorder.event(
+                        self.recorder.record(
                             owner,
                             EventType::Warning,
                             FAILED_CREATE_POD_REASON,
@@ -263,7 +263,7 @@ impl PodControl for KubePodControl {
                 .await
             {
                 Ok(_) => {
-                    self.recorder.event(
+                    self.recorder.record(
                         owner,
                         EventType::Normal,
                         SUCCESSFUL_DELETE_POD_REASON,
@@ -277,7 +277,7 @@ impl PodControl for KubePodControl {
                         tracing::debug!(pod = name, "pod has already been deleted");
                         return Err(e);
                     }
-                    self.recorder.event(
+                    self.recorder.record(
                         owner,
                         EventType::Warning,
                         FAILED_DELETE_POD_REASON,

@@ -123,6 +123,21 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Sizes sum to `count`, start at `min(count, initial)` and at most double.
+        #[test]
+        fn batch_sizes_cover_count(count in 0usize..5000, initial in 1usize..20) {
+            let sizes = slow_start_batch_sizes(count, initial);
+            proptest::prop_assert_eq!(sizes.iter().sum::<usize>(), count);
+            if let Some(first) = sizes.first() {
+                proptest::prop_assert_eq!(*first, count.min(initial));
+            }
+            for w in sizes.windows(2) {
+                proptest::prop_assert!(w[1] <= 2 * w[0] && w[1] > 0);
+            }
+        }
+    }
+
     #[tokio::test]
     async fn calls_in_a_batch_run_concurrently() {
         // A batch of 2 only completes if both calls are in flight together.

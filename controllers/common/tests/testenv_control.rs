@@ -178,7 +178,7 @@ async fn repeated_event_is_patched_to_count_two() {
     );
     let rec = broadcaster.new_recorder("replicaset-controller", None);
     for _ in 0..2 {
-        rec.event(
+        rec.record(
             &object_reference(&rs),
             kcm_controller::event_recorder::EventType::Warning,
             "FailedCreate",
