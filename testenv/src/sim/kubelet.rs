@@ -1,0 +1,362 @@
+//! The simulated kubelets: one pod worker per bound pod writes `/status` through the pod's life
+//! (Pending/ContainerCreating, Running/Ready, crash loop, failure) and finishes graceful deletions
+//! with `DELETE gracePeriodSeconds=0` and a uid precondition.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Pod;
+use kube::Api;
+use kube::api::{DeleteParams, Patch, PatchParams, Preconditions};
+use serde_json::json;
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::SimConfig;
+use super::annotations::PodBehaviour;
+use super::clock::{go_duration_string, now_time};
+use super::informer::{Change, spawn_informer};
+use super::nodes::{NodeSet, SimNode};
+use super::pod_status::{Runtime, Stage, build_status};
+
+const RETRY: Duration = Duration::from_millis(100);
+
+/// Run the kubelets of every simulated node until `token` is cancelled.
+pub(crate) async fn run(
+    client: kube::Client,
+    nodes: Arc<NodeSet>,
+    config: Arc<SimConfig>,
+    token: CancellationToken,
+) {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (_cache, informer) = spawn_informer(Api::<Pod>::all(client.clone()), tx, token.clone());
+    let mut workers: HashMap<String, (watch::Sender<Arc<Pod>>, CancellationToken)> = HashMap::new();
+    loop {
+        let change = tokio::select! {
+            _ = token.cancelled() => break,
+            c = rx.recv() => match c { Some(c) => c, None => break },
+        };
+        match change {
+            Change::Applied(pod) => {
+                let Some(uid) = pod.metadata.uid.clone() else {
+                    continue;
+                };
+                if let Some((tx, _)) = workers.get(&uid) {
+                    tx.send_replace(pod);
+                    continue;
+                }
+                let node_name = pod.spec.as_ref().and_then(|s| s.node_name.clone());
+                let Some(node) = node_name.and_then(|n| nodes.get(&n).cloned()) else {
+                    continue;
+                };
+                let (ptx, prx) = watch::channel(pod);
+                let child = token.child_token();
+                tokio::spawn(pod_worker(
+                    client.clone(),
+                    node,
+                    config.clone(),
+                    prx,
+                    child.clone(),
+                ));
+                workers.insert(uid, (ptx, child));
+            }
+            Change::Deleted(pod) => {
+                if let Some((_, t)) = pod.metadata.uid.as_ref().and_then(|u| workers.remove(u)) {
+                    t.cancel();
+                }
+            }
+        }
+    }
+    for (_, (_, t)) in workers {
+        t.cancel();
+    }
+    let _ = informer.await;
+}
+
+fn random_container_id() -> String {
+    format!(
+        "containerd://{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    )
+}
+
+/// Whether the pod has reached phase Succeeded or Failed.
+fn is_terminal(pod: &Pod) -> bool {
+    matches!(
+        pod.status.as_ref().and_then(|s| s.phase.as_deref()),
+        Some("Succeeded" | "Failed")
+    )
+}
+
+struct IpGuard(Arc<SimNode>, Option<String>);
+impl Drop for IpGuard {
+    fn drop(&mut self) {
+        if let Some(ip) = &self.1 {
+            self.0.release_ip(ip);
+        }
+    }
+}
+
+async fn pod_worker(
+    client: kube::Client,
+    node: Arc<SimNode>,
+    config: Arc<SimConfig>,
+    mut pod_rx: watch::Receiver<Arc<Pod>>,
+    token: CancellationToken,
+) {
+    let first = pod_rx.borrow_and_update().clone();
+    let ns = first.metadata.namespace.clone().unwrap_or_default();
+    let name = first.metadata.name.clone().unwrap_or_default();
+    let uid = first.metadata.uid.clone().unwrap_or_default();
+    let api: Api<Pod> = Api::namespaced(client, &ns);
+    let behaviour =
+        PodBehaviour::from_annotations(first.metadata.annotations.as_ref(), config.pod_ready_after);
+    for problem in PodBehaviour::problems(first.metadata.annotations.as_ref()) {
+        tracing::warn!(pod = %format!("{ns}/{name}"), %problem, "sim: ignoring malformed annotation");
+    }
+    let container_count = first.spec.as_ref().map_or(0, |s| s.containers.len());
+    let ip = IpGuard(node.clone(), node.allocate_ip());
+    let now = now_time();
+    let mut rt = Runtime {
+        host_ip: node.host_ip.clone(),
+        pod_ip: ip.1.clone(),
+        start_time: now.clone(),
+        containers_started_at: now,
+        container_ids: (0..container_count)
+            .map(|_| random_container_id())
+            .collect(),
+    };
+
+    // A pod that is already finished keeps its status; only its deletion is handled.
+    let mut stage = if is_terminal(&first) {
+        None
+    } else {
+        Some(Stage::Creating)
+    };
+    let mut next: Option<Instant> = stage
+        .is_some()
+        .then(|| Instant::now() + behaviour.ready_after);
+    let mut crash_backoff = config.crash_loop_backoff;
+    let mut dirty = stage.is_some();
+    let mut terminating_at: Option<Instant> = None;
+    let mut deleted = false;
+    let mut ready_rx = node.subscribe_ready();
+    let mut retry_at: Option<Instant> = None;
+
+    loop {
+        let node_up = *ready_rx.borrow_and_update();
+        let pod = pod_rx.borrow_and_update().clone();
+        if terminating_at.is_none() && pod.metadata.deletion_timestamp.is_some() {
+            let grace = pod
+                .metadata
+                .deletion_grace_period_seconds
+                .unwrap_or(0)
+                .max(0) as u64;
+            let wait = Duration::from_secs(grace).min(config.max_grace);
+            terminating_at = Some(Instant::now() + wait);
+        }
+        let now_i = Instant::now();
+        if node_up && !deleted {
+            // Advance the script.
+            if let Some(t) = terminating_at
+                && t <= now_i
+            {
+                let exit_code = match &stage {
+                    Some(Stage::Terminated { exit_code, .. }) => *exit_code,
+                    _ => 0,
+                };
+                if stage.is_some() {
+                    let s = Stage::Terminated {
+                        exit_code,
+                        finished_at: now_time(),
+                    };
+                    let status = build_status(&pod, &rt, &s, &now_time());
+                    let patch = json!({"metadata": {"uid": uid}, "status": status});
+                    let _ = api
+                        .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                        .await;
+                }
+                let dp = DeleteParams {
+                    grace_period_seconds: Some(0),
+                    preconditions: Some(Preconditions {
+                        uid: Some(uid.clone()),
+                        resource_version: None,
+                    }),
+                    ..DeleteParams::default()
+                };
+                match api.delete(&name, &dp).await {
+                    Ok(_) => deleted = true,
+                    Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => deleted = true,
+                    Err(e) => {
+                        tracing::debug!(pod = %name, error = %e, "sim kubelet: delete failed");
+                        retry_at = Some(Instant::now() + RETRY);
+                    }
+                }
+            } else if let (Some(t), Some(current)) = (next, stage.clone())
+                && t <= now_i
+                && terminating_at.is_none()
+            {
+                let (new_stage, after) = advance(&current, &behaviour, &mut crash_backoff, &config);
+                if matches!(current, Stage::Creating) {
+                    rt.containers_started_at = now_time();
+                }
+                stage = Some(new_stage);
+                next = after.map(|d| Instant::now() + d);
+                dirty = true;
+            }
+            if dirty && retry_at.is_none_or(|r| r <= now_i) && !deleted {
+                if let Some(s) = &stage {
+                    let status = build_status(&pod, &rt, s, &now_time());
+                    let patch = json!({"metadata": {"uid": uid}, "status": status});
+                    match api
+                        .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                        .await
+                    {
+                        Ok(_) => {
+                            dirty = false;
+                            retry_at = None;
+                        }
+                        Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => {
+                            deleted = true;
+                        }
+                        Err(e) => {
+                            tracing::debug!(pod = %name, error = %e, "sim kubelet: status write failed");
+                            retry_at = Some(Instant::now() + RETRY);
+                        }
+                    }
+                } else {
+                    dirty = false;
+                }
+            }
+        }
+        // Sleep until the next thing to do.
+        let mut wake: Option<Instant> = None;
+        if node_up && !deleted {
+            for t in [terminating_at, next, retry_at].into_iter().flatten() {
+                wake = Some(wake.map_or(t, |w| w.min(t)));
+            }
+        }
+        let sleep = async {
+            match wake {
+                Some(t) => tokio::time::sleep_until(t).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = token.cancelled() => return,
+            r = pod_rx.changed() => if r.is_err() { return },
+            r = ready_rx.changed() => {
+                if r.is_err() { return }
+                // Back from a failure: post the full status again.
+                if *ready_rx.borrow() { dirty = true; }
+            }
+            _ = sleep => {}
+        }
+    }
+}
+
+/// The stage after `current` and the delay before the one after it.
+fn advance(
+    current: &Stage,
+    behaviour: &PodBehaviour,
+    crash_backoff: &mut Duration,
+    config: &SimConfig,
+) -> (Stage, Option<Duration>) {
+    let now = now_time();
+    match current {
+        Stage::Creating if behaviour.crash_loop => {
+            let b = *crash_backoff;
+            (
+                Stage::CrashLoop {
+                    restarts: 1,
+                    backoff: go_duration_string(b),
+                    last_started: now.clone(),
+                    last_finished: now,
+                },
+                Some(b),
+            )
+        }
+        Stage::Creating => (
+            Stage::Running {
+                ready: !behaviour.never_ready,
+            },
+            behaviour.fail_after,
+        ),
+        Stage::CrashLoop { restarts, .. } => {
+            *crash_backoff = (*crash_backoff * 2).min(config.crash_loop_max_backoff);
+            let b = *crash_backoff;
+            (
+                Stage::CrashLoop {
+                    restarts: restarts + 1,
+                    backoff: go_duration_string(b),
+                    last_started: now.clone(),
+                    last_finished: now,
+                },
+                Some(b),
+            )
+        }
+        Stage::Running { .. } => (
+            Stage::Terminated {
+                exit_code: 1,
+                finished_at: now,
+            },
+            None,
+        ),
+        Stage::Terminated { .. } => (current.clone(), None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn behaviour() -> PodBehaviour {
+        PodBehaviour::from_annotations(None, Duration::from_millis(200))
+    }
+
+    #[test]
+    fn scripts() {
+        let config = SimConfig::default();
+        let mut b = config.crash_loop_backoff;
+        let (s, after) = advance(&Stage::Creating, &behaviour(), &mut b, &config);
+        assert_eq!((s, after), (Stage::Running { ready: true }, None));
+
+        let mut never = behaviour();
+        never.never_ready = true;
+        never.fail_after = Some(Duration::from_secs(3));
+        let (s, after) = advance(&Stage::Creating, &never, &mut b, &config);
+        assert_eq!(
+            (s.clone(), after),
+            (
+                Stage::Running { ready: false },
+                Some(Duration::from_secs(3))
+            )
+        );
+        let (s, after) = advance(&s, &never, &mut b, &config);
+        assert!(matches!(s, Stage::Terminated { exit_code: 1, .. }));
+        assert_eq!(after, None);
+
+        let mut crash = behaviour();
+        crash.crash_loop = true;
+        let (mut s, _) = advance(&Stage::Creating, &crash, &mut b, &config);
+        let mut restarts = vec![];
+        let mut backoffs = vec![];
+        for _ in 0..6 {
+            if let Stage::CrashLoop {
+                restarts: r,
+                backoff,
+                ..
+            } = &s
+            {
+                restarts.push(*r);
+                backoffs.push(backoff.clone());
+            }
+            s = advance(&s, &crash, &mut b, &config).0;
+        }
+        assert_eq!(restarts, vec![1, 2, 3, 4, 5, 6]);
+        assert_eq!(backoffs, vec!["1s", "2s", "4s", "8s", "10s", "10s"]);
+    }
+}

@@ -1,0 +1,421 @@
+//! The simulated scheduler: binds pending pods to the feasible node with the fewest pods through
+//! `POST pods/{name}/binding`, and reports unschedulable pods with a `PodScheduled=False` condition.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{Node, Pod};
+use kube::Api;
+use kube::api::{Patch, PatchParams, PostParams};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::SimConfig;
+use super::annotations::PodBehaviour;
+use super::clock::now_time;
+use super::informer::{Cache, Change, key_of, spawn_informer};
+
+/// Upstream's default scheduler name.
+pub const DEFAULT_SCHEDULER: &str = "default-scheduler";
+
+/// Why a node cannot take a pod (upstream filter plugin messages).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Unfit {
+    NotReady,
+    Taint(String),
+    Unschedulable,
+    TooManyPods,
+    Selector,
+}
+
+impl Unfit {
+    fn text(&self) -> String {
+        match self {
+            Unfit::NotReady => "node(s) were not ready".into(),
+            Unfit::Taint(t) => format!("node(s) had untolerated taint {{{t}: }}"),
+            Unfit::Unschedulable => "node(s) were unschedulable".into(),
+            Unfit::TooManyPods => "Too many pods".into(),
+            Unfit::Selector => "node(s) didn't match Pod's node affinity/selector".into(),
+        }
+    }
+}
+
+/// The `PodScheduled=False` message upstream writes: `0/3 nodes are available: <counts>. preemption: ...`.
+pub(crate) fn unschedulable_message(total: usize, reasons: &[Unfit]) -> String {
+    if total == 0 {
+        return "no nodes available to schedule pods".into();
+    }
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for r in reasons {
+        *counts.entry(r.text()).or_default() += 1;
+    }
+    let mut parts: Vec<String> = counts.iter().map(|(t, n)| format!("{n} {t}")).collect();
+    parts.sort();
+    format!(
+        "0/{total} nodes are available: {}. preemption: 0/{total} nodes are available: {total} Preemption is not helpful for scheduling.",
+        parts.join(", ")
+    )
+}
+
+fn tolerates(pod: &Pod, key: &str, effect: &str) -> bool {
+    pod.spec
+        .as_ref()
+        .and_then(|s| s.tolerations.as_ref())
+        .is_some_and(|ts| {
+            ts.iter().any(|t| {
+                let key_ok = match t.key.as_deref() {
+                    None | Some("") => t.operator.as_deref() == Some("Exists"),
+                    Some(k) => k == key,
+                };
+                let effect_ok = t
+                    .effect
+                    .as_deref()
+                    .is_none_or(|e| e.is_empty() || e == effect);
+                key_ok && effect_ok
+            })
+        })
+}
+
+/// Why `node` cannot run `pod`, or None when it can. `count` is the node's pods.
+pub(crate) fn unfit(pod: &Pod, node: &Node, count: usize) -> Option<Unfit> {
+    let ready = node
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|c| c.iter().find(|c| c.type_ == "Ready"))
+        .is_some_and(|c| c.status == "True");
+    let spec = node.spec.as_ref();
+    if spec.and_then(|s| s.unschedulable).unwrap_or(false) {
+        return Some(Unfit::Unschedulable);
+    }
+    for taint in spec.and_then(|s| s.taints.as_ref()).into_iter().flatten() {
+        if (taint.effect == "NoSchedule" || taint.effect == "NoExecute")
+            && !tolerates(pod, &taint.key, &taint.effect)
+        {
+            return Some(Unfit::Taint(taint.key.clone()));
+        }
+    }
+    if !ready {
+        return Some(Unfit::NotReady);
+    }
+    if let Some(selector) = pod.spec.as_ref().and_then(|s| s.node_selector.as_ref()) {
+        let labels = node.metadata.labels.clone().unwrap_or_default();
+        if selector.iter().any(|(k, v)| labels.get(k) != Some(v)) {
+            return Some(Unfit::Selector);
+        }
+    }
+    let max_pods = node
+        .status
+        .as_ref()
+        .and_then(|s| s.allocatable.as_ref())
+        .and_then(|a| a.get("pods"))
+        .and_then(|q| q.0.parse::<usize>().ok())
+        .unwrap_or(110);
+    if count >= max_pods {
+        return Some(Unfit::TooManyPods);
+    }
+    None
+}
+
+fn wants_scheduling(pod: &Pod) -> bool {
+    let spec = pod.spec.as_ref();
+    let unbound = spec
+        .and_then(|s| s.node_name.as_deref())
+        .is_none_or(str::is_empty);
+    let ours = spec
+        .and_then(|s| s.scheduler_name.as_deref())
+        .is_none_or(|n| n.is_empty() || n == DEFAULT_SCHEDULER);
+    let finished = matches!(
+        pod.status.as_ref().and_then(|s| s.phase.as_deref()),
+        Some("Succeeded" | "Failed")
+    );
+    unbound && ours && !finished && pod.metadata.deletion_timestamp.is_none()
+}
+
+struct Scheduler {
+    client: kube::Client,
+    config: Arc<SimConfig>,
+    pods: Arc<Cache<Pod>>,
+    nodes: Arc<Cache<Node>>,
+    /// Pods bound by us and not yet seen bound in the cache: uid → node.
+    assumed: HashMap<String, String>,
+}
+
+impl Scheduler {
+    fn counts(&self) -> HashMap<String, usize> {
+        let mut counts: HashMap<String, usize> = HashMap::new();
+        let mut seen: BTreeSet<String> = BTreeSet::new();
+        for p in self.pods.list() {
+            let finished = matches!(
+                p.status.as_ref().and_then(|s| s.phase.as_deref()),
+                Some("Succeeded" | "Failed")
+            );
+            if let Some(n) = p.spec.as_ref().and_then(|s| s.node_name.as_deref())
+                && !n.is_empty()
+                && !finished
+            {
+                *counts.entry(n.to_string()).or_default() += 1;
+                if let Some(u) = &p.metadata.uid {
+                    seen.insert(u.clone());
+                }
+            }
+        }
+        for (uid, node) in &self.assumed {
+            if !seen.contains(uid) {
+                *counts.entry(node.clone()).or_default() += 1;
+            }
+        }
+        counts
+    }
+
+    async fn schedule(&mut self, pod: &Pod) {
+        if !wants_scheduling(pod) {
+            return;
+        }
+        let uid = pod.metadata.uid.clone().unwrap_or_default();
+        if self.assumed.contains_key(&uid) {
+            return;
+        }
+        let ns = pod.metadata.namespace.clone().unwrap_or_default();
+        let name = pod.metadata.name.clone().unwrap_or_default();
+        let api: Api<Pod> = Api::namespaced(self.client.clone(), &ns);
+        let behaviour = PodBehaviour::from_annotations(
+            pod.metadata.annotations.as_ref(),
+            self.config.pod_ready_after,
+        );
+        let nodes = self.nodes.list();
+        let counts = self.counts();
+        let mut reasons = Vec::new();
+        let mut best: Option<(usize, String)> = None;
+        for node in &nodes {
+            let node_name = node.metadata.name.clone().unwrap_or_default();
+            let count = counts.get(&node_name).copied().unwrap_or(0);
+            let why = if behaviour.unschedulable {
+                Some(Unfit::Selector)
+            } else {
+                unfit(pod, node, count)
+            };
+            match why {
+                Some(r) => reasons.push(r),
+                None => {
+                    if best.as_ref().is_none_or(|(c, _)| count < *c) {
+                        best = Some((count, node_name));
+                    }
+                }
+            }
+        }
+        let Some((_, target)) = best else {
+            let message = unschedulable_message(nodes.len(), &reasons);
+            self.report_unschedulable(&api, pod, &message).await;
+            return;
+        };
+        let binding = json!({
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": name, "namespace": ns, "uid": uid},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": target},
+        });
+        match api
+            .create_subresource::<Value, Value>("binding", &name, &PostParams::default(), &binding)
+            .await
+        {
+            Ok(_) => {
+                self.assumed.insert(uid, target);
+            }
+            Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => {}
+            Err(e) => tracing::debug!(pod = %name, error = %e, "sim scheduler: binding failed"),
+        }
+    }
+
+    async fn report_unschedulable(&self, api: &Api<Pod>, pod: &Pod, message: &str) {
+        let conditions = pod
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.clone())
+            .unwrap_or_default();
+        if conditions.iter().any(|c| {
+            c.type_ == "PodScheduled"
+                && c.status == "False"
+                && c.reason.as_deref() == Some("Unschedulable")
+                && c.message.as_deref() == Some(message)
+        }) {
+            return;
+        }
+        let mut list: Vec<Value> = conditions
+            .iter()
+            .filter(|c| c.type_ != "PodScheduled")
+            .filter_map(|c| serde_json::to_value(c).ok())
+            .collect();
+        list.push(json!({
+            "type": "PodScheduled", "status": "False", "lastProbeTime": null,
+            "lastTransitionTime": now_time(), "reason": "Unschedulable", "message": message,
+        }));
+        let patch = json!({"metadata": {"uid": pod.metadata.uid}, "status": {"conditions": list}});
+        let name = pod.metadata.name.clone().unwrap_or_default();
+        if let Err(e) = api
+            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
+            tracing::debug!(pod = %name, error = %e, "sim scheduler: condition write failed");
+        }
+    }
+}
+
+/// Run the scheduler until `token` is cancelled.
+pub(crate) async fn run(client: kube::Client, config: Arc<SimConfig>, token: CancellationToken) {
+    let (ptx, mut prx) = mpsc::unbounded_channel();
+    let (ntx, mut nrx) = mpsc::unbounded_channel();
+    let (pods, pod_task) = spawn_informer(Api::<Pod>::all(client.clone()), ptx, token.clone());
+    let (nodes, node_task) = spawn_informer(Api::<Node>::all(client.clone()), ntx, token.clone());
+    nodes.wait_synced().await;
+    let mut s = Scheduler {
+        client,
+        config,
+        pods,
+        nodes,
+        assumed: HashMap::new(),
+    };
+    // Unschedulable pods are retried on node changes and every few seconds, as upstream's
+    // unschedulable queue flushes.
+    let mut retry = tokio::time::interval(Duration::from_secs(5));
+    loop {
+        tokio::select! {
+            _ = token.cancelled() => break,
+            c = prx.recv() => match c {
+                Some(Change::Applied(pod)) => {
+                    let bound = pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).is_some_and(|n| !n.is_empty());
+                    if bound || pod.metadata.deletion_timestamp.is_some() {
+                        if let Some(u) = &pod.metadata.uid { s.assumed.remove(u); }
+                        continue;
+                    }
+                    s.schedule(&pod).await;
+                }
+                Some(Change::Deleted(pod)) => {
+                    if let Some(u) = &pod.metadata.uid { s.assumed.remove(u); }
+                    // A freed slot may fit a waiting pod.
+                    retry_all(&mut s).await;
+                }
+                None => break,
+            },
+            c = nrx.recv() => match c {
+                Some(_) => retry_all(&mut s).await,
+                None => break,
+            },
+            _ = retry.tick() => retry_all(&mut s).await,
+        }
+    }
+    let _ = pod_task.await;
+    let _ = node_task.await;
+}
+
+async fn retry_all(s: &mut Scheduler) {
+    let mut waiting: Vec<Arc<Pod>> = s
+        .pods
+        .list()
+        .into_iter()
+        .filter(|p| wants_scheduling(p))
+        .collect();
+    waiting.sort_by_key(|p| key_of(&**p));
+    for p in waiting {
+        s.schedule(&p).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(extra: Value) -> Node {
+        let mut n = json!({
+            "metadata": {"name": "node-1", "labels": {"kubernetes.io/os": "linux"}},
+            "spec": {},
+            "status": {"allocatable": {"pods": "2"}, "conditions": [{"type": "Ready", "status": "True"}]},
+        });
+        json_patch::merge(&mut n, &extra);
+        serde_json::from_value(n).expect("node")
+    }
+
+    fn pod(extra: Value) -> Pod {
+        let mut p = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "a"}]}});
+        json_patch::merge(&mut p, &extra);
+        serde_json::from_value(p).expect("pod")
+    }
+
+    #[test]
+    fn filters() {
+        let cases: Vec<(&str, Value, Value, usize, Option<Unfit>)> = vec![
+            ("fits", json!({}), json!({}), 0, None),
+            ("full", json!({}), json!({}), 2, Some(Unfit::TooManyPods)),
+            (
+                "not ready",
+                json!({"status": {"conditions": [{"type": "Ready", "status": "Unknown"}]}}),
+                json!({}),
+                0,
+                Some(Unfit::NotReady),
+            ),
+            (
+                "tainted",
+                json!({"spec": {"taints": [{"key": "node.kubernetes.io/unreachable", "effect": "NoSchedule"}]}}),
+                json!({}),
+                0,
+                Some(Unfit::Taint("node.kubernetes.io/unreachable".into())),
+            ),
+            (
+                "tolerated",
+                json!({"spec": {"taints": [{"key": "k", "effect": "NoSchedule"}]}}),
+                json!({"spec": {"tolerations": [{"key": "k", "operator": "Exists"}]}}),
+                0,
+                None,
+            ),
+            (
+                "cordoned",
+                json!({"spec": {"unschedulable": true}}),
+                json!({}),
+                0,
+                Some(Unfit::Unschedulable),
+            ),
+            (
+                "selector",
+                json!({}),
+                json!({"spec": {"nodeSelector": {"disk": "ssd"}}}),
+                0,
+                Some(Unfit::Selector),
+            ),
+            (
+                "selector ok",
+                json!({}),
+                json!({"spec": {"nodeSelector": {"kubernetes.io/os": "linux"}}}),
+                0,
+                None,
+            ),
+        ];
+        for (name, n, p, count, want) in cases {
+            assert_eq!(unfit(&pod(p), &node(n), count), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn messages() {
+        assert_eq!(
+            unschedulable_message(3, &[Unfit::Selector, Unfit::Selector, Unfit::Selector]),
+            "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+        );
+        assert_eq!(
+            unschedulable_message(
+                3,
+                &[
+                    Unfit::TooManyPods,
+                    Unfit::Taint("node.kubernetes.io/unreachable".into()),
+                    Unfit::Taint("node.kubernetes.io/unreachable".into())
+                ]
+            ),
+            "0/3 nodes are available: 1 Too many pods, 2 node(s) had untolerated taint {node.kubernetes.io/unreachable: }. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+        );
+        assert_eq!(
+            unschedulable_message(0, &[]),
+            "no nodes available to schedule pods"
+        );
+    }
+}
