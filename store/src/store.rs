@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
-use parking_lot::RwLock;
+use parking_lot::{RwLock, RwLockUpgradableReadGuard};
 
 use crate::index::{
     Hasher, Index, IndexFn, Indexers, Indices, NAMESPACE_INDEX, Slot, insert_all,
@@ -329,37 +329,36 @@ impl<T: Object> Store<T> {
     /// Registers a new index and backfills it from every stored object.
     /// Fails with [`StoreError::IndexerConflict`] if the name already exists.
     pub fn add_indexer(&self, name: &str, f: IndexFn<T>) -> Result<(), StoreError> {
-        let mut inner = self.inner.write();
-        let inner = &mut *inner;
-        if inner.indices.indexers.contains_key(name) {
-            return Err(StoreError::IndexerConflict(name.to_string()));
-        }
-        let index = inner.backfill(&f);
-        let mut indexers = (*inner.indices.indexers).clone();
-        indexers.insert(name.to_string(), f);
-        inner.indices.indexers = Arc::new(indexers);
-        inner.indices.indices.insert(name.to_string(), index);
-        Ok(())
+        self.add_indexers([(name.to_string(), f)])
     }
 
     /// Registers several indexers at once (client-go `AddIndexers`): fails without changing
     /// anything if any name is already registered (or repeated).
+    ///
+    /// The backfill runs under an upgradable read lock: readers continue meanwhile, writers
+    /// wait; the lock is upgraded only to swap the finished indices in.
     pub fn add_indexers(
         &self,
         new: impl IntoIterator<Item = (String, IndexFn<T>)>,
     ) -> Result<(), StoreError> {
         let new: Vec<(String, IndexFn<T>)> = new.into_iter().collect();
-        let mut inner = self.inner.write();
-        let inner = &mut *inner;
+        let inner = self.inner.upgradable_read();
         let mut seen = HashSet::new();
         for (name, _) in &new {
             if inner.indices.indexers.contains_key(name) || !seen.insert(name.as_str()) {
                 return Err(StoreError::IndexerConflict(name.clone()));
             }
         }
+        let built: Vec<(String, IndexFn<T>, Index)> = new
+            .into_iter()
+            .map(|(name, f)| {
+                let index = inner.backfill(&f);
+                (name, f, index)
+            })
+            .collect();
+        let mut inner = RwLockUpgradableReadGuard::upgrade(inner);
         let mut indexers = (*inner.indices.indexers).clone();
-        for (name, f) in new {
-            let index = inner.backfill(&f);
+        for (name, f, index) in built {
             inner.indices.indices.insert(name.clone(), index);
             indexers.insert(name, f);
         }

@@ -4,8 +4,8 @@
 mod common;
 
 use common::set;
-use kcm_store::selector::{Operator, Requirement};
 use kcm_store::Selector;
+use kcm_store::selector::{Operator, Requirement};
 
 fn req(key: &str, op: Operator, vals: &[&str]) -> Requirement {
     Requirement::new(key, op, vals.iter().copied()).expect("valid requirement")
