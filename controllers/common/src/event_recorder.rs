@@ -33,6 +33,7 @@ use tokio::task::JoinHandle;
 use crate::clock::{RealClock, SharedClock};
 use crate::error::{ControlError, NAMESPACE_TERMINATING_CAUSE};
 use crate::event_correlator::EventCorrelator;
+use crate::names::generate_event_name;
 
 /// Events queued between recorders and the writer task before new ones are dropped.
 pub const MAX_QUEUED_EVENTS: usize = 1000;
@@ -182,7 +183,8 @@ impl EventRecorder {
         self.dropped.load(Ordering::Relaxed)
     }
 
-    /// Builds the event (`makeEvent` upstream): name `<object>.<hex unix nanos>`,
+    /// Builds the event (`makeEvent` upstream): name `<object>.<hex unix nanos>`
+    /// (see [`generate_event_name`]),
     /// namespace of the object or `default`, count 1, first/last timestamp now.
     pub fn make_event(
         &self,
@@ -200,7 +202,7 @@ impl EventRecorder {
             .unwrap_or_else(|| "default".to_string());
         Event {
             metadata: ObjectMeta {
-                name: Some(format!("{name}.{:x}", now.as_nanosecond())),
+                name: Some(generate_event_name(name, now.as_nanosecond())),
                 namespace: Some(namespace),
                 ..Default::default()
             },

@@ -67,6 +67,7 @@ pub mod event_correlator;
 pub mod event_recorder;
 pub mod expectations;
 mod lru;
+pub mod names;
 pub mod pod;
 pub mod pod_control;
 pub mod pod_util;

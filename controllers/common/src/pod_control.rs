@@ -21,6 +21,7 @@ use parking_lot::Mutex;
 
 use crate::error::{ControlError, NAMESPACE_TERMINATING_CAUSE};
 use crate::event_recorder::{EventRecorder, EventType};
+use crate::names::is_dns1123_subdomain;
 
 /// Event reason: a pod could not be created.
 pub const FAILED_CREATE_POD_REASON: &str = "FailedCreate";
@@ -92,23 +93,6 @@ pub fn validate_controller_ref(controller_ref: &OwnerReference) -> Result<(), Co
         return err("controllerRef.BlockOwnerDeletion is not set");
     }
     Ok(())
-}
-
-/// Whether `name` is a valid DNS-1123 subdomain (≤ 253 chars of lowercase
-/// alphanumerics, `-` and `.`, each dot-separated label starting and ending
-/// with an alphanumeric).
-pub fn is_dns1123_subdomain(name: &str) -> bool {
-    if name.is_empty() || name.len() > 253 {
-        return false;
-    }
-    name.split('.').all(|label| {
-        let b = label.as_bytes();
-        !b.is_empty()
-            && b.iter()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-            && b[0] != b'-'
-            && b[b.len() - 1] != b'-'
-    })
 }
 
 /// The `generateName` for pods of controller `name` (upstream `getPodsPrefix`):
