@@ -58,7 +58,7 @@ pub fn classify_replica_sets<'a>(
 ) -> ReplicaSetsOfDeployment<'a> {
     let (_, old_rss) = find_old_replica_sets(d, rs_list);
     let new_rs = find_new_replica_set(d, rs_list);
-    let new_revision = (max_revision(&old_rss) + 1).to_string();
+    let new_revision = max_revision(&old_rss).wrapping_add(1).to_string();
     ReplicaSetsOfDeployment {
         new_rs,
         old_rss,

@@ -72,7 +72,7 @@ impl ScaleStep {
 pub fn scale_replica_set(rs: &ReplicaSet, new_scale: i32, d: &Deployment) -> ScaleOutcome {
     let old_scale = rs_replicas(rs);
     let desired = deployment_replicas(d);
-    let max = desired + max_surge(d);
+    let max = desired.wrapping_add(max_surge(d));
     let size_needs_update = old_scale != new_scale;
     if !size_needs_update && !replicas_annotations_need_update(rs, desired, max) {
         return ScaleOutcome {
@@ -155,11 +155,11 @@ pub fn scale(
     let mut all = filter_active_replica_sets(old_rss.iter().copied().chain(new_rs));
     let total = get_replica_count_for_replica_sets(all.iter().copied());
     let allowed = if desired > 0 {
-        desired + max_surge(d)
+        desired.wrapping_add(max_surge(d))
     } else {
         0
     };
-    let to_add = allowed - total;
+    let to_add = allowed.wrapping_sub(total);
     match to_add.cmp(&0) {
         std::cmp::Ordering::Greater => all.sort_by(|a, b| cmp_by_size_newer(a, b)),
         std::cmp::Ordering::Less => all.sort_by(|a, b| cmp_by_size_older(a, b)),
@@ -170,8 +170,8 @@ pub fn scale(
     for rs in &all {
         if to_add != 0 {
             let p = get_proportion(Some(rs), d, to_add, added);
-            sizes.push(rs_replicas(rs) + p);
-            added += p;
+            sizes.push(rs_replicas(rs).wrapping_add(p));
+            added = added.wrapping_add(p);
         } else {
             sizes.push(rs_replicas(rs));
         }
@@ -179,7 +179,7 @@ pub fn scale(
     if to_add != 0
         && let Some(first) = sizes.first_mut()
     {
-        *first = (*first + to_add - added).max(0);
+        *first = first.wrapping_add(to_add).wrapping_sub(added).max(0);
     }
     all.iter()
         .zip(sizes)

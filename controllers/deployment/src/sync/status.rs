@@ -51,7 +51,7 @@ pub fn calculate_status(
 ) -> DeploymentStatus {
     let available = get_available_replica_count_for_replica_sets(all_rss.iter().copied());
     let total = get_replica_count_for_replica_sets(all_rss.iter().copied());
-    let unavailable = (total - available).max(0);
+    let unavailable = total.wrapping_sub(available).max(0);
     let stored = d.status.clone().unwrap_or_default();
     let mut status = DeploymentStatus {
         observed_generation: omit_zero(generation(d)),

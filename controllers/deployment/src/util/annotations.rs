@@ -153,7 +153,7 @@ pub fn set_new_replica_set_annotations(
     }
     if !exists {
         let desired = deployment_replicas(d);
-        changed |= set_replicas_annotations(rs, desired, desired + max_surge(d));
+        changed |= set_replicas_annotations(rs, desired, desired.wrapping_add(max_surge(d)));
     }
     changed
 }
@@ -164,7 +164,7 @@ fn update_revision_history(annotations: &mut BTreeMap<String, String>, old: &str
         .cloned()
         .unwrap_or_default();
     let parts: Vec<&str> = history.split(',').collect();
-    if parts[0].is_empty() {
+    if parts.first().is_none_or(|p| p.is_empty()) {
         annotations.insert(REVISION_HISTORY_ANNOTATION.to_string(), old.to_string());
         return;
     }

@@ -18,28 +18,34 @@ use crate::util::hash::DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY;
 pub fn get_replica_count_for_replica_sets<'a>(
     rss: impl IntoIterator<Item = &'a ReplicaSet>,
 ) -> i32 {
-    rss.into_iter().map(rs_replicas).sum()
+    rss.into_iter().map(rs_replicas).fold(0, i32::wrapping_add)
 }
 
 /// `GetActualReplicaCountForReplicaSets`: Σ `status.replicas`.
 pub fn get_actual_replica_count_for_replica_sets<'a>(
     rss: impl IntoIterator<Item = &'a ReplicaSet>,
 ) -> i32 {
-    rss.into_iter().map(rs_status_replicas).sum()
+    rss.into_iter()
+        .map(rs_status_replicas)
+        .fold(0, i32::wrapping_add)
 }
 
 /// `GetReadyReplicaCountForReplicaSets`: Σ `status.readyReplicas`.
 pub fn get_ready_replica_count_for_replica_sets<'a>(
     rss: impl IntoIterator<Item = &'a ReplicaSet>,
 ) -> i32 {
-    rss.into_iter().map(rs_ready_replicas).sum()
+    rss.into_iter()
+        .map(rs_ready_replicas)
+        .fold(0, i32::wrapping_add)
 }
 
 /// `GetAvailableReplicaCountForReplicaSets`: Σ `status.availableReplicas`.
 pub fn get_available_replica_count_for_replica_sets<'a>(
     rss: impl IntoIterator<Item = &'a ReplicaSet>,
 ) -> i32 {
-    rss.into_iter().map(rs_available_replicas).sum()
+    rss.into_iter()
+        .map(rs_available_replicas)
+        .fold(0, i32::wrapping_add)
 }
 
 /// `GetTerminatingReplicaCountForReplicaSets`: Σ `status.terminatingReplicas`.
@@ -54,7 +60,7 @@ pub fn get_terminating_replica_count_for_replica_sets<'a>(
         match rs_terminating_replicas(rs) {
             None if rs_observed_generation(rs) == 0 => continue,
             None => return None,
-            Some(n) => total += n,
+            Some(n) => total = i32::wrapping_add(total, n),
         }
     }
     Some(total)

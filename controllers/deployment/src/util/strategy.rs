@@ -114,13 +114,15 @@ pub fn new_rs_new_replicas(
         ROLLING_UPDATE_STRATEGY => {
             let surge = scaled_value_from_int_or_percent(max_surge_param(d), desired, true)?;
             let current = get_replica_count_for_replica_sets(all_rss.iter().copied());
-            let max_total = desired + surge;
+            let max_total = desired.wrapping_add(surge);
             let new_replicas = rs_replicas(new_rs);
             if current >= max_total {
                 return Ok(new_replicas);
             }
-            let scale_up = (max_total - current).min(desired - new_replicas);
-            Ok(new_replicas + scale_up)
+            let scale_up = max_total
+                .wrapping_sub(current)
+                .min(desired.wrapping_sub(new_replicas));
+            Ok(new_replicas.wrapping_add(scale_up))
         }
         RECREATE_STRATEGY => Ok(desired),
         other => Err(DeploymentError::UnsupportedStrategy(other.to_string())),
@@ -150,7 +152,7 @@ pub fn get_proportion(rs: Option<&ReplicaSet>, d: &Deployment, to_add: i32, adde
         return 0;
     }
     let fraction = get_replica_set_fraction(rs, d);
-    let allowed = to_add - added;
+    let allowed = to_add.wrapping_sub(added);
     if to_add > 0 {
         fraction.min(allowed)
     } else {
@@ -171,7 +173,7 @@ pub fn get_replica_set_fraction(rs: &ReplicaSet, d: &Deployment) -> i32 {
     if desired == 0 {
         return -rs_r;
     }
-    let target = desired + max_surge(d);
+    let target = desired.wrapping_add(max_surge(d));
     let annotated = match max_replicas_annotation(rs) {
         Some(v) if v != 0 => v,
         _ => d.status.as_ref().and_then(|s| s.replicas).unwrap_or(0),
@@ -180,7 +182,7 @@ pub fn get_replica_set_fraction(rs: &ReplicaSet, d: &Deployment) -> i32 {
         return 0;
     }
     let new_size = f64::from(rs_r.wrapping_mul(target)) / f64::from(annotated);
-    (new_size.round() as i32) - rs_r
+    (new_size.round() as i32).wrapping_sub(rs_r)
 }
 
 #[cfg(test)]

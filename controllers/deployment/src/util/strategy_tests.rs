@@ -306,3 +306,25 @@ fn get_proportion_clamps_to_allowed() {
     assert_eq!(get_proportion(Some(&r), &d, -6, -4), -2);
     assert_eq!(get_proportion(Some(&r), &d, -6, 0), -3);
 }
+
+/// Go's int32 arithmetic wraps; absurd but valid user input (a huge absolute maxSurge, huge
+/// replica counts) must not panic here either.
+#[test]
+fn huge_values_do_not_panic() {
+    let d = rolling_deployment("d", i32::MAX, Some(int(i32::MAX)), Some(int(0)));
+    let big = rs("big", i32::MAX, i32::MAX, 0);
+    let other = rs("other", i32::MAX, 0, 1);
+    let _ = max_surge(&d);
+    let _ = new_rs_new_replicas(&d, &[&big, &other], &other);
+    let _ = get_replica_set_fraction(&big, &d);
+    let _ = get_proportion(Some(&big), &d, i32::MAX, -5);
+    let _ = crate::sync::scale::scale(&d, Some(&big), &[&other]);
+    let _ = crate::rolling::rollout_rolling(&d, &big, &[&other]);
+    let _ = crate::sync::status::calculate_status(
+        &[&big, &other],
+        Some(&big),
+        &d,
+        &Default::default(),
+        crate::test_support::at(0),
+    );
+}
