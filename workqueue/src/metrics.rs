@@ -198,6 +198,8 @@ pub(crate) mod testing {
         pub unfinished: f64,
         pub longest: f64,
         pub retries: u64,
+        /// Number of `set` calls on the unfinished-work gauge.
+        pub unfinished_updates: usize,
     }
 
     #[derive(Debug, Default, Clone)]
@@ -248,7 +250,10 @@ pub(crate) mod testing {
         fn set(&self, value: f64) {
             let mut v = self.0.lock();
             match self.1 {
-                Kind::Unfinished => v.unfinished = value,
+                Kind::Unfinished => {
+                    v.unfinished = value;
+                    v.unfinished_updates += 1;
+                }
                 _ => v.longest = value,
             }
         }

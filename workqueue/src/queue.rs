@@ -162,6 +162,11 @@ impl<T: QueueItem> Queue<T> {
     /// If the queue gets metrics and a tokio runtime is running, a task
     /// refreshes the unfinished-work gauges every 500 ms until shutdown.
     pub fn with_config(config: QueueConfig) -> Self {
+        Self::with_update_period(config, UNFINISHED_WORK_UPDATE_PERIOD)
+    }
+
+    /// Like `with_config`, with a custom unfinished-work refresh period (tests).
+    pub(crate) fn with_update_period(config: QueueConfig, update_period: Duration) -> Self {
         let provider = resolve_provider(config.metrics_provider.as_ref());
         let metrics = QueueMetrics::new(&config.name, provider.as_ref());
         let with_metrics = metrics.is_some();
@@ -180,7 +185,7 @@ impl<T: QueueItem> Queue<T> {
             stop_ticker: Arc::new(Notify::new()),
         });
         if with_metrics {
-            spawn_unfinished_work_ticker(&shared);
+            spawn_unfinished_work_ticker(&shared, update_period);
         }
         Self { shared }
     }
@@ -222,21 +227,29 @@ impl<T: QueueItem> Queue<T> {
     /// taken and a pending wake-up is passed on to another waiter.
     pub async fn get(&self) -> Option<T> {
         loop {
-            // Register interest before looking, so an add or a shutdown that
-            // happens after the look cannot be missed.
+            // Fast path: no waiter registration when an item is ready.
+            if let Some(outcome) = self.poll_state() {
+                return outcome;
+            }
+            // Register interest, then look again: an add or a shutdown that
+            // happens after this second look wakes the registered waiter.
             let mut notified = pin!(self.shared.item_ready.notified());
             notified.as_mut().enable();
-            {
-                let mut state = self.shared.state.lock();
-                if let Some(item) = take_next(&mut state) {
-                    return Some(item);
-                }
-                if state.shutting_down {
-                    return None;
-                }
+            if let Some(outcome) = self.poll_state() {
+                return outcome;
             }
             notified.await;
         }
+    }
+
+    /// `Some(Some(item))` if an item was taken, `Some(None)` if shut down and
+    /// empty, `None` if the caller has to wait.
+    fn poll_state(&self) -> Option<Option<T>> {
+        let mut state = self.shared.state.lock();
+        if let Some(item) = take_next(&mut state) {
+            return Some(Some(item));
+        }
+        state.shutting_down.then_some(None)
     }
 
     /// Takes the next item without waiting, if one is queued right now.
@@ -333,15 +346,15 @@ fn take_next<T: QueueItem>(state: &mut State<T>) -> Option<T> {
     Some(item)
 }
 
-/// Refreshes the unfinished-work gauges every 500 ms while the queue lives.
-fn spawn_unfinished_work_ticker<T: QueueItem>(shared: &Arc<Shared<T>>) {
+/// Refreshes the unfinished-work gauges every `period` (500 ms) until shutdown.
+fn spawn_unfinished_work_ticker<T: QueueItem>(shared: &Arc<Shared<T>>, period: Duration) {
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
         return;
     };
     let weak: Weak<Shared<T>> = Arc::downgrade(shared);
     let stop = shared.stop_ticker.clone();
     runtime.spawn(async move {
-        let mut ticker = tokio::time::interval(UNFINISHED_WORK_UPDATE_PERIOD);
+        let mut ticker = tokio::time::interval(period);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         ticker.tick().await;
         loop {

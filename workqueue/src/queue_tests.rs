@@ -329,54 +329,95 @@ fn done_without_get_is_harmless() {
     assert_eq!(q.len(), 1);
 }
 
-/// Metric semantics (upstream TestMetrics): adds/depth on non-duplicate adds
-/// (also while processing), latency from the first add, work duration, and
-/// the 500 ms unfinished-work refresh.
+fn metered(provider: &TestProvider, period: Duration) -> Queue<&'static str> {
+    Queue::with_update_period(
+        QueueConfig {
+            name: "test".into(),
+            metrics_provider: Some(Arc::new(provider.clone())),
+        },
+        period,
+    )
+}
+
+fn us(n: u64) -> Duration {
+    Duration::from_micros(n)
+}
+
+/// TestMetrics: adds/depth on non-duplicate adds (also while processing),
+/// latency from the first add, work duration, unfinished-work refresh.
 #[tokio::test(start_paused = true)]
 async fn test_metrics() {
-    let provider = TestProvider::default();
-    let q: Queue<&str> = Queue::with_config(QueueConfig {
-        name: "test".into(),
-        metrics_provider: Some(Arc::new(provider.clone())),
-    });
-    q.add("foo");
+    let mp = TestProvider::default();
+    let q = metered(&mp, Duration::from_millis(1));
+    settle().await; // the refresh task starts its ticker
+
     q.add("foo");
     {
-        let v = provider.values.lock();
+        let v = mp.values.lock();
         assert_eq!((v.adds, v.depth), (1, 1));
     }
-    tokio::time::advance(Duration::from_millis(50)).await;
+
+    tokio::time::advance(us(50)).await;
     let i = q.get().await.unwrap();
-    q.add("foo"); // while processing: counted
-    {
-        let v = provider.values.lock();
-        assert_eq!((v.adds, v.depth), (2, 1));
-        assert_eq!(v.latency.len(), 1);
-        assert!((v.latency[0] - 0.05).abs() < 1e-9, "{:?}", v.latency);
+    assert_eq!(i, "foo");
+    assert_eq!(mp.values.lock().latency, [5e-05]);
+
+    // Add it back while processing; multiple adds are de-duped.
+    for _ in 0..5 {
+        q.add(i);
     }
+    assert_eq!(mp.values.lock().adds, 2);
+    assert_eq!(mp.values.lock().depth, 1, "one thing remains in the queue");
+
+    tokio::time::advance(us(25)).await;
+    q.done(&i);
+    assert_eq!(mp.values.lock().work_duration, [2.5e-05]);
+    assert_eq!(mp.values.lock().depth, 1);
+
+    let i = q.get().await.unwrap();
+    assert_eq!(i, "foo");
+    assert_eq!(mp.values.lock().latency, [5e-05, 2.5e-05]);
+
+    tokio::time::advance(Duration::from_millis(1)).await;
+    settle().await;
+    {
+        let v = mp.values.lock();
+        assert_eq!(v.unfinished, 0.001);
+        assert_eq!(v.longest, 0.001);
+    }
+
+    q.done(&i);
+    assert_eq!(mp.values.lock().work_duration, [2.5e-05, 0.001]);
+    q.shutdown();
+}
+
+/// TestMetricShutdown: no unfinished-work refresh after shutdown.
+#[tokio::test(start_paused = true)]
+async fn test_metric_shutdown() {
+    let mp = TestProvider::default();
+    let q = metered(&mp, Duration::from_millis(1));
+    settle().await;
+    tokio::time::advance(Duration::from_millis(1)).await;
+    settle().await;
+    let before = mp.values.lock().unfinished_updates;
+    assert!(before >= 1, "refreshed while running");
+    q.shutdown();
+    tokio::time::advance(Duration::from_secs(3600)).await;
+    settle().await;
+    assert_eq!(mp.values.lock().unfinished_updates, before);
+}
+
+/// The default refresh period is 500 ms.
+#[tokio::test(start_paused = true)]
+async fn unfinished_work_refreshed_every_500ms() {
+    let mp = TestProvider::default();
+    let q = metered(&mp, UNFINISHED_WORK_UPDATE_PERIOD);
+    q.add("foo");
+    let _i = q.get().await.unwrap();
     tokio::time::sleep(Duration::from_millis(1100)).await;
-    {
-        let v = provider.values.lock();
-        assert!(
-            v.unfinished >= 0.5 && v.unfinished <= 1.1,
-            "{}",
-            v.unfinished
-        );
-        assert_eq!(v.unfinished, v.longest);
-    }
-    q.done(&i);
-    {
-        let v = provider.values.lock();
-        assert_eq!(v.work_duration.len(), 1);
-        assert!((v.work_duration[0] - 1.1).abs() < 1e-9);
-    }
-    // Re-queued by done: latency measured from the add made while processing.
-    let i = q.get().await.unwrap();
-    q.done(&i);
-    let v = provider.values.lock();
-    assert_eq!(v.depth, 0);
-    assert_eq!(v.latency.len(), 2);
-    assert!((v.latency[1] - 1.1).abs() < 1e-9, "{:?}", v.latency);
+    let v = mp.values.lock();
+    assert_eq!(v.unfinished_updates, 2, "at 0.5 s and 1.0 s");
+    assert_eq!(v.longest, 1.0);
 }
 
 /// Unnamed queues never get metrics, even with a provider.

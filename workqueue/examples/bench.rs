@@ -1,0 +1,417 @@
+//! Benchmark workloads for `cargo xtask bench workqueue`.
+//!
+//! Run without arguments, this re-runs itself once per workload (so each peak
+//! RSS figure belongs to one workload) and prints one JSON line per workload:
+//!
+//! * `churn` — 10,000 keys `ns-<i%100>/pod-<i>`, 2 producers adding round-robin
+//!   until 2,000,000 adds, 2 workers doing get + done;
+//! * `churn` on the peer: a naive queue with the same dirty/processing
+//!   semantics built on `tokio::sync::Mutex<VecDeque>` + `HashSet`s + `Notify`,
+//!   followed by a `churn-ratio` line;
+//! * `delay` — 200,000 distinct keys `add_after` a uniform delay in [0, 50 ms],
+//!   2 workers; lateness (get time − due time) percentiles;
+//! * `ratelimit` — 10,000 keys, each requeued with `add_rate_limited` 20 times
+//!   then forgotten, exponential limiter only (base 1 µs, cap 100 ms).
+//!
+//! All runs use a 2-thread tokio runtime. Pass a workload name (`churn`,
+//! `churn-peer`, `delay`, `ratelimit`) to run just that one in-process.
+
+use std::collections::{HashSet, VecDeque};
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use kcm_workqueue::{DelayingQueue, ItemExponentialFailureRateLimiter, Queue, RateLimitingQueue};
+use serde_json::{Value, json};
+
+const CHURN_KEYS: usize = 10_000;
+const CHURN_ADDS: usize = 2_000_000;
+const DELAY_KEYS: usize = 200_000;
+const RATELIMIT_KEYS: usize = 10_000;
+const RATELIMIT_REQUEUES: usize = 20;
+const PEER: &str = "naive queue: tokio::sync::Mutex<{VecDeque, dirty HashSet, processing HashSet}> + Notify, same semantics";
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    match args.get(1).map(String::as_str) {
+        Some(workload) => {
+            let line = run(workload);
+            println!("{line}");
+        }
+        None => run_all(),
+    }
+}
+
+fn run_all() {
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(err) => {
+            eprintln!("cannot find own executable: {err}");
+            std::process::exit(1);
+        }
+    };
+    let child = |workload: &str| -> Value {
+        let out = Command::new(&exe).arg(workload).output();
+        let out = match out {
+            Ok(out) if out.status.success() => out,
+            other => {
+                eprintln!("workload {workload} failed: {other:?}");
+                std::process::exit(1);
+            }
+        };
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line = text.lines().last().unwrap_or_default().to_string();
+        println!("{line}");
+        serde_json::from_str(&line).unwrap_or(Value::Null)
+    };
+    let ours = child("churn");
+    let peer = child("churn-peer");
+    let num = |v: &Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+    println!(
+        "{}",
+        json!({
+            "workload": "churn-ratio",
+            "peer": PEER,
+            "wall_speedup_vs_peer": round2(num(&peer, "wall_ms") / num(&ours, "wall_ms")),
+            "adds_per_s_ratio": round2(num(&ours, "adds_per_s") / num(&peer, "adds_per_s")),
+            "peak_rss_ratio": round2(num(&ours, "peak_rss_kb") / num(&peer, "peak_rss_kb")),
+        })
+    );
+    child("delay");
+    child("ratelimit");
+}
+
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+fn run(workload: &str) -> Value {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap_or_else(|err| {
+            eprintln!("cannot build runtime: {err}");
+            std::process::exit(1)
+        });
+    runtime.block_on(async {
+        match workload {
+            "churn" => churn_ours().await,
+            "churn-peer" => churn_peer().await,
+            "delay" => delay().await,
+            "ratelimit" => ratelimit().await,
+            other => {
+                eprintln!("unknown workload {other}");
+                std::process::exit(2)
+            }
+        }
+    })
+}
+
+/// Peak resident set size (VmHWM) in KiB.
+fn peak_rss_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn key(i: usize) -> String {
+    format!("ns-{}/pod-{}", i % 100, i)
+}
+
+fn churn_report(implementation: &str, wall: Duration, gets: usize) -> Value {
+    let wall_ms = wall.as_secs_f64() * 1e3;
+    json!({
+        "workload": "churn",
+        "impl": implementation,
+        "keys": CHURN_KEYS,
+        "adds": CHURN_ADDS,
+        "producers": 2,
+        "workers": 2,
+        "wall_ms": round2(wall_ms),
+        "adds_per_s": (CHURN_ADDS as f64 / wall.as_secs_f64()).round(),
+        "gets": gets,
+        "peak_rss_kb": peak_rss_kb(),
+    })
+}
+
+async fn churn_ours() -> Value {
+    let keys: Arc<Vec<String>> = Arc::new((0..CHURN_KEYS).map(key).collect());
+    let q: Queue<String> = Queue::new();
+    let start = Instant::now();
+    let workers: Vec<_> = (0..2)
+        .map(|_| {
+            let q = q.clone();
+            tokio::spawn(async move {
+                let mut gets = 0usize;
+                while let Some(k) = q.get().await {
+                    gets += 1;
+                    q.done(&k);
+                }
+                gets
+            })
+        })
+        .collect();
+    let producers: Vec<_> = (0..2)
+        .map(|p| {
+            let (q, keys) = (q.clone(), keys.clone());
+            tokio::spawn(async move {
+                for n in 0..CHURN_ADDS / 2 {
+                    q.add(keys[(n * 2 + p) % CHURN_KEYS].clone());
+                    if n % 256 == 0 {
+                        tokio::task::yield_now().await;
+                    }
+                }
+            })
+        })
+        .collect();
+    for p in producers {
+        let _ = p.await;
+    }
+    q.shutdown_with_drain().await;
+    let mut gets = 0;
+    for w in workers {
+        gets += w.await.unwrap_or(0);
+    }
+    churn_report("kcm-workqueue", start.elapsed(), gets)
+}
+
+/// The naive peer: same semantics, async mutex, no care for wake-ups beyond Notify.
+#[derive(Default)]
+struct NaiveState {
+    queue: VecDeque<String>,
+    dirty: HashSet<String>,
+    processing: HashSet<String>,
+    shutting_down: bool,
+}
+
+#[derive(Default)]
+struct NaiveQueue {
+    state: tokio::sync::Mutex<NaiveState>,
+    notify: tokio::sync::Notify,
+}
+
+impl NaiveQueue {
+    async fn add(&self, item: String) {
+        let mut s = self.state.lock().await;
+        if s.shutting_down || s.dirty.contains(&item) {
+            return;
+        }
+        s.dirty.insert(item.clone());
+        if !s.processing.contains(&item) {
+            s.queue.push_back(item);
+            self.notify.notify_one();
+        }
+    }
+
+    async fn get(&self) -> Option<String> {
+        loop {
+            let notified = self.notify.notified();
+            {
+                let mut s = self.state.lock().await;
+                if let Some(item) = s.queue.pop_front() {
+                    s.dirty.remove(&item);
+                    s.processing.insert(item.clone());
+                    return Some(item);
+                }
+                if s.shutting_down {
+                    return None;
+                }
+            }
+            notified.await;
+        }
+    }
+
+    async fn done(&self, item: &String) {
+        let mut s = self.state.lock().await;
+        s.processing.remove(item);
+        if s.dirty.contains(item) {
+            s.queue.push_back(item.clone());
+            self.notify.notify_one();
+        }
+    }
+
+    async fn shutdown(&self) {
+        self.state.lock().await.shutting_down = true;
+        self.notify.notify_waiters();
+    }
+}
+
+async fn churn_peer() -> Value {
+    let keys: Arc<Vec<String>> = Arc::new((0..CHURN_KEYS).map(key).collect());
+    let q = Arc::new(NaiveQueue::default());
+    let start = Instant::now();
+    let workers: Vec<_> = (0..2)
+        .map(|_| {
+            let q = q.clone();
+            tokio::spawn(async move {
+                let mut gets = 0usize;
+                while let Some(k) = q.get().await {
+                    gets += 1;
+                    q.done(&k).await;
+                }
+                gets
+            })
+        })
+        .collect();
+    let producers: Vec<_> = (0..2)
+        .map(|p| {
+            let (q, keys) = (q.clone(), keys.clone());
+            tokio::spawn(async move {
+                for n in 0..CHURN_ADDS / 2 {
+                    q.add(keys[(n * 2 + p) % CHURN_KEYS].clone()).await;
+                    if n % 256 == 0 {
+                        tokio::task::yield_now().await;
+                    }
+                }
+            })
+        })
+        .collect();
+    for p in producers {
+        let _ = p.await;
+    }
+    q.shutdown().await;
+    let mut gets = 0;
+    for w in workers {
+        gets += w.await.unwrap_or(0);
+    }
+    churn_report("peer-naive", start.elapsed(), gets)
+}
+
+/// xorshift64*: a reproducible uniform source without extra dependencies.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+}
+
+fn percentile(sorted: &[u64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let idx = ((sorted.len() - 1) as f64 * p).round() as usize;
+    sorted[idx] as f64 / 1e3
+}
+
+async fn delay() -> Value {
+    let q: DelayingQueue<String> = DelayingQueue::new();
+    let base = Instant::now();
+    // Due time of key i, in ns since `base`.
+    let due: Arc<Vec<AtomicU64>> = Arc::new((0..DELAY_KEYS).map(|_| AtomicU64::new(0)).collect());
+    let gets = Arc::new(AtomicUsize::new(0));
+    let workers: Vec<_> = (0..2)
+        .map(|_| {
+            let (q, due, gets) = (q.clone(), due.clone(), gets.clone());
+            tokio::spawn(async move {
+                let mut lateness_ns = Vec::with_capacity(DELAY_KEYS / 2 + 1);
+                while let Some(k) = q.get().await {
+                    let now = base.elapsed().as_nanos() as u64;
+                    let i: usize = k
+                        .rsplit('-')
+                        .next()
+                        .and_then(|s| s.parse().ok())
+                        .unwrap_or(0);
+                    lateness_ns.push(now.saturating_sub(due[i].load(Ordering::Relaxed)));
+                    q.done(&k);
+                    if gets.fetch_add(1, Ordering::Relaxed) + 1 == DELAY_KEYS {
+                        q.shutdown();
+                    }
+                }
+                lateness_ns
+            })
+        })
+        .collect();
+    let keys: Vec<String> = (0..DELAY_KEYS).map(key).collect();
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let start = Instant::now();
+    for (i, k) in keys.into_iter().enumerate() {
+        let d = Duration::from_micros(rng.next() % 50_001);
+        due[i].store((base.elapsed() + d).as_nanos() as u64, Ordering::Relaxed);
+        q.add_after(k, d);
+        if i % 1024 == 0 {
+            tokio::task::yield_now().await;
+        }
+    }
+    let mut all = Vec::with_capacity(DELAY_KEYS);
+    for w in workers {
+        all.extend(w.await.unwrap_or_default());
+    }
+    let wall = start.elapsed();
+    all.sort_unstable();
+    json!({
+        "workload": "delay",
+        "impl": "kcm-workqueue",
+        "keys": DELAY_KEYS,
+        "max_delay_ms": 50,
+        "workers": 2,
+        "gets": all.len(),
+        "wall_ms": round2(wall.as_secs_f64() * 1e3),
+        "lateness_p50_us": round2(percentile(&all, 0.50)),
+        "lateness_p99_us": round2(percentile(&all, 0.99)),
+        "lateness_max_us": round2(percentile(&all, 1.0)),
+        "peak_rss_kb": peak_rss_kb(),
+    })
+}
+
+async fn ratelimit() -> Value {
+    let q: RateLimitingQueue<String> =
+        RateLimitingQueue::new(ItemExponentialFailureRateLimiter::new(
+            Duration::from_micros(1),
+            Duration::from_millis(100),
+        ));
+    let forgotten = Arc::new(AtomicUsize::new(0));
+    let start = Instant::now();
+    let workers: Vec<_> = (0..2)
+        .map(|_| {
+            let (q, forgotten) = (q.clone(), forgotten.clone());
+            tokio::spawn(async move {
+                let mut gets = 0usize;
+                while let Some(k) = q.get().await {
+                    gets += 1;
+                    if q.num_requeues(&k) < RATELIMIT_REQUEUES {
+                        q.add_rate_limited(k.clone());
+                        q.done(&k);
+                    } else {
+                        q.forget(&k);
+                        q.done(&k);
+                        if forgotten.fetch_add(1, Ordering::Relaxed) + 1 == RATELIMIT_KEYS {
+                            q.shutdown();
+                        }
+                    }
+                }
+                gets
+            })
+        })
+        .collect();
+    for i in 0..RATELIMIT_KEYS {
+        q.add(key(i));
+    }
+    let mut gets = 0;
+    for w in workers {
+        gets += w.await.unwrap_or(0);
+    }
+    let wall = start.elapsed();
+    json!({
+        "workload": "ratelimit",
+        "impl": "kcm-workqueue",
+        "keys": RATELIMIT_KEYS,
+        "requeues_per_key": RATELIMIT_REQUEUES,
+        "limiter": "ItemExponentialFailure(base 1us, cap 100ms)",
+        "workers": 2,
+        "wall_ms": round2(wall.as_secs_f64() * 1e3),
+        "gets": gets,
+        "peak_rss_kb": peak_rss_kb(),
+    })
+}
