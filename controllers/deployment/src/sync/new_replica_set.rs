@@ -25,7 +25,9 @@ use crate::util::annotations::{
 use crate::util::fields::{annotation, deployment_template, name_of, rs_template, uid_of};
 use crate::util::hash::{DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY, compute_hash};
 use crate::util::predicates::has_progress_deadline;
-use crate::util::replica_sets::{equal_ignore_hash, find_new_replica_set, find_old_replica_sets};
+use crate::util::replica_sets::{
+    equal_ignore_hash, find_new_replica_set, find_old_replica_sets, is_controlled_by,
+};
 use crate::util::strategy::new_rs_new_replicas;
 
 /// Longest valid object name (`validation.DNS1123SubdomainMaxLength`).
@@ -259,13 +261,9 @@ pub fn on_new_replica_set_already_exists(
     d: &Deployment,
     existing: &ReplicaSet,
 ) -> AlreadyExistsResolution {
-    let controlled = existing
-        .metadata
-        .owner_references
-        .as_ref()
-        .and_then(|refs| refs.iter().find(|r| r.controller == Some(true)))
-        .is_some_and(|r| r.uid == uid_of(&d.metadata));
-    if controlled && equal_ignore_hash(&deployment_template(d), &rs_template(existing)) {
+    if is_controlled_by(existing, d)
+        && equal_ignore_hash(&deployment_template(d), &rs_template(existing))
+    {
         return AlreadyExistsResolution::Ours;
     }
     let mut d_copy = d.clone();

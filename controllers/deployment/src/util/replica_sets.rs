@@ -209,6 +209,22 @@ pub fn find_active_or_latest<'a>(
     }
 }
 
+/// `metav1.GetControllerOf`: the owner reference with `controller: true`, if any.
+pub fn get_controller_of(
+    meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+) -> Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference> {
+    meta.owner_references
+        .as_ref()?
+        .iter()
+        .find(|r| r.controller == Some(true))
+}
+
+/// `metav1.IsControlledBy(rs, d)`: the ReplicaSet's controller reference has the Deployment's
+/// UID (upstream `ListReplicaSets` keeps only those).
+pub fn is_controlled_by(rs: &ReplicaSet, d: &Deployment) -> bool {
+    get_controller_of(&rs.metadata).is_some_and(|r| r.uid == uid_of(&d.metadata))
+}
+
 /// `SetFromReplicaSetTemplate`: copies the ReplicaSet's template (metadata and spec) into the
 /// Deployment, without the `pod-template-hash` label.
 pub fn set_from_replica_set_template(d: &mut Deployment, template: &PodTemplateSpec) {

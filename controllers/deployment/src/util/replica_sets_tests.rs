@@ -412,3 +412,32 @@ fn set_from_replica_set_template_strips_hash() {
         .unwrap_or_default();
     assert_eq!(got, template("v1"));
 }
+
+#[test]
+fn controller_ref_helpers() {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+    let d = rolling_deployment("web", 1, None, None);
+    let mut r = rs("web-1", 1, 1, 0);
+    assert!(!is_controlled_by(&r, &d));
+    let owner = |uid: &str, controller: Option<bool>| OwnerReference {
+        api_version: "apps/v1".into(),
+        kind: "Deployment".into(),
+        name: "web".into(),
+        uid: uid.into(),
+        controller,
+        block_owner_deletion: None,
+    };
+    r.metadata.owner_references = Some(vec![owner("uid-web", None)]);
+    assert!(
+        !is_controlled_by(&r, &d),
+        "a non-controller owner reference does not count"
+    );
+    r.metadata.owner_references = Some(vec![owner("uid-web", None), owner("other", Some(true))]);
+    assert!(!is_controlled_by(&r, &d));
+    assert_eq!(
+        get_controller_of(&r.metadata).map(|o| o.uid.as_str()),
+        Some("other")
+    );
+    r.metadata.owner_references = Some(vec![owner("uid-web", Some(true))]);
+    assert!(is_controlled_by(&r, &d));
+}
