@@ -37,7 +37,10 @@ fn pod(name: &str, stamp: Option<u128>) -> Pod {
 }
 
 fn now_ns() -> u128 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0)
 }
 
 fn pct(sorted: &[f64], p: f64) -> f64 {
@@ -87,7 +90,11 @@ async fn writes() -> Value {
     let mut create_lat: Vec<f64> = stream::iter(0..WRITES)
         .map(|i| {
             let pods = pods.clone();
-            timed(async move { pods.create(&PostParams::default(), &pod(&format!("p-{i}"), None)).await.is_ok() })
+            timed(async move {
+                pods.create(&PostParams::default(), &pod(&format!("p-{i}"), None))
+                    .await
+                    .is_ok()
+            })
         })
         .buffer_unordered(IN_FLIGHT)
         .filter_map(|(ok, us)| async move { ok.then_some(us) })
@@ -100,7 +107,13 @@ async fn writes() -> Value {
             let pods = pods.clone();
             timed(async move {
                 let p = json!({"metadata": {"labels": {"round": "1"}}});
-                pods.patch(&format!("p-{i}"), &PatchParams::default(), &Patch::Merge(&p)).await.is_ok()
+                pods.patch(
+                    &format!("p-{i}"),
+                    &PatchParams::default(),
+                    &Patch::Merge(&p),
+                )
+                .await
+                .is_ok()
             })
         })
         .buffer_unordered(IN_FLIGHT)
@@ -166,7 +179,12 @@ async fn watch_fanout() -> Value {
     }
     let t0 = Instant::now();
     for i in 0..FANOUT_EVENTS {
-        let _ = pods.create(&PostParams::default(), &pod(&format!("w-{i}"), Some(now_ns()))).await;
+        let _ = pods
+            .create(
+                &PostParams::default(),
+                &pod(&format!("w-{i}"), Some(now_ns())),
+            )
+            .await;
     }
     let write_s = t0.elapsed().as_secs_f64();
     let mut all = Vec::new();
@@ -211,7 +229,11 @@ async fn list_100k() -> Value {
     let store_s = t0.elapsed().as_secs_f64();
     let pods: Api<Pod> = Api::namespaced(env.client(), "default");
     let t1 = Instant::now();
-    let full = pods.list(&ListParams::default()).await.map(|l| l.items.len()).unwrap_or(0);
+    let full = pods
+        .list(&ListParams::default())
+        .await
+        .map(|l| l.items.len())
+        .unwrap_or(0);
     let full_ms = t1.elapsed().as_secs_f64() * 1e3;
     let t2 = Instant::now();
     let mut paged = 0;
@@ -244,7 +266,11 @@ async fn list_100k() -> Value {
 }
 
 fn main() {
-    let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("runtime: {e}");

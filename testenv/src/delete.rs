@@ -165,7 +165,17 @@ pub fn delete_in_txn(
     let already = meta::at(&obj, &["metadata", "deletionTimestamp"]).is_some();
     if id == StorageId::Namespaces {
         if already {
-            return Ok(Deleted::Pending(old));
+            // finalized (no spec or metadata finalizers left): the namespace goes now
+            let spec_fins = meta::at(&obj, &["spec", "finalizers"])
+                .and_then(Value::as_array)
+                .is_some_and(|a| !a.is_empty());
+            if spec_fins || !meta::finalizers(&obj).is_empty() || o.dry {
+                return Ok(Deleted::Pending(old));
+            }
+            return txn
+                .remove(id, key)
+                .map(Deleted::Gone)
+                .ok_or_else(|| ApiError::internal("object vanished during delete"));
         }
         set_deleting(&mut obj, meta::now_rfc3339(), 0, true);
         obj["status"] = json!({"phase": "Terminating"});

@@ -39,13 +39,45 @@ pub fn obj_response(res: &ResourceInfo, code: u16, obj: &ObjRef) -> Response<Bod
 
 /// Decode a body into the stored (core) form of the resource.
 pub fn decode_for_storage(res: &ResourceInfo, v: Value) -> ApiResult<Value> {
+    decode_checked(res, v, &Ctx::default()).map(|(v, _)| v)
+}
+
+/// Decode a body and apply `fieldValidation` to unknown fields: `Strict` answers 400,
+/// `Ignore` drops them silently, anything else (the default, `Warn`) returns warnings.
+pub fn decode_checked(res: &ResourceInfo, v: Value, ctx: &Ctx) -> ApiResult<(Value, Vec<String>)> {
     let storage_res = registry::for_storage(res.storage);
     let v = if res.is_events_v1() {
         events_v1::to_core(v)
     } else {
         v
     };
-    strategy::normalize(storage_res, v)
+    let (out, unknown) = strategy::normalize_checked(storage_res, v)?;
+    if unknown.is_empty() {
+        return Ok((out, Vec::new()));
+    }
+    let msgs: Vec<String> = unknown
+        .iter()
+        .map(|f| format!("unknown field \"{f}\""))
+        .collect();
+    match ctx.q("fieldValidation") {
+        "Strict" => Err(ApiError::bad_request(format!(
+            "strict decoding error: {}",
+            msgs.join(", ")
+        ))),
+        "Ignore" => Ok((out, Vec::new())),
+        _ => Ok((out, msgs)),
+    }
+}
+
+/// Add `Warning: 299 - "<text>"` headers.
+pub fn with_warnings(mut r: Response<Body>, warnings: &[String]) -> Response<Body> {
+    for w in warnings {
+        let text = format!("299 - {}", serde_json::to_string(w).unwrap_or_default());
+        if let Ok(v) = http::HeaderValue::from_str(&text) {
+            r.headers_mut().append(http::header::WARNING, v);
+        }
+    }
+    r
 }
 
 fn url_ns(t: &Target) -> &str {
@@ -205,11 +237,11 @@ fn create_in_txn(txn: &mut Txn<'_>, t: &Target, mut obj: Value, dry: bool) -> Ap
 
 /// POST on a collection.
 pub fn create(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body>> {
-    let mut obj = decode_for_storage(t.res, parse_body(ctx)?)?;
+    let (mut obj, warnings) = decode_checked(t.res, parse_body(ctx)?, ctx)?;
     prepare_create(t, &mut obj)?;
     let dry = ctx.dry_run();
     let stored = srv.store.write(|txn| create_in_txn(txn, t, obj, dry))?;
-    Ok(obj_response(t.res, 201, &stored))
+    Ok(with_warnings(obj_response(t.res, 201, &stored), &warnings))
 }
 
 /// The update path shared by PUT, PATCH, `/status`, `/scale` and `/finalize`: strategy,
@@ -289,7 +321,7 @@ pub fn check_preconditions(
 
 /// PUT on an item, `status` or `finalize`.
 pub fn update(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body>> {
-    let mut new = decode_for_storage(t.res, parse_body(ctx)?)?;
+    let (mut new, warnings) = decode_checked(t.res, parse_body(ctx)?, ctx)?;
     let name = url_name(t).to_string();
     let body_name = meta::name_of(&new).to_string();
     if body_name != name {
@@ -318,7 +350,7 @@ pub fn update(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body
         )?;
         Ok((update_in_txn(txn, t.res, sub, &old, new, dry)?, 200))
     })?;
-    Ok(obj_response(t.res, code, &obj))
+    Ok(with_warnings(obj_response(t.res, code, &obj), &warnings))
 }
 
 /// PATCH on an item or its `status`.
@@ -332,13 +364,15 @@ pub fn patch(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body>
     let key = key_of(url_ns(t), &name);
     let sub = t.sub.as_deref();
     let dry = ctx.dry_run();
+    let mut warnings = Vec::new();
     let obj = srv.store.write(|txn| -> ApiResult<ObjRef> {
         let old = txn
             .get(t.res.storage, &key)
             .ok_or_else(|| ApiError::not_found(t.res, &name))?;
         let doc = view_value(t.res, &old.value);
         let patched = patch::apply(kind, t.res.storage, doc, &body)?;
-        let mut new = decode_for_storage(t.res, patched)?;
+        let (mut new, w) = decode_checked(t.res, patched, ctx)?;
+        warnings = w;
         let body_name = meta::name_of(&new).to_string();
         if body_name != name {
             return Err(ApiError::bad_request(format!(
@@ -349,7 +383,7 @@ pub fn patch(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body>
         check_preconditions(t.res, &old, &new, false)?;
         update_in_txn(txn, t.res, sub, &old, new, dry)
     })?;
-    Ok(obj_response(t.res, 200, &obj))
+    Ok(with_warnings(obj_response(t.res, 200, &obj), &warnings))
 }
 
 /// Create an object directly (bootstrap and simulations): same defaults, validation and

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::Mutex;
 
@@ -55,9 +56,23 @@ impl RequestCounts {
 }
 
 /// The live counters.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Metrics {
     inner: Mutex<RequestCounts>,
+    /// Watch events sent, per entry of [`crate::registry::RESOURCES`] (lock-free: hot path).
+    watch: Vec<AtomicU64>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self {
+            inner: Mutex::new(RequestCounts::default()),
+            watch: crate::registry::RESOURCES
+                .iter()
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+        }
+    }
 }
 
 impl Metrics {
@@ -76,27 +91,35 @@ impl Metrics {
             .or_insert(0) += 1;
     }
 
-    /// Count watch events sent.
-    pub fn watch_sent(&self, resource: &str, n: u64) {
-        if n == 0 {
-            return;
-        }
-        let mut g = self.inner.lock();
-        if let Some(c) = g.watch_events.get_mut(resource) {
-            *c += n;
-        } else {
-            g.watch_events.insert(resource.to_string(), n);
+    /// Count watch events sent for a resource.
+    pub fn watch_sent(&self, res: &crate::registry::ResourceInfo, n: u64) {
+        if let Some(i) = crate::registry::RESOURCES
+            .iter()
+            .position(|r| std::ptr::eq(r, res))
+            && let Some(c) = self.watch.get(i)
+        {
+            c.fetch_add(n, Ordering::Relaxed);
         }
     }
 
     /// A copy of the counters.
     pub fn snapshot(&self) -> RequestCounts {
-        self.inner.lock().clone()
+        let mut s = self.inner.lock().clone();
+        for (r, c) in crate::registry::RESOURCES.iter().zip(&self.watch) {
+            let n = c.load(Ordering::Relaxed);
+            if n > 0 {
+                *s.watch_events.entry(r.plural.to_string()).or_insert(0) += n;
+            }
+        }
+        s
     }
 
     /// Reset every counter.
     pub fn reset(&self) {
         *self.inner.lock() = RequestCounts::default();
+        for c in &self.watch {
+            c.store(0, Ordering::Relaxed);
+        }
     }
 
     /// Prometheus text exposition.
@@ -135,7 +158,7 @@ mod tests {
         m.record("get", "pods", "", 200);
         m.record("get", "pods", "", 404);
         m.record("patch", "deployments", "scale", 200);
-        m.watch_sent("pods", 3);
+        m.watch_sent(crate::registry::find("", "v1", "pods").expect("pods"), 3);
         let s = m.snapshot();
         assert_eq!(s.count("get", "pods"), 2);
         assert_eq!(s.count("patch", "deployments/scale"), 1);

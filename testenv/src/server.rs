@@ -65,7 +65,7 @@ pub trait RequestHook: Send + Sync + std::fmt::Debug {
 }
 
 /// Parsed request context shared by the handlers.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Ctx {
     /// Query parameters.
     pub query: HashMap<String, String>,

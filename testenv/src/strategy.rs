@@ -26,7 +26,40 @@ fn roundtrip<T: DeserializeOwned + Serialize>(v: Value) -> Result<Value, serde_j
 
 /// Decode a request body into the typed object and back: unknown fields are dropped,
 /// wrongly typed fields are a 400, `apiVersion`/`kind` are filled in.
-pub fn normalize(res: &ResourceInfo, mut v: Value) -> ApiResult<Value> {
+pub fn normalize(res: &ResourceInfo, v: Value) -> ApiResult<Value> {
+    normalize_checked(res, v).map(|(v, _)| v)
+}
+
+/// Paths of fields present (and not null) in `input` but dropped by decoding.
+pub fn unknown_fields(input: &Value, output: &Value, path: &str, acc: &mut Vec<String>) {
+    match (input, output) {
+        (Value::Object(i), Value::Object(o)) => {
+            for (k, v) in i {
+                if v.is_null() {
+                    continue;
+                }
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                match o.get(k) {
+                    None => acc.push(p),
+                    Some(ov) => unknown_fields(v, ov, &p, acc),
+                }
+            }
+        }
+        (Value::Array(i), Value::Array(o)) => {
+            for (n, (a, b)) in i.iter().zip(o).enumerate() {
+                unknown_fields(a, b, &format!("{path}[{n}]"), acc);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// [`normalize`], also returning the unknown fields that decoding dropped.
+pub fn normalize_checked(res: &ResourceInfo, mut v: Value) -> ApiResult<(Value, Vec<String>)> {
     let Some(o) = v.as_object_mut() else {
         return Err(ApiError::bad_request(
             "the object provided is not a JSON object",
@@ -64,6 +97,7 @@ pub fn normalize(res: &ResourceInfo, mut v: Value) -> ApiResult<Value> {
         m.remove("managedFields");
         m.remove("selfLink");
     }
+    let input = v.clone();
     // k8s-openapi defaults required fields; a missing selector must stay missing for validation
     let had_selector = at(&v, &["spec", "selector"]).is_some_and(|s| !s.is_null());
     let r = match res.storage {
@@ -83,7 +117,9 @@ pub fn normalize(res: &ResourceInfo, mut v: Value) -> ApiResult<Value> {
     {
         spec.remove("selector");
     }
-    Ok(out)
+    let mut unknown = Vec::new();
+    unknown_fields(&input, &out, "", &mut unknown);
+    Ok((out, unknown))
 }
 
 /// Pod QoS class from container requests and limits.
@@ -352,6 +388,23 @@ pub fn prepare_for_update(id: StorageId, sub: Option<&str>, old: &Value, new: &m
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unknown_fields_are_reported() {
+        let res = crate::registry::find("apps", "v1", "deployments").expect("d");
+        let body = json!({"metadata": {"name": "x", "bogus": 1}, "spec": {"foo": "bar", "selector": {"matchLabels": {"a": "b"}}, "template": {"spec": {"containers": [{"name": "c", "image": "i", "nope": true}]}}}});
+        let (_, unknown) = normalize_checked(res, body).expect("decodes");
+        assert_eq!(
+            unknown,
+            vec![
+                "metadata.bogus",
+                "spec.foo",
+                "spec.template.spec.containers[0].nope"
+            ]
+        );
+        let ok = json!({"metadata": {"name": "x", "labels": {}}, "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {"spec": {"containers": []}}}});
+        assert!(normalize_checked(res, ok).expect("decodes").1.is_empty());
+    }
 
     #[test]
     fn qos_classes() {

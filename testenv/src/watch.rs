@@ -230,7 +230,6 @@ pub fn watch(srv: Arc<ApiServer>, t: &Target, ctx: &Ctx) -> ApiResult<Response<B
     };
     let list_prefix = prefix_of(t, &f);
     tokio::spawn(async move {
-        let mut sent = 0u64;
         run(
             &srv,
             res,
@@ -242,10 +241,8 @@ pub fn watch(srv: Arc<ApiServer>, t: &Target, ctx: &Ctx) -> ApiResult<Response<B
             timeout,
             mode,
             &tx,
-            &mut sent,
         )
         .await;
-        srv.metrics.watch_sent(res.plural, sent);
     });
     let stream = ReceiverStream::new(rx).map(|b| Ok::<_, Infallible>(Frame::data(b)));
     let mut r = Response::new(StreamBody::new(stream).boxed_unsync());
@@ -268,7 +265,6 @@ async fn run(
     timeout: Duration,
     mode: Render,
     tx: &mpsc::Sender<Bytes>,
-    sent: &mut u64,
 ) {
     let store = &srv.store;
     let mut changes = store.subscribe();
@@ -282,7 +278,7 @@ async fn run(
             if tx.send($line).await.is_err() {
                 return;
             }
-            *sent += 1;
+            srv.metrics.watch_sent(res, 1);
         };
     }
     let mut last = match start {

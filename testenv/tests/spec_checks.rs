@@ -332,6 +332,35 @@ async fn checks_07_17_create_and_defaults() {
             .starts_with("Invalid value: \"Web_1\": a lowercase RFC 1123 subdomain")
     );
 
+    let mut unknown = deployment("strict", json!({"app": "web"}));
+    unknown["spec"]["foo"] = json!("bar");
+    let r = req(
+        &env,
+        "POST",
+        "/apis/apps/v1/namespaces/t1/deployments?fieldValidation=Strict",
+        Some(&unknown),
+    )
+    .await;
+    assert_eq!(
+        (r.code, r.json()["message"].clone()),
+        (
+            400,
+            json!("strict decoding error: unknown field \"spec.foo\"")
+        )
+    );
+    let r = req(
+        &env,
+        "POST",
+        "/apis/apps/v1/namespaces/t1/deployments",
+        Some(&unknown),
+    )
+    .await;
+    assert_eq!(r.code, 201);
+    assert_eq!(
+        r.header("warning"),
+        Some(r#"299 - "unknown field \"spec.foo\"""#)
+    );
+    assert!(r.json()["spec"].get("foo").is_none());
     let r = req(
         &env,
         "POST",
