@@ -142,3 +142,39 @@ impl<K: Send + Sync + 'static> Listener<K> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resync::ResyncSchedule;
+    use parking_lot::Mutex;
+
+    struct PanicsOnOne(Arc<Mutex<Vec<i32>>>);
+    impl ResourceEventHandler<i32> for PanicsOnOne {
+        fn on_add(&self, obj: &Arc<i32>, _initial: bool) {
+            assert_ne!(**obj, 1, "handler failure injected by the test");
+            self.0.lock().push(**obj);
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_panicking_handler_loses_only_that_notification_and_resumes() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let schedule =
+            ResyncSchedule::new(Duration::ZERO, Duration::ZERO, tokio::time::Instant::now());
+        let mut l = Listener::new(0, Arc::new(PanicsOnOne(Arc::clone(&seen))), schedule);
+        for v in [0, 1, 2] {
+            l.send(Notification::Add {
+                obj: Arc::new(v),
+                initial: true,
+            });
+        }
+        assert_eq!(l.shared.initial_pending.load(Ordering::Acquire), 3);
+        l.start();
+        let task = l.close().expect("task");
+        task.await.expect("listener task ends after close");
+        assert_eq!(*seen.lock(), [0, 2]);
+        assert_eq!(l.shared.initial_pending.load(Ordering::Acquire), 0);
+        assert_eq!(l.shared.pending.load(Ordering::Acquire), 0);
+    }
+}

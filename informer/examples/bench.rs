@@ -1,0 +1,370 @@
+//! Informer benchmark: initial sync time, peak RSS and steady-state RSS of a pod cache.
+//!
+//! The parent process starts kcm-testenv, stores `BENCH_PODS` (default 100,000) realistic pods of
+//! about 2–3 KB in 100 namespaces (written straight into the server's storage, not over HTTP), and
+//! then runs each variant in its **own child process** (this same binary with `--child`), so every
+//! RSS figure is that of a process holding exactly one cache and nothing else:
+//!
+//! * `informer` — `SharedIndexInformer<Pod>` (k8s-openapi `Pod`);
+//! * `informer-transform` — the same with a transform dropping `managedFields`, the
+//!   last-applied annotation and unused status fields;
+//! * `kube-runtime` — `kube_runtime::reflector(writer, watcher(api, Config::default()))`;
+//! * `informer-projected` — `SharedIndexInformer<PodLite>`, a projected type holding only what the
+//!   ReplicaSet/Deployment controllers read (managedFields also dropped by a transform).
+//!
+//! Each child prints one JSON line: sync time (process start of the watch → cache holds every pod),
+//! baseline RSS (before the client starts), peak RSS (`VmHWM`) and steady-state RSS (`VmRSS` 3 s
+//! after sync, once the list buffers were freed).
+//!
+//! Run: `cargo run --release -p kcm-informer --example bench` (or `cargo xtask bench informer`).
+
+use std::collections::BTreeMap;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kcm_informer::{CancellationToken, InformerOptions, SharedIndexInformer};
+use kcm_testenv::{TestEnv, TestEnvConfig, handlers, registry};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+const NAMESPACES: usize = 100;
+const MODES: &[&str] = &[
+    "informer",
+    "informer-transform",
+    "kube-runtime",
+    "informer-projected",
+];
+
+fn rss_kib(field: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+fn mib(kib: u64) -> f64 {
+    (kib as f64 / 1024.0 * 10.0).round() / 10.0
+}
+
+/// A realistic ReplicaSet-owned pod (~2.5 KB of JSON with managedFields and last-applied).
+fn pod(ns: &str, i: usize) -> Value {
+    let name = format!("web-{i:06}");
+    let last_applied = json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": ns, "labels": {"app": "web", "tier": "frontend"}},
+        "spec": {"containers": [{"name": "web", "image": "registry.example.com/team/web:1.27.3",
+            "ports": [{"containerPort": 8080}], "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}]}
+    })
+    .to_string();
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {
+            "name": name, "namespace": ns,
+            "generateName": "web-7d9f8b6c5-",
+            "labels": {"app": "web", "tier": "frontend", "pod-template-hash": "7d9f8b6c5", "version": "v1.27.3"},
+            "annotations": {
+                "kubectl.kubernetes.io/last-applied-configuration": last_applied,
+                "prometheus.io/scrape": "true", "prometheus.io/port": "9102"
+            },
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-7d9f8b6c5",
+                "uid": "5f0c2a7e-8d0b-4a39-9a57-3a1f0c9e2b11", "controller": true, "blockOwnerDeletion": true}],
+            "managedFields": [
+                {"manager": "kube-controller-manager", "operation": "Update", "apiVersion": "v1",
+                 "time": "2026-11-23T10:00:00Z", "fieldsType": "FieldsV1",
+                 "fieldsV1": {"f:metadata": {"f:generateName": {}, "f:labels": {".": {}, "f:app": {}, "f:pod-template-hash": {}, "f:tier": {}, "f:version": {}},
+                   "f:ownerReferences": {".": {}, "k:{\"uid\":\"5f0c2a7e-8d0b-4a39-9a57-3a1f0c9e2b11\"}": {}}},
+                   "f:spec": {"f:containers": {"k:{\"name\":\"web\"}": {".": {}, "f:env": {}, "f:image": {}, "f:imagePullPolicy": {}, "f:name": {},
+                     "f:ports": {}, "f:resources": {}, "f:terminationMessagePath": {}, "f:terminationMessagePolicy": {}, "f:volumeMounts": {}}},
+                   "f:dnsPolicy": {}, "f:enableServiceLinks": {}, "f:restartPolicy": {}, "f:schedulerName": {}, "f:securityContext": {},
+                   "f:terminationGracePeriodSeconds": {}, "f:volumes": {}}}},
+                {"manager": "kubelet", "operation": "Update", "apiVersion": "v1", "time": "2026-11-23T10:00:05Z",
+                 "fieldsType": "FieldsV1", "subresource": "status",
+                 "fieldsV1": {"f:status": {"f:conditions": {}, "f:containerStatuses": {}, "f:hostIP": {}, "f:phase": {}, "f:podIP": {}, "f:podIPs": {}, "f:startTime": {}}}}
+            ]
+        },
+        "spec": {
+            "containers": [{
+                "name": "web", "image": "registry.example.com/team/web:1.27.3", "imagePullPolicy": "IfNotPresent",
+                "ports": [{"containerPort": 8080, "protocol": "TCP", "name": "http"}],
+                "env": [{"name": "LOG_LEVEL", "value": "info"}, {"name": "PORT", "value": "8080"},
+                        {"name": "POD_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}}],
+                "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"cpu": "500m", "memory": "256Mi"}},
+                "volumeMounts": [{"name": "kube-api-access", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": true}],
+                "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File"
+            }],
+            "volumes": [{"name": "kube-api-access", "projected": {"defaultMode": 420, "sources": [
+                {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}}]}}],
+            "nodeName": format!("node-{:03}", i % 200), "serviceAccountName": "default",
+            "restartPolicy": "Always", "dnsPolicy": "ClusterFirst", "schedulerName": "default-scheduler",
+            "terminationGracePeriodSeconds": 30, "enableServiceLinks": true,
+            "tolerations": [
+                {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+                {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}]
+        },
+        "status": {
+            "phase": "Running", "hostIP": "10.0.3.17", "podIP": format!("10.244.{}.{}", (i / 250) % 250, i % 250),
+            "startTime": "2026-11-23T10:00:01Z", "qosClass": "Burstable",
+            "conditions": [
+                {"type": "Initialized", "status": "True", "lastTransitionTime": "2026-11-23T10:00:01Z"},
+                {"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-23T10:00:05Z"},
+                {"type": "ContainersReady", "status": "True", "lastTransitionTime": "2026-11-23T10:00:05Z"},
+                {"type": "PodScheduled", "status": "True", "lastTransitionTime": "2026-11-23T10:00:00Z"}],
+            "containerStatuses": [{"name": "web", "ready": true, "restartCount": 0, "started": true,
+                "image": "registry.example.com/team/web:1.27.3",
+                "imageID": "registry.example.com/team/web@sha256:3f1c5e2b9a7d4c6e8f0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f6a",
+                "containerID": "containerd://9b1f2e3d4c5b6a7980f1e2d3c4b5a69788f7e6d5c4b3a2918f7e6d5c4b3a2910",
+                "state": {"running": {"startedAt": "2026-11-23T10:00:04Z"}}}]
+        }
+    })
+}
+
+/// What the ReplicaSet and Deployment controllers read from a Pod. (The benchmark only holds the
+/// fields, hence `dead_code`.)
+#[allow(dead_code)]
+#[derive(Clone, Debug, Deserialize)]
+struct PodLite {
+    metadata: ObjectMeta,
+    #[serde(default)]
+    spec: PodLiteSpec,
+    #[serde(default)]
+    status: PodLiteStatus,
+}
+
+#[allow(dead_code)]
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PodLiteSpec {
+    #[serde(default)]
+    node_name: Option<String>,
+}
+
+#[allow(dead_code)]
+#[derive(Clone, Debug, Default, Deserialize)]
+struct PodLiteStatus {
+    #[serde(default)]
+    phase: Option<String>,
+    #[serde(default)]
+    conditions: Vec<PodLiteCondition>,
+}
+
+#[allow(dead_code)]
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PodLiteCondition {
+    #[serde(rename = "type")]
+    type_: String,
+    status: String,
+    #[serde(default)]
+    last_transition_time: Option<String>,
+}
+
+impl k8s_openapi::Resource for PodLite {
+    const API_VERSION: &'static str = "v1";
+    const GROUP: &'static str = "";
+    const KIND: &'static str = "Pod";
+    const VERSION: &'static str = "v1";
+    const URL_PATH_SEGMENT: &'static str = "pods";
+    type Scope = k8s_openapi::NamespaceResourceScope;
+}
+
+impl k8s_openapi::Metadata for PodLite {
+    type Ty = ObjectMeta;
+    fn metadata(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+fn slim_pod(mut p: Pod) -> Pod {
+    p.metadata.managed_fields = None;
+    if let Some(a) = p.metadata.annotations.as_mut() {
+        a.remove("kubectl.kubernetes.io/last-applied-configuration");
+    }
+    if let Some(s) = p.status.as_mut() {
+        s.container_statuses = None;
+        s.host_ip = None;
+        s.host_ips = None;
+        s.pod_ips = None;
+        s.qos_class = None;
+    }
+    if let Some(s) = p.spec.as_mut() {
+        s.volumes = None;
+        s.tolerations = None;
+    }
+    p
+}
+
+async fn wait_for_len(len: impl Fn() -> usize, want: usize) {
+    while len() < want {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+async fn run_informer<K: kcm_informer::InformerObject>(
+    client: kube::Client,
+    pods: usize,
+    transform: Option<fn(K) -> K>,
+) -> (Duration, usize) {
+    let start = Instant::now();
+    let informer = SharedIndexInformer::<K>::new(client, InformerOptions::default());
+    if let Some(t) = transform {
+        informer.set_transform(t).expect("transform before start");
+    }
+    let cancel = CancellationToken::new();
+    {
+        let informer = informer.clone();
+        let cancel = cancel.clone();
+        tokio::spawn(async move { informer.run(cancel).await });
+    }
+    wait_for_len(|| informer.store().len(), pods).await;
+    let elapsed = start.elapsed();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let len = informer.store().len();
+    // Keep the informer (and its cache) alive until the steady-state RSS was read by the caller.
+    std::mem::forget(informer);
+    (elapsed, len)
+}
+
+async fn run_kube_runtime(client: kube::Client, pods: usize) -> (Duration, usize) {
+    use kube_runtime::{WatchStreamExt, reflector, watcher};
+    let start = Instant::now();
+    let api: kube::Api<Pod> = kube::Api::all(client);
+    let (reader, writer) = reflector::store::<Pod>();
+    let stream = reflector(writer, watcher(api, watcher::Config::default())).applied_objects();
+    tokio::spawn(async move {
+        let mut stream = std::pin::pin!(stream);
+        while stream.next().await.is_some() {}
+    });
+    wait_for_len(|| reader.len(), pods).await;
+    let elapsed = start.elapsed();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let len = reader.len();
+    std::mem::forget(reader);
+    (elapsed, len)
+}
+
+fn child(mode: &str, url: &str, pods: usize) {
+    let baseline = rss_kib("VmRSS:");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let (elapsed, len) = rt.block_on(async {
+        let uri: http::Uri = url.parse().expect("url");
+        let client = kube::Client::try_from(kube::Config::new(uri)).expect("client");
+        match mode {
+            "informer" => run_informer::<Pod>(client, pods, None).await,
+            "informer-transform" => run_informer::<Pod>(client, pods, Some(slim_pod)).await,
+            "informer-projected" => {
+                let drop_managed: fn(PodLite) -> PodLite = |mut p| {
+                    p.metadata.managed_fields = None;
+                    if let Some(a) = p.metadata.annotations.as_mut() {
+                        a.remove("kubectl.kubernetes.io/last-applied-configuration");
+                    }
+                    p
+                };
+                run_informer::<PodLite>(client, pods, Some(drop_managed)).await
+            }
+            "kube-runtime" => run_kube_runtime(client, pods).await,
+            other => panic!("unknown mode {other}"),
+        }
+    });
+    let line = json!({
+        "bench": "informer",
+        "mode": mode,
+        "pods": len,
+        "namespaces": NAMESPACES,
+        "initial_sync_s": (elapsed.as_secs_f64() * 1000.0).round() / 1000.0,
+        "baseline_rss_mib": mib(baseline),
+        "peak_rss_mib": mib(rss_kib("VmHWM:")),
+        "steady_rss_mib": mib(rss_kib("VmRSS:")),
+    });
+    println!("{line}");
+    std::process::exit(0);
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("--child") {
+        let mode = args.get(2).expect("mode");
+        let url = args.get(3).expect("url");
+        let pods: usize = args.get(4).and_then(|v| v.parse().ok()).expect("pods");
+        child(mode, url, pods);
+        return;
+    }
+    let pods: usize = std::env::var("BENCH_PODS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100_000);
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    rt.block_on(async {
+        let env = TestEnv::start(TestEnvConfig::default())
+            .await
+            .expect("testenv");
+        let srv = env.server().clone();
+        let ns_res = registry::find("", "v1", "namespaces").expect("namespaces");
+        let pod_res = registry::find("", "v1", "pods").expect("pods");
+        let start = Instant::now();
+        for n in 0..NAMESPACES {
+            handlers::create_value(
+                &srv,
+                ns_res,
+                None,
+                json!({"metadata": {"name": format!("bench-{n:03}")}}),
+            )
+            .expect("namespace");
+        }
+        for i in 0..pods {
+            let ns = format!("bench-{:03}", i % NAMESPACES);
+            handlers::create_value(&srv, pod_res, Some(&ns), pod(&ns, i)).expect("pod");
+        }
+        let api: kube::Api<kube::api::DynamicObject> = kube::Api::namespaced_with(
+            env.client(),
+            "bench-000",
+            &kube::api::ApiResource::erase::<Pod>(&()),
+        );
+        let sample = api.get("web-000000").await.expect("sample pod");
+        let sample_bytes = serde_json::to_vec(&sample).map(|v| v.len()).unwrap_or(0);
+        let mut summary = BTreeMap::new();
+        summary.insert("bench", json!("informer-setup"));
+        summary.insert("pods", json!(pods));
+        summary.insert("pod_json_bytes", json!(sample_bytes));
+        summary.insert(
+            "populate_s",
+            json!((start.elapsed().as_secs_f64() * 10.0).round() / 10.0),
+        );
+        println!("{}", serde_json::to_string(&summary).unwrap_or_default());
+
+        let exe = std::env::current_exe().expect("current exe");
+        let only = std::env::var("BENCH_MODES").ok();
+        for mode in MODES {
+            if only
+                .as_deref()
+                .is_some_and(|o| !o.split(',').any(|m| m == *mode))
+            {
+                continue;
+            }
+            let out = Command::new(&exe)
+                .args(["--child", mode, env.url(), &pods.to_string()])
+                .output()
+                .expect("child runs");
+            if !out.status.success() {
+                eprintln!("{mode} failed: {}", String::from_utf8_lossy(&out.stderr));
+            }
+            print!("{}", String::from_utf8_lossy(&out.stdout));
+        }
+        let _ = Arc::strong_count(&srv);
+        env.shutdown().await;
+    });
+}
