@@ -196,7 +196,7 @@ impl<K: Watchable, L: ListerWatcher<K>> Reflector<K, L> {
     }
 
     /// Spawns the reflector and returns its output as an ordered stream of deltas. The stream ends
-    /// when `cancel` fires.
+    /// when `cancel` fires; dropping the stream stops the reflector at its next delta.
     pub fn deltas(
         mut self,
         cancel: CancellationToken,
@@ -205,12 +205,16 @@ impl<K: Watchable, L: ListerWatcher<K>> Reflector<K, L> {
         L: 'static,
     {
         let (tx, rx) = mpsc::unbounded_channel();
+        // Stops when `cancel` fires or when the consumer drops the stream.
+        let stop = cancel.child_token();
+        let stop_on_drop = stop.clone();
         tokio::spawn(async move {
             let mut producer = DeltaProducer::new(move |d| {
-                // The receiver is gone only when the consumer dropped the stream.
-                let _ = tx.send(d);
+                if tx.send(d).is_err() {
+                    stop_on_drop.cancel();
+                }
             });
-            self.run(&mut producer, cancel).await;
+            self.run(&mut producer, stop).await;
         });
         futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|d| (d, rx)) })
     }
