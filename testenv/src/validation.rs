@@ -363,12 +363,14 @@ fn pod_spec(spec: &Value, base: &str, errs: &mut Vec<FieldError>) {
 fn workload(id: StorageId, obj: &Value, old: Option<&Value>, errs: &mut Vec<FieldError>) {
     let spec = obj.get("spec").cloned().unwrap_or(Value::Null);
     nonneg(obj, &["spec", "replicas"], "spec.replicas", errs);
-    nonneg(
-        obj,
-        &["spec", "minReadySeconds"],
-        "spec.minReadySeconds",
-        errs,
-    );
+    if id == StorageId::ReplicaSets {
+        nonneg(
+            obj,
+            &["spec", "minReadySeconds"],
+            "spec.minReadySeconds",
+            errs,
+        );
+    }
     let selector = spec.get("selector").filter(|s| !s.is_null());
     // the ReplicaSet validation uses the same text as the Deployment one
     let kind_word = "deployment";
@@ -426,6 +428,10 @@ fn workload(id: StorageId, obj: &Value, old: Option<&Value>, errs: &mut Vec<Fiel
     } else {
         errs.push(FieldError::required("spec.template", ""));
     }
+    if id == StorageId::Deployments {
+        deployment_spec(obj, &spec, errs);
+    }
+    // the apps/v1 strategies add the selector immutability check after spec validation
     if let Some(old) = old
         && !meta::semantic_eq(at(old, &["spec", "selector"]), selector)
     {
@@ -435,15 +441,11 @@ fn workload(id: StorageId, obj: &Value, old: Option<&Value>, errs: &mut Vec<Fiel
             "field is immutable",
         ));
     }
-    if id != StorageId::Deployments {
-        return;
-    }
-    nonneg(
-        obj,
-        &["spec", "revisionHistoryLimit"],
-        "spec.revisionHistoryLimit",
-        errs,
-    );
+}
+
+/// The Deployment-only part of the spec: strategy, minReadySeconds, revisionHistoryLimit,
+/// progressDeadlineSeconds (in upstream order).
+fn deployment_spec(obj: &Value, spec: &Value, errs: &mut Vec<FieldError>) {
     let strategy = spec.get("strategy").cloned().unwrap_or(Value::Null);
     let stype = strategy.get("type").and_then(Value::as_str).unwrap_or("");
     let ru = strategy.get("rollingUpdate").filter(|v| !v.is_null());
@@ -470,15 +472,6 @@ fn workload(id: StorageId, obj: &Value, old: Option<&Value>, errs: &mut Vec<Fiel
                 let ms = ru
                     .get("maxSurge")
                     .and_then(|v| int_or_percent(v, ms_f, errs));
-                if let Some((n, true)) = mu
-                    && n > 100
-                {
-                    errs.push(FieldError::invalid(
-                        mu_f,
-                        go_quote(&format!("{n}%")),
-                        "must not be greater than 100%",
-                    ));
-                }
                 if mu.is_some_and(|(n, _)| n == 0) && ms.is_some_and(|(n, _)| n == 0) {
                     let v = ru
                         .get("maxUnavailable")
@@ -490,14 +483,45 @@ fn workload(id: StorageId, obj: &Value, old: Option<&Value>, errs: &mut Vec<Fiel
                         "may not be 0 when `maxSurge` is 0",
                     ));
                 }
+                if let Some((n, true)) = mu
+                    && n > 100
+                {
+                    errs.push(FieldError::invalid(
+                        mu_f,
+                        go_quote(&format!("{n}%")),
+                        "must not be greater than 100%",
+                    ));
+                }
             }
         },
-        other => errs.push(FieldError::not_supported(
-            "spec.strategy.Type",
-            go_quote(other),
-            &["Recreate", "RollingUpdate"],
-        )),
+        other => {
+            let ru_text = if ru.is_some() {
+                "(*apps.RollingUpdateDeployment)(...)"
+            } else {
+                "(*apps.RollingUpdateDeployment)(nil)"
+            };
+            errs.push(FieldError::not_supported(
+                "spec.strategy",
+                format!(
+                    "apps.DeploymentStrategy{{Type:{}, RollingUpdate:{ru_text}}}",
+                    go_quote(other)
+                ),
+                &["Recreate", "RollingUpdate"],
+            ))
+        }
     }
+    nonneg(
+        obj,
+        &["spec", "minReadySeconds"],
+        "spec.minReadySeconds",
+        errs,
+    );
+    nonneg(
+        obj,
+        &["spec", "revisionHistoryLimit"],
+        "spec.revisionHistoryLimit",
+        errs,
+    );
     if let Some(pds) = int_at(obj, &["spec", "progressDeadlineSeconds"]) {
         let mrs = int_at(obj, &["spec", "minReadySeconds"]).unwrap_or(0);
         if pds < 0 {
@@ -556,11 +580,12 @@ fn workload_status(id: StorageId, obj: &Value, old: Option<&Value>, errs: &mut V
     let st = obj.get("status").cloned().unwrap_or(Value::Null);
     let f = |k: &str| st.get(k).and_then(Value::as_i64).unwrap_or(0);
     let mut fields = vec![
+        "observedGeneration",
         "replicas",
         "updatedReplicas",
         "readyReplicas",
         "availableReplicas",
-        "observedGeneration",
+        "unavailableReplicas",
         "collisionCount",
     ];
     if id == StorageId::ReplicaSets {

@@ -238,6 +238,45 @@ async fn kubectl_suite() {
         "{desc}"
     );
 
+    // rollout status, plain list+watch and streaming list (WatchListClient): report a
+    // finished rollout written through /status, as the deployment controller would
+    let d = common::req(
+        &env,
+        "GET",
+        "/apis/apps/v1/namespaces/default/deployments/web",
+        None,
+    )
+    .await
+    .json();
+    let mut st = d.clone();
+    st["status"] = serde_json::json!({"observedGeneration": d["metadata"]["generation"], "replicas": 2, "updatedReplicas": 2, "readyReplicas": 2, "availableReplicas": 2});
+    let r = common::req(
+        &env,
+        "PUT",
+        "/apis/apps/v1/namespaces/default/deployments/web/status",
+        Some(&st),
+    )
+    .await;
+    assert_eq!(r.code, 200);
+    let done = "deployment \"web\" successfully rolled out";
+    assert!(
+        k.ok(&["rollout", "status", "deploy/web", "--timeout=20s"])
+            .await
+            .contains(done)
+    );
+    let out = k
+        .cmd(&["rollout", "status", "deploy/web", "--timeout=20s"])
+        .env("KUBE_FEATURE_WatchListClient", "true")
+        .output()
+        .await
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains(done));
+
     // get -w prints the new pod, then we stop it
     let mut child = k
         .cmd(&["get", "pods", "-w"])
