@@ -1,0 +1,468 @@
+//! The simulated scheduler, kubelet and nodes against the real test server over HTTP.
+
+mod sim_common;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{Node, Pod};
+use kube::Api;
+use kube::api::{DeleteParams, PostParams, WatchEvent, WatchParams};
+use sim_common::*;
+
+#[tokio::test]
+async fn nodes_register_ready_with_leases() {
+    let (env, sim) = start_sim(fast_config()).await;
+    let nodes: Api<Node> = Api::all(env.client());
+    let list = nodes.list(&Default::default()).await.expect("list nodes");
+    let names: BTreeSet<String> = list
+        .items
+        .iter()
+        .filter_map(|n| n.metadata.name.clone())
+        .collect();
+    assert_eq!(
+        names,
+        BTreeSet::from(["node-1".to_string(), "node-2".into(), "node-3".into()])
+    );
+    for n in &list.items {
+        let st = n.status.as_ref().expect("status");
+        let ready = st
+            .conditions
+            .iter()
+            .flatten()
+            .find(|c| c.type_ == "Ready")
+            .expect("Ready");
+        assert_eq!(
+            (ready.status.as_str(), ready.reason.as_deref()),
+            ("True", Some("KubeletReady"))
+        );
+        let addr = st
+            .addresses
+            .iter()
+            .flatten()
+            .find(|a| a.type_ == "InternalIP")
+            .expect("InternalIP");
+        assert!(!addr.address.is_empty());
+        assert_eq!(
+            st.allocatable
+                .as_ref()
+                .and_then(|a| a.get("pods"))
+                .map(|q| q.0.as_str()),
+            Some("110")
+        );
+        assert_eq!(
+            st.node_info.as_ref().map(|i| i.kubelet_version.as_str()),
+            Some("v1.33.0")
+        );
+    }
+    let leases: Api<Lease> = Api::namespaced(env.client(), "kube-node-lease");
+    for name in sim.node_names() {
+        let lease = wait_for("node lease", || {
+            let leases = leases.clone();
+            let name = name.clone();
+            async move { leases.get_opt(&name).await.ok().flatten() }
+        })
+        .await;
+        let spec = lease.spec.expect("lease spec");
+        assert_eq!(spec.holder_identity.as_deref(), Some(name.as_str()));
+        assert!(spec.renew_time.is_some());
+        let owner = &lease.metadata.owner_references.expect("owned by the node")[0];
+        assert_eq!(
+            (owner.kind.as_str(), owner.name.as_str()),
+            ("Node", name.as_str())
+        );
+    }
+    sim.shutdown().await;
+    env.shutdown().await;
+}
+
+#[tokio::test]
+async fn pods_are_bound_spread_and_become_ready() {
+    let (env, sim) = start_sim(fast_config()).await;
+    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
+    // Watch from now on to see the intermediate states.
+    let rv = pods
+        .list(&Default::default())
+        .await
+        .expect("list")
+        .metadata
+        .resource_version
+        .expect("rv");
+    let stream = pods
+        .watch(&WatchParams::default().timeout(30), &rv)
+        .await
+        .expect("watch");
+    for i in 0..3 {
+        pods.create(&PostParams::default(), &pod(&format!("web-{i}"), &[]))
+            .await
+            .expect("create");
+    }
+    let mut ready = Vec::new();
+    for i in 0..3 {
+        ready.push(wait_pod(&pods, &format!("web-{i}"), is_ready).await);
+    }
+    let mut nodes = BTreeSet::new();
+    let mut ips = BTreeSet::new();
+    for p in &ready {
+        let spec = p.spec.as_ref().expect("spec");
+        nodes.insert(spec.node_name.clone().expect("bound"));
+        let st = p.status.as_ref().expect("status");
+        assert_eq!(st.phase.as_deref(), Some("Running"));
+        for t in [
+            "PodReadyToStartContainers",
+            "Initialized",
+            "Ready",
+            "ContainersReady",
+            "PodScheduled",
+        ] {
+            let c = condition(p, t).unwrap_or_else(|| panic!("{t} missing"));
+            assert_eq!(c.status, "True", "{t}");
+            assert!(c.last_transition_time.is_some(), "{t} lastTransitionTime");
+        }
+        let cs = &st.container_statuses.as_ref().expect("containerStatuses")[0];
+        assert_eq!(cs.name, "app");
+        assert_eq!(cs.image, "docker.io/library/nginx:1.27");
+        assert!(cs.image_id.starts_with("docker.io/library/nginx@sha256:"));
+        assert!(
+            cs.container_id
+                .as_deref()
+                .is_some_and(|c| c.starts_with("containerd://"))
+        );
+        assert!(cs.ready);
+        assert_eq!(cs.started, Some(true));
+        assert_eq!(cs.restart_count, 0);
+        assert!(
+            cs.state
+                .as_ref()
+                .and_then(|s| s.running.as_ref())
+                .and_then(|r| r.started_at.as_ref())
+                .is_some()
+        );
+        assert!(st.start_time.is_some());
+        assert!(st.host_ip.is_some() && st.host_ips.is_some());
+        let ip = st.pod_ip.clone().expect("podIP");
+        assert_eq!(
+            st.pod_ips.as_ref().map(|l| l[0].ip.clone()),
+            Some(ip.clone())
+        );
+        ips.insert(ip);
+    }
+    assert_eq!(
+        nodes.len(),
+        3,
+        "3 pods on 3 empty nodes are spread one per node"
+    );
+    assert_eq!(ips.len(), 3, "pod IPs are unique");
+
+    // The watch saw: bound (nodeName set) → Pending/ContainerCreating → Running/Ready, as separate events.
+    let mut stages: Vec<String> = Vec::new();
+    let mut stream = std::pin::pin!(stream);
+    while let Ok(Some(Ok(ev))) =
+        tokio::time::timeout(Duration::from_millis(500), stream.next()).await
+    {
+        if let WatchEvent::Added(p) | WatchEvent::Modified(p) = ev
+            && p.metadata.name.as_deref() == Some("web-0")
+        {
+            let bound = p.spec.as_ref().and_then(|s| s.node_name.clone()).is_some();
+            let waiting = p
+                .status
+                .as_ref()
+                .and_then(|s| s.container_statuses.as_ref())
+                .and_then(|c| c[0].state.as_ref())
+                .and_then(|s| s.waiting.as_ref())
+                .and_then(|w| w.reason.clone());
+            let stage = match (
+                bound,
+                phase(&p).as_deref(),
+                waiting.as_deref(),
+                is_ready(&p),
+            ) {
+                (false, _, _, _) => "created",
+                (true, Some("Pending"), Some("ContainerCreating"), _) => "creating",
+                (true, Some("Running"), _, true) => "ready",
+                (true, _, _, _) => "bound",
+            };
+            if stages.last().map(String::as_str) != Some(stage) {
+                stages.push(stage.to_string());
+            }
+        }
+    }
+    assert_eq!(stages, ["created", "bound", "creating", "ready"]);
+    sim.shutdown().await;
+    env.shutdown().await;
+}
+
+#[tokio::test]
+async fn annotations_give_the_documented_states() {
+    let (env, sim) = start_sim(fast_config()).await;
+    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
+    let pp = PostParams::default();
+    pods.create(&pp, &pod("never", &[("sim.kcm-rs.io/never-ready", "true")]))
+        .await
+        .expect("create");
+    pods.create(&pp, &pod("crash", &[("sim.kcm-rs.io/crash-loop", "true")]))
+        .await
+        .expect("create");
+    pods.create(&pp, &pod("fail", &[("sim.kcm-rs.io/fail-after", "100ms")]))
+        .await
+        .expect("create");
+    pods.create(
+        &pp,
+        &pod("unsched", &[("sim.kcm-rs.io/unschedulable", "true")]),
+    )
+    .await
+    .expect("create");
+    pods.create(&pp, &pod("slow", &[("sim.kcm-rs.io/ready-after", "300ms")]))
+        .await
+        .expect("create");
+
+    let never = wait_pod(&pods, "never", |p| phase(p).as_deref() == Some("Running")).await;
+    let ready = condition(&never, "Ready").expect("Ready");
+    assert_eq!(
+        (ready.status.as_str(), ready.reason.as_deref()),
+        ("False", Some("ContainersNotReady"))
+    );
+    assert_eq!(
+        ready.message.as_deref(),
+        Some("containers with unready status: [app]")
+    );
+    assert_eq!(
+        condition(&never, "ContainersReady").map(|c| c.status),
+        Some("False".into())
+    );
+    let cs = &never
+        .status
+        .as_ref()
+        .and_then(|s| s.container_statuses.clone())
+        .expect("cs")[0];
+    assert!(!cs.ready);
+    assert_eq!(cs.started, Some(true));
+
+    let crash = wait_pod(&pods, "crash", |p| restart_count(p) >= 2).await;
+    assert_eq!(phase(&crash).as_deref(), Some("Running"));
+    assert!(!is_ready(&crash));
+    let cs = &crash
+        .status
+        .as_ref()
+        .and_then(|s| s.container_statuses.clone())
+        .expect("cs")[0];
+    let waiting = cs
+        .state
+        .as_ref()
+        .and_then(|s| s.waiting.as_ref())
+        .expect("waiting");
+    assert_eq!(waiting.reason.as_deref(), Some("CrashLoopBackOff"));
+    assert!(
+        waiting
+            .message
+            .as_deref()
+            .is_some_and(|m| m.starts_with("back-off ")
+                && m.contains("restarting failed container=app pod=crash_default("))
+    );
+    let last = cs
+        .last_state
+        .as_ref()
+        .and_then(|s| s.terminated.as_ref())
+        .expect("lastState.terminated");
+    assert_eq!((last.exit_code, last.reason.as_deref()), (1, Some("Error")));
+
+    let fail = wait_pod(&pods, "fail", |p| phase(p).as_deref() == Some("Failed")).await;
+    let cs = &fail
+        .status
+        .as_ref()
+        .and_then(|s| s.container_statuses.clone())
+        .expect("cs")[0];
+    let term = cs
+        .state
+        .as_ref()
+        .and_then(|s| s.terminated.as_ref())
+        .expect("terminated");
+    assert_eq!((term.exit_code, term.reason.as_deref()), (1, Some("Error")));
+    assert_eq!(
+        condition(&fail, "Ready").and_then(|c| c.reason),
+        Some("PodFailed".into())
+    );
+
+    let unsched = wait_pod(&pods, "unsched", |p| condition(p, "PodScheduled").is_some()).await;
+    let c = condition(&unsched, "PodScheduled").expect("PodScheduled");
+    assert_eq!(
+        (c.status.as_str(), c.reason.as_deref()),
+        ("False", Some("Unschedulable"))
+    );
+    assert_eq!(
+        c.message.as_deref(),
+        Some(
+            "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+        )
+    );
+    assert_eq!(phase(&unsched).as_deref(), Some("Pending"));
+    assert!(
+        unsched
+            .spec
+            .as_ref()
+            .and_then(|s| s.node_name.clone())
+            .is_none()
+    );
+
+    let slow = wait_pod(&pods, "slow", is_ready).await;
+    assert_eq!(phase(&slow).as_deref(), Some("Running"));
+    // The unschedulable pod is still unbound after all the others settled.
+    let again = pods.get("unsched").await.expect("get");
+    assert!(again.spec.and_then(|s| s.node_name).is_none());
+    sim.shutdown().await;
+    env.shutdown().await;
+}
+
+#[tokio::test]
+async fn bound_pod_deletion_waits_for_the_kubelet() {
+    let (env, sim) = start_sim(fast_config()).await;
+    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
+    pods.create(&PostParams::default(), &pod("graceful", &[]))
+        .await
+        .expect("create");
+    wait_pod(&pods, "graceful", is_ready).await;
+    // 30 s grace by default, capped by max_grace (300 ms in the fast config).
+    pods.delete("graceful", &DeleteParams::default())
+        .await
+        .expect("delete");
+    let terminating = pods
+        .get("graceful")
+        .await
+        .expect("still there while terminating");
+    assert!(terminating.metadata.deletion_timestamp.is_some());
+    assert_eq!(terminating.metadata.deletion_grace_period_seconds, Some(30));
+    wait_gone(&pods, "graceful").await;
+    sim.shutdown().await;
+    env.shutdown().await;
+}
+
+#[tokio::test]
+async fn unbound_pod_deletion_is_immediate() {
+    let config = kcm_testenv::sim::SimConfig {
+        scheduler: false,
+        ..fast_config()
+    };
+    let (env, sim) = start_sim(config).await;
+    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
+    pods.create(&PostParams::default(), &pod("lonely", &[]))
+        .await
+        .expect("create");
+    pods.delete("lonely", &DeleteParams::default())
+        .await
+        .expect("delete");
+    assert!(
+        pods.get_opt("lonely").await.expect("get").is_none(),
+        "a pod never scheduled has no grace"
+    );
+    sim.shutdown().await;
+    env.shutdown().await;
+}
+
+#[tokio::test]
+async fn node_failure_and_recovery() {
+    let (env, sim) = start_sim(fast_config()).await;
+    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
+    let nodes: Api<Node> = Api::all(env.client());
+    for i in 0..3 {
+        pods.create(&PostParams::default(), &pod(&format!("p-{i}"), &[]))
+            .await
+            .expect("create");
+    }
+    let mut on_node1 = None;
+    for i in 0..3 {
+        let p = wait_pod(&pods, &format!("p-{i}"), is_ready).await;
+        if p.spec.as_ref().and_then(|s| s.node_name.as_deref()) == Some("node-1") {
+            on_node1 = p.metadata.name.clone();
+        }
+    }
+    let victim = on_node1.expect("one pod per node, one on node-1");
+
+    sim.set_node_ready("node-1", false)
+        .await
+        .expect("node down");
+    assert_eq!(sim.node_ready("node-1"), Some(false));
+    let n1 = nodes.get("node-1").await.expect("node-1");
+    let ready = n1
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.clone())
+        .expect("conditions")
+        .into_iter()
+        .find(|c| c.type_ == "Ready")
+        .expect("Ready");
+    assert_eq!(
+        (ready.status.as_str(), ready.reason.as_deref()),
+        ("Unknown", Some("NodeStatusUnknown"))
+    );
+    let taints = n1.spec.and_then(|s| s.taints).expect("taints");
+    assert!(
+        taints
+            .iter()
+            .any(|t| t.key == "node.kubernetes.io/unreachable" && t.effect == "NoSchedule")
+    );
+    assert!(
+        taints
+            .iter()
+            .any(|t| t.key == "node.kubernetes.io/unreachable" && t.effect == "NoExecute")
+    );
+    let p = pods.get(&victim).await.expect("victim");
+    assert_eq!(
+        condition(&p, "Ready").map(|c| c.status),
+        Some("False".into())
+    );
+    assert_eq!(phase(&p).as_deref(), Some("Running"));
+
+    // New pods avoid the failed node.
+    for i in 0..3 {
+        pods.create(&PostParams::default(), &pod(&format!("q-{i}"), &[]))
+            .await
+            .expect("create");
+    }
+    for i in 0..3 {
+        let q = wait_pod(&pods, &format!("q-{i}"), is_ready).await;
+        assert_ne!(q.spec.and_then(|s| s.node_name).as_deref(), Some("node-1"));
+    }
+
+    sim.set_node_ready("node-1", true).await.expect("node up");
+    let n1 = nodes.get("node-1").await.expect("node-1");
+    assert!(
+        n1.spec
+            .and_then(|s| s.taints)
+            .unwrap_or_default()
+            .iter()
+            .all(|t| t.key != "node.kubernetes.io/unreachable")
+    );
+    wait_pod(&pods, &victim, is_ready).await;
+    assert!(sim.set_node_ready("node-9", false).await.is_err());
+    sim.shutdown().await;
+    env.shutdown().await;
+}
+
+#[tokio::test]
+async fn simulation_survives_compaction_and_dropped_watches() {
+    let (env, sim) = start_sim(fast_config()).await;
+    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
+    pods.create(&PostParams::default(), &pod("before", &[]))
+        .await
+        .expect("create");
+    wait_pod(&pods, "before", is_ready).await;
+    env.compact();
+    env.drop_watches();
+    pods.create(&PostParams::default(), &pod("after", &[]))
+        .await
+        .expect("create");
+    wait_pod(&pods, "after", is_ready).await;
+    env.set_watch_window(5);
+    for i in 0..4 {
+        pods.create(&PostParams::default(), &pod(&format!("burst-{i}"), &[]))
+            .await
+            .expect("create");
+    }
+    for i in 0..4 {
+        wait_pod(&pods, &format!("burst-{i}"), is_ready).await;
+    }
+    sim.shutdown().await;
+    env.shutdown().await;
+}
