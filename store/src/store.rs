@@ -132,6 +132,19 @@ impl<T: Object> Inner<T> {
 /// (readers never block each other); a write holds the exclusive lock only for its own
 /// update. [`Store::new`] installs the [`NAMESPACE_INDEX`] index.
 ///
+/// # Why one `parking_lot::RwLock` around items and indices (and not `DashMap`)
+///
+/// Indices must change atomically with the items they describe (client-go holds one RW lock
+/// for both, spec C.3); a sharded map would still need an outer lock for that. Measured with
+/// `cargo xtask bench store` (100,000 k8s-openapi Pods, release build, on a shared 2-core
+/// machine under load, so figures are indicative): this store with two indices vs a bare
+/// `DashMap<ObjectKey, Arc<Pod>>` without indices — get 1.85 M/s vs 0.97 M/s, two-thread
+/// concurrent get 1.29 M/s vs 0.83 M/s, list of all 100,000 objects 1.5 ms vs 23.6 ms,
+/// insert 195 ms vs 137 ms, 100,000 updates 543 ms vs 585 ms, resident bytes per object
+/// 5,963 vs 5,936 (the Pod itself is ~5.9 KB). The single lock is as fast or faster for
+/// reads and keeps the index semantics simple; bulk work (`replace`, indexer backfill) is
+/// done outside the exclusive lock.
+///
 /// ```
 /// use std::collections::BTreeMap;
 /// use std::sync::Arc;

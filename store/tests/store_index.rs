@@ -423,3 +423,13 @@ fn transaction_applies_all_ops_in_order() {
     assert_eq!(keys_of(&store, "v", "x"), vec!["ns/c"]);
     assert_eq!(keys_of(&store, "v", "y"), vec!["ns/a", "ns/c"]);
 }
+
+#[test]
+fn store_and_listers_are_send_sync_clone() {
+    fn check<X: Send + Sync + Clone>() {}
+    check::<Store<Obj>>();
+    check::<kcm_store::Lister<Obj>>();
+    check::<kcm_store::NamespaceLister<Obj>>();
+    check::<kcm_store::Selector>();
+    check::<ObjectKey>();
+}
