@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 
 const CHURN_KEYS: usize = 10_000;
 const CHURN_ADDS: usize = 2_000_000;
-const DELAY_KEYS: usize = 200_000;
+const DELAY_KEYS_DEFAULT: usize = 200_000;
 const RATELIMIT_KEYS: usize = 10_000;
 const RATELIMIT_REQUEUES: usize = 20;
 const PEER: &str = "naive queue: tokio::sync::Mutex<{VecDeque, dirty HashSet, processing HashSet}> + Notify, same semantics";
@@ -80,6 +80,14 @@ fn run_all() {
     );
     child("delay");
     child("ratelimit");
+}
+
+/// Number of keys of the delay workload (`WQ_DELAY_KEYS` overrides, for diagnosis).
+fn delay_keys() -> usize {
+    std::env::var("WQ_DELAY_KEYS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DELAY_KEYS_DEFAULT)
 }
 
 fn round2(x: f64) -> f64 {
@@ -306,16 +314,17 @@ fn percentile(sorted: &[u64], p: f64) -> f64 {
 }
 
 async fn delay() -> Value {
+    let n = delay_keys();
     let q: DelayingQueue<String> = DelayingQueue::new();
     let base = Instant::now();
     // Due time of key i, in ns since `base`.
-    let due: Arc<Vec<AtomicU64>> = Arc::new((0..DELAY_KEYS).map(|_| AtomicU64::new(0)).collect());
+    let due: Arc<Vec<AtomicU64>> = Arc::new((0..n).map(|_| AtomicU64::new(0)).collect());
     let gets = Arc::new(AtomicUsize::new(0));
     let workers: Vec<_> = (0..2)
         .map(|_| {
             let (q, due, gets) = (q.clone(), due.clone(), gets.clone());
             tokio::spawn(async move {
-                let mut lateness_ns = Vec::with_capacity(DELAY_KEYS / 2 + 1);
+                let mut lateness_ns = Vec::with_capacity(n / 2 + 1);
                 while let Some(k) = q.get().await {
                     let now = base.elapsed().as_nanos() as u64;
                     let i: usize = k
@@ -325,7 +334,7 @@ async fn delay() -> Value {
                         .unwrap_or(0);
                     lateness_ns.push(now.saturating_sub(due[i].load(Ordering::Relaxed)));
                     q.done(&k);
-                    if gets.fetch_add(1, Ordering::Relaxed) + 1 == DELAY_KEYS {
+                    if gets.fetch_add(1, Ordering::Relaxed) + 1 == n {
                         q.shutdown();
                     }
                 }
@@ -333,7 +342,7 @@ async fn delay() -> Value {
             })
         })
         .collect();
-    let keys: Vec<String> = (0..DELAY_KEYS).map(key).collect();
+    let keys: Vec<String> = (0..n).map(key).collect();
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let start = Instant::now();
     for (i, k) in keys.into_iter().enumerate() {
@@ -344,7 +353,7 @@ async fn delay() -> Value {
             tokio::task::yield_now().await;
         }
     }
-    let mut all = Vec::with_capacity(DELAY_KEYS);
+    let mut all = Vec::with_capacity(n);
     for w in workers {
         all.extend(w.await.unwrap_or_default());
     }
@@ -353,7 +362,7 @@ async fn delay() -> Value {
     json!({
         "workload": "delay",
         "impl": "kcm-workqueue",
-        "keys": DELAY_KEYS,
+        "keys": n,
         "max_delay_ms": 50,
         "workers": 2,
         "gets": all.len(),

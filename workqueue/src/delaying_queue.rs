@@ -1,20 +1,26 @@
 //! The delaying queue (client-go `util/workqueue/delaying_queue.go`).
 //!
-//! [`DelayingQueue::add_after`] hands an item to one background tokio task that
-//! keeps a timer heap and adds the item to the inner [`Queue`] when its time
-//! comes. Each item has at most one pending entry: a second `add_after` for a
-//! waiting item keeps the earlier time. A zero delay adds at once. Pending
-//! items are discarded at shutdown.
+//! [`DelayingQueue::add_after`] records the item in a timer heap shared with
+//! one background tokio task, which adds the item to the inner [`Queue`] when
+//! its time comes. Each item has at most one pending entry: a second
+//! `add_after` for a waiting item keeps the earlier time. A zero delay adds at
+//! once. Pending items are discarded at shutdown.
+//!
+//! Upstream hands entries to its timer goroutine over a channel; here the
+//! caller inserts into the heap itself (under a mutex) and wakes the task only
+//! when the new entry is the earliest, so heavy `add_after` traffic is spread
+//! over the calling tasks instead of queueing up behind one task.
 
 use std::cmp::Reverse;
 use std::collections::hash_map::Entry;
 use std::collections::{BinaryHeap, HashMap};
 use std::fmt;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::pin::pin;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use tokio::sync::mpsc;
+use parking_lot::Mutex;
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::metrics::{CounterMetric, MetricsProvider, resolve_provider, retry_metric};
@@ -25,20 +31,19 @@ use crate::queue::{Queue, QueueConfig, QueueItem};
 /// kept for reference.
 pub const MAX_WAIT: Duration = Duration::from_secs(10);
 
-/// A request for the timer task.
-pub(crate) enum Command<T> {
-    /// Add `item` to the queue at `ready_at`.
-    Add { item: T, ready_at: Instant },
-    /// Stop and discard every pending entry.
-    Stop,
-}
-
 struct Shared<T> {
     queue: Queue<T>,
-    tx: mpsc::UnboundedSender<Command<T>>,
+    waiting: Mutex<Waiting<T>>,
+    /// Wakes the timer task: new earliest entry, shutdown, or last handle dropped.
+    wake: Arc<Notify>,
     retries: Option<Box<dyn CounterMetric>>,
-    /// Entries in the timer heap (excluding commands not yet received).
-    waiting: Arc<AtomicUsize>,
+}
+
+impl<T> Drop for Shared<T> {
+    fn drop(&mut self) {
+        // Let the timer task notice that every handle is gone.
+        self.wake.notify_one();
+    }
 }
 
 /// A [`Queue`] plus [`add_after`](Self::add_after).
@@ -62,7 +67,7 @@ impl<T> fmt::Debug for DelayingQueue<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("DelayingQueue")
             .field("queue", &self.shared.queue)
-            .field("waiting", &self.shared.waiting.load(Ordering::Relaxed))
+            .field("waiting", &self.shared.waiting.lock().current.len())
             .finish()
     }
 }
@@ -90,15 +95,6 @@ impl<T: QueueItem> DelayingQueue<T> {
     ///
     /// Outside a tokio runtime (like `tokio::spawn`).
     pub fn with_config(config: QueueConfig) -> Self {
-        let (queue, rx, this) = Self::unstarted(config);
-        tokio::spawn(waiting_loop(queue, rx, this.shared.waiting.clone()));
-        this
-    }
-
-    /// Builds the queue without spawning the timer task.
-    pub(crate) fn unstarted(
-        config: QueueConfig,
-    ) -> (Queue<T>, mpsc::UnboundedReceiver<Command<T>>, Self) {
         let provider: Option<Arc<dyn MetricsProvider>> =
             resolve_provider(config.metrics_provider.as_ref());
         let retries = retry_metric(&config.name, provider.as_ref());
@@ -106,16 +102,15 @@ impl<T: QueueItem> DelayingQueue<T> {
             name: config.name,
             metrics_provider: provider,
         });
-        let (tx, rx) = mpsc::unbounded_channel();
-        let this = Self {
-            shared: Arc::new(Shared {
-                queue: queue.clone(),
-                tx,
-                retries,
-                waiting: Arc::new(AtomicUsize::new(0)),
-            }),
-        };
-        (queue, rx, this)
+        let wake = Arc::new(Notify::new());
+        let shared = Arc::new(Shared {
+            queue: queue.clone(),
+            waiting: Mutex::new(Waiting::new()),
+            wake: wake.clone(),
+            retries,
+        });
+        tokio::spawn(waiting_loop(queue, Arc::downgrade(&shared), wake));
+        Self { shared }
     }
 
     /// Adds `item` once `delay` has passed.
@@ -139,22 +134,32 @@ impl<T: QueueItem> DelayingQueue<T> {
         let Some(ready_at) = Instant::now().checked_add(delay) else {
             return;
         };
-        // Sending only fails once the timer task is gone (after shutdown).
-        let _ = self.shared.tx.send(Command::Add { item, ready_at });
+        let new_earliest = {
+            let mut waiting = self.shared.waiting.lock();
+            let earliest = waiting.next_ready();
+            waiting.insert(item, ready_at);
+            earliest.is_none_or(|at| ready_at < at)
+        };
+        if new_earliest {
+            self.shared.wake.notify_one();
+        }
     }
 
-    /// Number of items waiting in the timer heap.
-    ///
-    /// Entries just handed to the timer task may not be counted yet.
+    /// Number of items waiting for their time.
     pub fn waiting_len(&self) -> usize {
-        self.shared.waiting.load(Ordering::Relaxed)
+        self.shared.waiting.lock().len()
+    }
+
+    /// Removes `item`'s pending entry and returns its ready time (tests).
+    #[cfg(test)]
+    pub(crate) fn take_waiting(&self, item: &T) -> Option<Instant> {
+        self.shared.waiting.lock().remove(item)
     }
 
     /// The inner queue (shares state with this handle).
     pub fn queue(&self) -> &Queue<T> {
         &self.shared.queue
     }
-
     /// See [`Queue::add`].
     pub fn add(&self, item: T) {
         self.shared.queue.add(item)
@@ -189,14 +194,15 @@ impl<T: QueueItem> DelayingQueue<T> {
     /// pending delayed item.
     pub fn shutdown(&self) {
         self.shared.queue.shutdown();
-        let _ = self.shared.tx.send(Command::Stop);
+        self.shared.wake.notify_one();
     }
 
     /// Shuts down, discarding pending delayed items, and waits for the items
     /// being processed (see [`Queue::shutdown_with_drain`]).
     pub async fn shutdown_with_drain(&self) {
-        let _ = self.shared.tx.send(Command::Stop);
-        self.shared.queue.shutdown_with_drain().await;
+        self.shared.queue.begin_drain();
+        self.shared.wake.notify_one();
+        self.shared.queue.wait_drained().await;
     }
 
     /// See [`Queue::is_shutting_down`].
@@ -205,13 +211,40 @@ impl<T: QueueItem> DelayingQueue<T> {
     }
 }
 
-/// Timer heap with one entry per item; stale heap entries are skipped lazily.
+/// A heap entry, ordered by ready time then insertion order (the item does not
+/// take part in the ordering).
+struct HeapEntry<T> {
+    ready_at: Instant,
+    seq: u64,
+    item: T,
+}
+
+impl<T> PartialEq for HeapEntry<T> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.ready_at, self.seq) == (other.ready_at, other.seq)
+    }
+}
+
+impl<T> Eq for HeapEntry<T> {}
+
+impl<T> PartialOrd for HeapEntry<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<T> Ord for HeapEntry<T> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.ready_at, self.seq).cmp(&(other.ready_at, other.seq))
+    }
+}
+
+/// Timer heap with one current entry per item; entries superseded by an
+/// earlier time stay in the heap and are skipped when they surface.
 struct Waiting<T> {
-    heap: BinaryHeap<Reverse<(Instant, u64)>>,
-    /// Current ready time and heap sequence number of each waiting item.
-    by_item: HashMap<T, (Instant, u64)>,
-    /// Sequence number -> item, for the entries that are current.
-    by_seq: HashMap<u64, T>,
+    heap: BinaryHeap<Reverse<HeapEntry<T>>>,
+    /// Ready time and heap sequence number of each waiting item's current entry.
+    current: HashMap<T, (Instant, u64)>,
     next_seq: u64,
 }
 
@@ -219,48 +252,69 @@ impl<T: QueueItem> Waiting<T> {
     fn new() -> Self {
         Self {
             heap: BinaryHeap::new(),
-            by_item: HashMap::new(),
-            by_seq: HashMap::new(),
+            current: HashMap::new(),
             next_seq: 0,
         }
     }
 
     fn len(&self) -> usize {
-        self.by_item.len()
+        self.current.len()
     }
 
     /// Inserts or moves an entry earlier; a later time for a waiting item is ignored.
     fn insert(&mut self, item: T, ready_at: Instant) {
         let seq = self.next_seq;
-        match self.by_item.entry(item) {
+        let item = match self.current.entry(item) {
             Entry::Occupied(mut e) => {
-                let (current, old_seq) = *e.get();
-                if ready_at >= current {
+                if ready_at >= e.get().0 {
                     return;
                 }
-                let item = e.key().clone();
                 e.insert((ready_at, seq));
-                self.by_seq.remove(&old_seq);
-                self.by_seq.insert(seq, item);
+                e.key().clone()
             }
             Entry::Vacant(e) => {
-                self.by_seq.insert(seq, e.key().clone());
+                let item = e.key().clone();
                 e.insert((ready_at, seq));
+                item
             }
-        }
+        };
         self.next_seq += 1;
-        self.heap.push(Reverse((ready_at, seq)));
+        self.heap.push(Reverse(HeapEntry {
+            ready_at,
+            seq,
+            item,
+        }));
     }
 
-    /// The earliest current ready time.
+    /// Whether a heap entry is still the item's current one.
+    fn is_current(&self, entry: &HeapEntry<T>) -> bool {
+        self.current
+            .get(&entry.item)
+            .is_some_and(|&(_, seq)| seq == entry.seq)
+    }
+
+    /// The earliest current ready time (drops stale entries on the way).
     fn next_ready(&mut self) -> Option<Instant> {
-        while let Some(Reverse((at, seq))) = self.heap.peek().copied() {
-            if self.by_seq.contains_key(&seq) {
-                return Some(at);
+        while let Some(Reverse(top)) = self.heap.peek() {
+            if self.is_current(top) {
+                return Some(top.ready_at);
             }
             self.heap.pop();
         }
         None
+    }
+
+    /// Drops every pending entry.
+    fn clear(&mut self) {
+        self.heap.clear();
+        self.current.clear();
+    }
+
+    /// Drops `item`'s pending entry (its heap entry becomes stale) and
+    /// returns its ready time.
+    #[cfg(test)]
+    fn remove(&mut self, item: &T) -> Option<Instant> {
+        self.current.remove(item).map(|(at, _)| at)
     }
 
     /// Removes and returns the next item ready at `now`.
@@ -269,60 +323,48 @@ impl<T: QueueItem> Waiting<T> {
         if at > now {
             return None;
         }
-        let Reverse((_, seq)) = self.heap.pop()?;
-        let item = self.by_seq.remove(&seq)?;
-        self.by_item.remove(&item);
-        Some(item)
+        let Reverse(entry) = self.heap.pop()?;
+        self.current.remove(&entry.item);
+        Some(entry.item)
     }
 }
 
 /// The timer task: moves items into `queue` when their time comes.
-async fn waiting_loop<T: QueueItem>(
-    queue: Queue<T>,
-    mut rx: mpsc::UnboundedReceiver<Command<T>>,
-    waiting_len: Arc<AtomicUsize>,
-) {
-    let mut waiting = Waiting::new();
+async fn waiting_loop<T: QueueItem>(queue: Queue<T>, shared: Weak<Shared<T>>, wake: Arc<Notify>) {
     loop {
+        // Register for wake-ups before looking at the heap.
+        let mut woken = pin!(wake.notified());
+        woken.as_mut().enable();
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
         if queue.is_shutting_down() {
-            break;
+            shared.waiting.lock().clear();
+            return;
         }
         let now = Instant::now();
-        while let Some(item) = waiting.pop_ready(now) {
-            queue.add(item);
-        }
-        waiting_len.store(waiting.len(), Ordering::Relaxed);
-        let next = waiting.next_ready();
-        let command = match next {
-            Some(at) => tokio::select! {
-                command = rx.recv() => command,
-                () = tokio::time::sleep_until(at) => continue,
-            },
-            None => rx.recv().await,
+        let (ready, next) = {
+            let mut waiting = shared.waiting.lock();
+            let mut ready = Vec::new();
+            while let Some(item) = waiting.pop_ready(now) {
+                ready.push(item);
+            }
+            (ready, waiting.next_ready())
         };
-        let mut command = command;
-        // Take every queued command before looking at the clock again.
-        loop {
-            match command {
-                None | Some(Command::Stop) => {
-                    waiting_len.store(0, Ordering::Relaxed);
-                    return;
-                }
-                Some(Command::Add { item, ready_at }) => {
-                    if ready_at <= Instant::now() {
-                        queue.add(item);
-                    } else {
-                        waiting.insert(item, ready_at);
-                    }
+        drop(shared);
+        if !ready.is_empty() {
+            queue.add_batch(ready);
+        }
+        match next {
+            Some(at) => {
+                tokio::select! {
+                    () = woken => {}
+                    () = tokio::time::sleep_until(at) => {}
                 }
             }
-            match rx.try_recv() {
-                Ok(next) => command = Some(next),
-                Err(_) => break,
-            }
+            None => woken.await,
         }
     }
-    waiting_len.store(0, Ordering::Relaxed);
 }
 
 #[cfg(test)]

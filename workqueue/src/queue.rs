@@ -201,21 +201,25 @@ impl<T: QueueItem> Queue<T> {
     /// down. If the item is being processed, it is queued again when `done` is
     /// called for it.
     pub fn add(&self, item: T) {
-        let mut state = self.shared.state.lock();
-        if state.shutting_down || state.dirty.contains(&item) {
-            return;
+        let pushed = add_locked(&mut self.shared.state.lock(), item);
+        if pushed {
+            self.shared.item_ready.notify_one();
         }
-        if let Some(metrics) = state.metrics.as_mut() {
-            metrics.add(&item);
+    }
+
+    /// Adds several items under one lock acquisition (used by the delaying
+    /// queue's timer task); same semantics as calling [`add`](Self::add) for each.
+    pub(crate) fn add_batch(&self, items: impl IntoIterator<Item = T>) {
+        let mut pushed = 0usize;
+        {
+            let mut state = self.shared.state.lock();
+            for item in items {
+                pushed += usize::from(add_locked(&mut state, item));
+            }
         }
-        if state.processing.contains(&item) {
-            state.dirty.insert(item);
-            return;
+        for _ in 0..pushed {
+            self.shared.item_ready.notify_one();
         }
-        state.dirty.insert(item.clone());
-        state.queue.push_back(item);
-        drop(state);
-        self.shared.item_ready.notify_one();
     }
 
     /// Waits for the next item and marks it as processing.
@@ -309,12 +313,22 @@ impl<T: QueueItem> Queue<T> {
     ///
     /// Workers must keep calling `get`/`done` for this to return.
     pub async fn shutdown_with_drain(&self) {
+        self.begin_drain();
+        self.wait_drained().await;
+    }
+
+    /// The synchronous half of `shutdown_with_drain`: flags the shutdown.
+    pub(crate) fn begin_drain(&self) {
         {
             let mut state = self.shared.state.lock();
             state.shutting_down = true;
             state.drain = true;
         }
         self.shared.item_ready.notify_waiters();
+    }
+
+    /// Waits until nothing is processing, or a plain `shutdown` cancels the drain.
+    pub(crate) async fn wait_drained(&self) {
         loop {
             let mut notified = pin!(self.shared.drained.notified());
             notified.as_mut().enable();
@@ -333,6 +347,24 @@ impl<T: QueueItem> Queue<T> {
     pub fn is_shutting_down(&self) -> bool {
         self.shared.state.lock().shutting_down
     }
+}
+
+/// The add rules; returns whether the item was pushed to the queue (a waiter
+/// must then be notified).
+fn add_locked<T: QueueItem>(state: &mut State<T>, item: T) -> bool {
+    if state.shutting_down || state.dirty.contains(&item) {
+        return false;
+    }
+    if let Some(metrics) = state.metrics.as_mut() {
+        metrics.add(&item);
+    }
+    if state.processing.contains(&item) {
+        state.dirty.insert(item);
+        return false;
+    }
+    state.dirty.insert(item.clone());
+    state.queue.push_back(item);
+    true
 }
 
 fn take_next<T: QueueItem>(state: &mut State<T>) -> Option<T> {

@@ -236,47 +236,45 @@ impl<T: QueueItem> RateLimitingQueue<T> {
 mod tests {
     use super::*;
     use crate::default_rate_limiters::ItemExponentialFailureRateLimiter;
-    use crate::delaying_queue::Command;
-    use tokio::sync::mpsc::UnboundedReceiver;
     use tokio::time::Instant;
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)
     }
 
-    fn next_wait(rx: &mut UnboundedReceiver<Command<&'static str>>) -> (&'static str, Duration) {
-        match rx.try_recv() {
-            Ok(Command::Add { item, ready_at }) => (item, ready_at - Instant::now()),
-            _ => panic!("expected a waiting entry"),
+    /// Takes the pending entry of `item` out of the timer heap and returns its delay.
+    fn next_wait(queue: &RateLimitingQueue<&'static str>, item: &'static str) -> Duration {
+        match queue.delaying.take_waiting(&item) {
+            Some(ready_at) => ready_at - Instant::now(),
+            None => panic!("expected a waiting entry for {item}"),
         }
     }
 
-    /// TestRateLimitingQueue: the waiting entries carry the limiter's delays
-    /// (the timer task is replaced by the test, as upstream does).
+    /// TestRateLimitingQueue: the waiting entries carry the limiter's delays.
+    /// Upstream reads each entry off the timer goroutine's channel; here each
+    /// entry is taken out of the timer heap (the paused clock never fires it).
     #[tokio::test(start_paused = true)]
     async fn test_rate_limiting_queue() {
-        let builder = RateLimitingQueue::<&'static str>::builder().rate_limiter(
-            ItemExponentialFailureRateLimiter::new(ms(1), Duration::from_secs(1)),
-        );
-        let (config, limiter) = builder.into_parts();
-        let (_queue, mut rx, delaying) = DelayingQueue::unstarted(config);
-        let queue = RateLimitingQueue { delaying, limiter };
+        let queue = RateLimitingQueue::<&'static str>::new(ItemExponentialFailureRateLimiter::new(
+            ms(1),
+            Duration::from_secs(1),
+        ));
 
         queue.add_rate_limited("one");
-        assert_eq!(next_wait(&mut rx), ("one", ms(1)));
+        assert_eq!(next_wait(&queue, "one"), ms(1));
         queue.add_rate_limited("one");
-        assert_eq!(next_wait(&mut rx), ("one", ms(2)));
+        assert_eq!(next_wait(&queue, "one"), ms(2));
         assert_eq!(queue.num_requeues(&"one"), 2);
 
         queue.add_rate_limited("two");
-        assert_eq!(next_wait(&mut rx), ("two", ms(1)));
+        assert_eq!(next_wait(&queue, "two"), ms(1));
         queue.add_rate_limited("two");
-        assert_eq!(next_wait(&mut rx), ("two", ms(2)));
+        assert_eq!(next_wait(&queue, "two"), ms(2));
 
         queue.forget(&"one");
         assert_eq!(queue.num_requeues(&"one"), 0);
         queue.add_rate_limited("one");
-        assert_eq!(next_wait(&mut rx), ("one", ms(1)));
+        assert_eq!(next_wait(&queue, "one"), ms(1));
     }
 
     /// End to end: a rate-limited item comes back after its delay; `forget`
