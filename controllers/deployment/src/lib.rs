@@ -35,6 +35,7 @@
 #![cfg_attr(test, allow(clippy::type_complexity))]
 
 pub mod conditions;
+pub mod controller;
 pub mod dispatch;
 pub mod error;
 pub mod events;
@@ -46,6 +47,7 @@ pub mod rolling;
 pub mod sync;
 pub mod util;
 
+pub use controller::{DeploymentController, DeploymentControllerConfig, SyncError};
 pub use error::DeploymentError;
 pub use features::FeatureGates;
 

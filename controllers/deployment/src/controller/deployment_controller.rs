@@ -1,0 +1,234 @@
+//! `DeploymentController` (upstream `NewDeploymentController` / `Run`): informers, handlers,
+//! the `deployment` work queue and the worker pool.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use kcm_controller::PodView;
+use kcm_controller::clock::{SharedClock, real_clock};
+use kcm_controller::event_correlator::EventCorrelator;
+use kcm_controller::event_recorder::{EventBroadcaster, EventRecorder, KubeEventSink};
+use kcm_controller::rs_control::{KubeReplicaSetControl, ReplicaSetControl};
+use kcm_controller::worker::{DEPLOYMENT_MAX_RETRIES, RetryPolicy, WorkerPool};
+use kcm_informer::{
+    CancellationToken, HandlerRegistration, InformerError, InformerFactory, Lister,
+    wait_for_named_cache_sync,
+};
+use kcm_workqueue::{RateLimitingQueue, default_controller_rate_limiter};
+
+use crate::events::{DeploymentEvent, EVENT_COMPONENT};
+use crate::features::FeatureGates;
+use crate::util::fields::name_of;
+
+use super::SyncError;
+use super::handlers;
+
+/// Name of the work queue (and of the controller in logs).
+pub const QUEUE_NAME: &str = "deployment";
+
+/// Settings of a [`DeploymentController`].
+#[derive(Debug, Clone)]
+pub struct DeploymentControllerConfig {
+    /// Worker tasks (`--concurrent-deployment-syncs`, default 5).
+    pub workers: usize,
+    /// Feature gates consulted by the decisions.
+    pub features: FeatureGates,
+    /// Source of "now" for conditions and progress deadlines.
+    pub clock: SharedClock,
+}
+
+impl Default for DeploymentControllerConfig {
+    fn default() -> Self {
+        Self {
+            workers: 5,
+            features: FeatureGates::default(),
+            clock: real_clock(),
+        }
+    }
+}
+
+/// Everything a sync and the handlers share.
+pub(crate) struct Inner {
+    pub(crate) client: kube::Client,
+    pub(crate) d_lister: Lister<Deployment>,
+    pub(crate) rs_lister: Lister<ReplicaSet>,
+    pub(crate) pod_lister: Lister<PodView>,
+    pub(crate) queue: RateLimitingQueue<String>,
+    pub(crate) recorder: EventRecorder,
+    pub(crate) rs_control: Arc<dyn ReplicaSetControl>,
+    pub(crate) clock: SharedClock,
+    pub(crate) features: FeatureGates,
+}
+
+impl Inner {
+    /// `enqueue`: `namespace/name` into the queue.
+    pub(crate) fn enqueue(&self, d: &Deployment) {
+        self.queue.add(key_of(d));
+    }
+
+    /// `enqueueRateLimited`.
+    pub(crate) fn enqueue_rate_limited(&self, d: &Deployment) {
+        self.queue.add_rate_limited(key_of(d));
+    }
+
+    /// `enqueueAfter`.
+    pub(crate) fn enqueue_after(&self, d: &Deployment, after: Duration) {
+        self.queue.add_after(key_of(d), after);
+    }
+
+    /// Records `event` about `d`.
+    pub(crate) fn emit(&self, d: &Deployment, event: &DeploymentEvent) {
+        let type_ = match event.type_ {
+            crate::events::EventType::Normal => kcm_controller::event_recorder::EventType::Normal,
+            crate::events::EventType::Warning => kcm_controller::event_recorder::EventType::Warning,
+        };
+        self.recorder.record(
+            &kcm_controller::event_recorder::object_reference(d),
+            type_,
+            event.reason,
+            event.message.clone(),
+        );
+    }
+}
+
+/// The work-queue key of a Deployment (`namespace/name`).
+pub(crate) fn key_of(d: &Deployment) -> String {
+    format!(
+        "{}/{}",
+        d.metadata.namespace.as_deref().unwrap_or_default(),
+        name_of(&d.metadata)
+    )
+}
+
+/// The Deployment controller of kube-controller-manager.
+///
+/// Build it with the shared [`InformerFactory`] of the process, start the factory, then
+/// [`run`](Self::run) it until the token is cancelled:
+///
+/// ```no_run
+/// use kcm_deployment::controller::{DeploymentController, DeploymentControllerConfig};
+/// use kcm_informer::{CancellationToken, InformerFactory, InformerOptions};
+///
+/// # async fn demo() -> anyhow::Result<()> {
+/// let client = kube::Client::try_default().await?;
+/// let factory = InformerFactory::new(client.clone(), InformerOptions::default());
+/// let controller =
+///     DeploymentController::new(client, &factory, DeploymentControllerConfig::default())?;
+/// let cancel = CancellationToken::new();
+/// factory.start(&cancel);
+/// controller.run(cancel.clone()).await; // returns after cancel.cancel()
+/// # Ok(()) }
+/// ```
+pub struct DeploymentController {
+    inner: Arc<Inner>,
+    registrations: Vec<HandlerRegistration>,
+    broadcaster: EventBroadcaster,
+    workers: usize,
+}
+
+impl fmt::Debug for DeploymentController {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DeploymentController")
+            .field("workers", &self.workers)
+            .field("queue_len", &self.inner.queue.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl DeploymentController {
+    /// Registers the Deployment (add/update/delete), ReplicaSet (add/update/delete) and Pod
+    /// (delete only) handlers on the factory's informers and creates the `deployment` queue
+    /// (default controller rate limiter). Must be called within a tokio runtime (the event
+    /// broadcaster task is spawned here).
+    pub fn new(
+        client: kube::Client,
+        factory: &InformerFactory,
+        config: DeploymentControllerConfig,
+    ) -> Result<Self, InformerError> {
+        let d_informer = factory.informer::<Deployment>();
+        let rs_informer = factory.informer::<ReplicaSet>();
+        let pod_informer = factory.informer::<PodView>();
+        let broadcaster = EventBroadcaster::start_with_queue(
+            KubeEventSink::new(client.clone()),
+            EventCorrelator::default(),
+            kcm_controller::event_recorder::MAX_QUEUED_EVENTS,
+            config.clock.clone(),
+        );
+        let recorder = broadcaster.new_recorder(EVENT_COMPONENT, None);
+        let queue = RateLimitingQueue::builder()
+            .name(QUEUE_NAME)
+            .rate_limiter(default_controller_rate_limiter())
+            .build();
+        let inner = Arc::new(Inner {
+            client: client.clone(),
+            d_lister: d_informer.lister(),
+            rs_lister: rs_informer.lister(),
+            pod_lister: pod_informer.lister(),
+            queue,
+            recorder,
+            rs_control: Arc::new(KubeReplicaSetControl::new(client)),
+            clock: config.clock.clone(),
+            features: config.features,
+        });
+        let registrations = vec![
+            d_informer.add_event_handler(handlers::deployment_handler(inner.clone()))?,
+            rs_informer.add_event_handler(handlers::replica_set_handler(inner.clone()))?,
+            pod_informer.add_event_handler(handlers::pod_handler(inner.clone()))?,
+        ];
+        Ok(Self {
+            inner,
+            registrations,
+            broadcaster,
+            workers: config.workers,
+        })
+    }
+
+    /// Whether the three informers synced and their initial lists reached the handlers.
+    pub fn has_synced(&self) -> bool {
+        self.registrations
+            .iter()
+            .all(HandlerRegistration::has_synced)
+    }
+
+    /// The `deployment` work queue (for metrics and tests).
+    pub fn queue(&self) -> &RateLimitingQueue<String> {
+        &self.inner.queue
+    }
+
+    /// One `syncDeployment` of `key` (`namespace/name`) outside the worker pool.
+    pub async fn sync(&self, key: &str) -> Result<(), SyncError> {
+        super::sync_deployment::sync_deployment(&self.inner, key).await
+    }
+
+    /// Waits for the caches, runs the workers until `cancel` fires, then shuts the queue
+    /// down, waits for in-flight syncs and flushes the event broadcaster. Returns at once
+    /// (after the flush) if the token is cancelled before the caches synced.
+    pub async fn run(self, cancel: CancellationToken) {
+        tracing::info!(controller = QUEUE_NAME, "Starting controller");
+        let synced = {
+            let regs = &self.registrations;
+            let check = || regs.iter().all(HandlerRegistration::has_synced);
+            wait_for_named_cache_sync(QUEUE_NAME, &[&check], None, &cancel).await
+        };
+        if synced {
+            let policy = RetryPolicy::<SyncError>::max_retries(DEPLOYMENT_MAX_RETRIES)
+                .forget_if(SyncError::is_namespace_terminating);
+            let pool = WorkerPool::new(self.inner.queue.clone(), self.workers, policy);
+            let inner = self.inner.clone();
+            let token = cancel.clone();
+            pool.run(
+                move |key: String| {
+                    let inner = inner.clone();
+                    async move { super::sync_deployment::sync_deployment(&inner, &key).await }
+                },
+                async move { token.cancelled().await },
+            )
+            .await;
+        }
+        tracing::info!(controller = QUEUE_NAME, "Shutting down controller");
+        self.inner.queue.shutdown();
+        self.broadcaster.shutdown().await;
+    }
+}

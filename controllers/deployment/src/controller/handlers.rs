@@ -1,0 +1,253 @@
+//! Informer event handlers of the Deployment controller (upstream `addDeployment`,
+//! `updateDeployment`, `deleteDeployment`, `addReplicaSet`, `updateReplicaSet`,
+//! `deleteReplicaSet`, `deletePod`, `resolveControllerRef`, `getDeploymentForPod`,
+//! `getDeploymentsForReplicaSet`).
+
+use std::sync::Arc;
+
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kcm_controller::PodView;
+use kcm_informer::{DeletedObject, EventHandlerFns, Lister, Selector};
+use kube::api::{Api, ListParams};
+
+use crate::util::fields::{name_of, uid_of};
+use crate::util::replica_sets::get_controller_of;
+use crate::util::strategy::{RECREATE_STRATEGY, strategy_type};
+
+use super::deployment_controller::Inner;
+use super::sync_deployment::pod_map_for_deployment;
+
+/// Handler for Deployments: every add, update and delete enqueues the Deployment.
+pub(crate) fn deployment_handler(inner: Arc<Inner>) -> EventHandlerFns<Deployment> {
+    let (a, u, d) = (inner.clone(), inner.clone(), inner);
+    EventHandlerFns::new()
+        .on_add(move |dep: &Arc<Deployment>, _| {
+            tracing::trace!(deployment = name_of(&dep.metadata), "Adding deployment");
+            a.enqueue(dep);
+        })
+        .on_update(move |_old: &Arc<Deployment>, cur: &Arc<Deployment>| {
+            tracing::trace!(deployment = name_of(&cur.metadata), "Updating deployment");
+            u.enqueue(cur);
+        })
+        .on_delete(move |obj: DeletedObject<Deployment>| {
+            let dep = obj.object();
+            tracing::trace!(deployment = name_of(&dep.metadata), "Deleting deployment");
+            d.enqueue(dep);
+        })
+}
+
+/// Handler for ReplicaSets.
+pub(crate) fn replica_set_handler(inner: Arc<Inner>) -> EventHandlerFns<ReplicaSet> {
+    let (a, u, d) = (inner.clone(), inner.clone(), inner);
+    EventHandlerFns::new()
+        .on_add(move |rs: &Arc<ReplicaSet>, _| add_replica_set(&a, rs))
+        .on_update(move |old: &Arc<ReplicaSet>, cur: &Arc<ReplicaSet>| {
+            update_replica_set(&u, old, cur)
+        })
+        .on_delete(move |obj: DeletedObject<ReplicaSet>| delete_replica_set(&d, obj.object()))
+}
+
+/// Handler for Pods: deletes only.
+pub(crate) fn pod_handler(inner: Arc<Inner>) -> EventHandlerFns<PodView> {
+    EventHandlerFns::new()
+        .on_delete(move |obj: DeletedObject<PodView>| delete_pod(&inner, obj.object()))
+}
+
+/// `addReplicaSet`.
+pub(crate) fn add_replica_set(inner: &Inner, rs: &ReplicaSet) {
+    if rs.metadata.deletion_timestamp.is_some() {
+        // A restart can show a ReplicaSet already pending deletion: treat it as deleted.
+        delete_replica_set(inner, rs);
+        return;
+    }
+    let namespace = rs.metadata.namespace.as_deref().unwrap_or_default();
+    if let Some(r) = get_controller_of(&rs.metadata) {
+        if let Some(d) = resolve_controller_ref(&inner.d_lister, namespace, r) {
+            tracing::trace!(replica_set = name_of(&rs.metadata), "ReplicaSet added");
+            inner.enqueue(&d);
+        }
+        return;
+    }
+    // Orphan: every matching Deployment races to adopt it.
+    let ds = get_deployments_for_replica_set(&inner.d_lister, rs);
+    if !ds.is_empty() {
+        tracing::trace!(
+            replica_set = name_of(&rs.metadata),
+            "Orphan ReplicaSet added"
+        );
+    }
+    for d in ds {
+        inner.enqueue(&d);
+    }
+}
+
+/// `updateReplicaSet`.
+pub(crate) fn update_replica_set(inner: &Inner, old: &ReplicaSet, cur: &ReplicaSet) {
+    if cur.metadata.resource_version == old.metadata.resource_version {
+        // Periodic resync: nothing changed.
+        return;
+    }
+    let namespace = cur.metadata.namespace.as_deref().unwrap_or_default();
+    let cur_ref = get_controller_of(&cur.metadata);
+    let old_ref = get_controller_of(&old.metadata);
+    let controller_ref_changed = cur_ref != old_ref;
+    if controller_ref_changed
+        && let Some(old_ref) = old_ref
+        && let Some(d) = resolve_controller_ref(&inner.d_lister, namespace, old_ref)
+    {
+        // The old owner must notice it lost this ReplicaSet.
+        inner.enqueue(&d);
+    }
+    if let Some(cur_ref) = cur_ref {
+        if let Some(d) = resolve_controller_ref(&inner.d_lister, namespace, cur_ref) {
+            tracing::trace!(replica_set = name_of(&cur.metadata), "ReplicaSet updated");
+            inner.enqueue(&d);
+        }
+        return;
+    }
+    let label_changed = cur.metadata.labels != old.metadata.labels;
+    if label_changed || controller_ref_changed {
+        let ds = get_deployments_for_replica_set(&inner.d_lister, cur);
+        if !ds.is_empty() {
+            tracing::trace!(
+                replica_set = name_of(&cur.metadata),
+                "Orphan ReplicaSet updated"
+            );
+        }
+        for d in ds {
+            inner.enqueue(&d);
+        }
+    }
+}
+
+/// `deleteReplicaSet` (tombstones carry the last known state).
+pub(crate) fn delete_replica_set(inner: &Inner, rs: &ReplicaSet) {
+    // No controller cares about orphans being deleted.
+    let Some(r) = get_controller_of(&rs.metadata) else {
+        return;
+    };
+    let namespace = rs.metadata.namespace.as_deref().unwrap_or_default();
+    if let Some(d) = resolve_controller_ref(&inner.d_lister, namespace, r) {
+        tracing::trace!(replica_set = name_of(&rs.metadata), "ReplicaSet deleted");
+        inner.enqueue(&d);
+    }
+}
+
+/// `deletePod`: wakes a Recreate Deployment once all of its pods are gone (RollingUpdate
+/// Deployments ignore pod deletions). The Deployment's ReplicaSets are listed live (not from
+/// the cache) as upstream, so this runs on a spawned task.
+pub(crate) fn delete_pod(inner: &Arc<Inner>, pod: &PodView) {
+    let Some(d) = get_deployment_for_pod(inner, pod) else {
+        return;
+    };
+    if strategy_type(&d) != RECREATE_STRATEGY {
+        return;
+    }
+    let Ok(handle) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    let inner = inner.clone();
+    handle.spawn(async move {
+        let Ok(rs_list) = list_replica_sets_live(&inner.client, &d).await else {
+            return;
+        };
+        let rs_refs: Vec<&ReplicaSet> = rs_list.iter().collect();
+        let Ok(pod_map) = pod_map_for_deployment(&inner.pod_lister, &d, &rs_refs) else {
+            return;
+        };
+        if pod_map.values().all(Vec::is_empty) {
+            inner.enqueue(&d);
+        }
+    });
+}
+
+/// `util.ListReplicaSets` with a client-backed list: the ReplicaSets in the Deployment's
+/// namespace matching its selector and controlled by it.
+async fn list_replica_sets_live(
+    client: &kube::Client,
+    d: &Deployment,
+) -> Result<Vec<ReplicaSet>, String> {
+    let namespace = d.metadata.namespace.as_deref().unwrap_or_default();
+    let selector = d
+        .spec
+        .as_ref()
+        .map(|s| Selector::from_label_selector(&s.selector))
+        .transpose()
+        .map_err(|e| e.to_string())?
+        .unwrap_or_else(Selector::nothing);
+    let api: Api<ReplicaSet> = Api::namespaced(client.clone(), namespace);
+    let params = ListParams::default().labels(&selector.to_string());
+    let list = api.list(&params).await.map_err(|e| e.to_string())?;
+    let uid = uid_of(&d.metadata);
+    Ok(list
+        .items
+        .into_iter()
+        .filter(|rs| get_controller_of(&rs.metadata).is_some_and(|r| r.uid == uid))
+        .collect())
+}
+
+/// `getDeploymentForPod`: pod → controlling ReplicaSet (same UID) → controlling Deployment.
+fn get_deployment_for_pod(inner: &Inner, pod: &PodView) -> Option<Arc<Deployment>> {
+    let r = get_controller_of(&pod.metadata)?;
+    if r.kind != "ReplicaSet" {
+        return None;
+    }
+    let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
+    let rs = inner.rs_lister.get(namespace, &r.name)?;
+    if uid_of(&rs.metadata) != r.uid {
+        return None;
+    }
+    let rs_ref = get_controller_of(&rs.metadata)?;
+    resolve_controller_ref(&inner.d_lister, namespace, rs_ref)
+}
+
+/// `resolveControllerRef`: the Deployment a controller reference points to, if it is a
+/// Deployment that still exists with that UID.
+pub(crate) fn resolve_controller_ref(
+    d_lister: &Lister<Deployment>,
+    namespace: &str,
+    r: &OwnerReference,
+) -> Option<Arc<Deployment>> {
+    if r.kind != "Deployment" {
+        return None;
+    }
+    let d = d_lister.get(namespace, &r.name)?;
+    (uid_of(&d.metadata) == r.uid).then_some(d)
+}
+
+/// `util.GetDeploymentsForReplicaSet` as the controller uses it: every Deployment in the
+/// ReplicaSet's namespace whose (non-empty, valid) selector matches the ReplicaSet's labels;
+/// empty when the ReplicaSet has no labels. More than one match is a user error, but all are
+/// returned (ControllerRef adoption decides the winner).
+pub(crate) fn get_deployments_for_replica_set(
+    d_lister: &Lister<Deployment>,
+    rs: &ReplicaSet,
+) -> Vec<Arc<Deployment>> {
+    let Some(labels) = rs.metadata.labels.as_ref().filter(|l| !l.is_empty()) else {
+        return Vec::new();
+    };
+    let namespace = rs.metadata.namespace.as_deref().unwrap_or_default();
+    let found: Vec<Arc<Deployment>> = d_lister
+        .namespaced(namespace)
+        .list(&Selector::everything())
+        .into_iter()
+        .filter(|d| {
+            let Some(spec) = d.spec.as_ref() else {
+                return false;
+            };
+            match Selector::from_label_selector(&spec.selector) {
+                Ok(sel) => !sel.is_everything() && sel.matches(labels),
+                Err(_) => false,
+            }
+        })
+        .collect();
+    if found.len() > 1 {
+        tracing::debug!(
+            replica_set = name_of(&rs.metadata),
+            deployments = found.len(),
+            "user error! more than one deployment is selecting replica set"
+        );
+    }
+    found
+}

@@ -1,0 +1,458 @@
+//! The I/O half of upstream `sync.go`, `rolling.go`, `recreate.go`, `rollback.go` and
+//! `progress.go`: executes the plans of the pure modules against the API server.
+//!
+//! As upstream, `d` is the sync's private copy of the Deployment and is mutated in place
+//! (revision annotation, conditions, status) as the pass goes; status writes send it whole to
+//! `/status` and do not refresh its resourceVersion, so a second write in the same pass can
+//! fail with a Conflict and the key is retried — exactly like kube-controller-manager.
+
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use kube::api::{Api, DeleteParams, PostParams};
+
+use crate::dispatch::sync_cleans_up;
+use crate::progress::{
+    RolloutStatusDecision, StuckRequeue, sync_rollout_status as decide_rollout_status,
+};
+use crate::recreate::{RecreateDecision, rollout_recreate as decide_recreate};
+use crate::rolling::{RollingDecision, rollout_rolling as decide_rolling};
+use crate::sync::{
+    AlreadyExistsResolution, ExistingNewReplicaSetAction, ScaleStep, after_new_replica_set_created,
+    classify_replica_sets, is_scaling_event as decide_is_scaling_event, new_replica_set,
+    on_new_replica_set_already_exists, on_new_replica_set_create_failed, replica_sets_to_clean_up,
+    scale, sync_existing_new_replica_set,
+};
+use crate::util::fields::name_of;
+use crate::util::predicates::deployment_complete;
+
+use super::SyncError;
+use super::deployment_controller::Inner;
+use super::sync_deployment::PodMap;
+
+fn namespace_of(d: &Deployment) -> &str {
+    d.metadata.namespace.as_deref().unwrap_or_default()
+}
+
+fn rs_api(inner: &Inner, d: &Deployment) -> Api<ReplicaSet> {
+    Api::namespaced(inner.client.clone(), namespace_of(d))
+}
+
+/// `UpdateStatus(d)`: PUT of the whole Deployment to `/status`.
+pub(crate) async fn update_status(inner: &Inner, d: &Deployment) -> Result<Deployment, SyncError> {
+    let api: Api<Deployment> = Api::namespaced(inner.client.clone(), namespace_of(d));
+    Ok(api
+        .replace_status(name_of(&d.metadata), &PostParams::default(), d)
+        .await?)
+}
+
+/// The old ReplicaSets and the new one (if any) after `getAllReplicaSetsAndSyncRevision`.
+pub(crate) struct ReplicaSets<'a> {
+    pub(crate) new_rs: Option<ReplicaSet>,
+    pub(crate) old_rss: Vec<&'a ReplicaSet>,
+}
+
+impl<'a> ReplicaSets<'a> {
+    /// `append(oldRSs, newRS)`.
+    pub(crate) fn all(&self) -> Vec<&ReplicaSet> {
+        self.old_rss
+            .iter()
+            .copied()
+            .chain(self.new_rs.as_ref())
+            .collect()
+    }
+}
+
+/// `getAllReplicaSetsAndSyncRevision` / `getNewReplicaSet`.
+pub(crate) async fn get_all_replica_sets_and_sync_revision<'a>(
+    inner: &Inner,
+    d: &mut Deployment,
+    rs_list: &[&'a ReplicaSet],
+    create_if_not_existed: bool,
+) -> Result<ReplicaSets<'a>, SyncError> {
+    let classified = classify_replica_sets(d, rs_list);
+    let old_rss = classified.old_rss.clone();
+    let now = inner.clock.now();
+    if let Some(existing) = classified.new_rs {
+        let new_rs = match sync_existing_new_replica_set(d, existing, &classified.new_revision, now)
+        {
+            ExistingNewReplicaSetAction::UpdateReplicaSet(rs_copy) => {
+                rs_api(inner, d)
+                    .replace(name_of(&rs_copy.metadata), &PostParams::default(), &rs_copy)
+                    .await?
+            }
+            ExistingNewReplicaSetAction::UpdateDeploymentStatus(updated) => {
+                *d = updated;
+                update_status(inner, d).await?;
+                existing.clone()
+            }
+            ExistingNewReplicaSetAction::Nothing => existing.clone(),
+        };
+        return Ok(ReplicaSets {
+            new_rs: Some(new_rs),
+            old_rss,
+        });
+    }
+    if !create_if_not_existed {
+        return Ok(ReplicaSets {
+            new_rs: None,
+            old_rss,
+        });
+    }
+    let new_rs = create_new_replica_set(inner, d, &old_rss, &classified.new_revision).await?;
+    Ok(ReplicaSets {
+        new_rs: Some(new_rs),
+        old_rss,
+    })
+}
+
+/// The create branch of `getNewReplicaSet`, with AlreadyExists (ours vs. hash collision),
+/// NamespaceTerminating and other create failures.
+async fn create_new_replica_set(
+    inner: &Inner,
+    d: &mut Deployment,
+    old_rss: &[&ReplicaSet],
+    new_revision: &str,
+) -> Result<ReplicaSet, SyncError> {
+    let desired = new_replica_set(d, old_rss, new_revision)?;
+    let rs_name = name_of(&desired.metadata).to_string();
+    let (created, really_created) = match rs_api(inner, d)
+        .create(&PostParams::default(), &desired)
+        .await
+    {
+        Ok(created) => (created, true),
+        Err(e) => {
+            let err = SyncError::from(e);
+            if err.is_already_exists() {
+                let Some(existing) = inner.rs_lister.get(namespace_of(d), &rs_name) else {
+                    return Err(SyncError::Control(kcm_controller::ControlError::not_found(
+                        "replicaset.apps",
+                        &rs_name,
+                    )));
+                };
+                match on_new_replica_set_already_exists(d, &existing) {
+                    AlreadyExistsResolution::Ours => ((*existing).clone(), false),
+                    AlreadyExistsResolution::HashCollision(updated) => {
+                        *d = *updated;
+                        // Upstream ignores this write's error: the AlreadyExists error
+                        // requeues the key and the next pass hashes with the new count.
+                        let _ = update_status(inner, d).await;
+                        return Err(err);
+                    }
+                }
+            } else if err.is_namespace_terminating() {
+                return Err(err);
+            } else {
+                let failure = on_new_replica_set_create_failed(
+                    d,
+                    &rs_name,
+                    &err.to_string(),
+                    inner.clock.now(),
+                );
+                if let Some(updated) = failure.status_update {
+                    *d = updated;
+                    let _ = update_status(inner, d).await;
+                }
+                inner.emit(d, &failure.event);
+                return Err(err);
+            }
+        }
+    };
+    let after =
+        after_new_replica_set_created(d, &created, new_revision, really_created, inner.clock.now());
+    if let Some(event) = &after.event {
+        inner.emit(d, event);
+    }
+    if let Some(updated) = after.status_update {
+        *d = updated;
+        update_status(inner, d).await?;
+    }
+    Ok(created)
+}
+
+/// Executes resize steps in order (`scaleReplicaSet` / `scaleReplicaSetAndRecordEvent`):
+/// Update, then the `ScalingReplicaSet` event once the update succeeded. Stops at the first
+/// failed update. Returns whether any ReplicaSet changed size.
+pub(crate) async fn execute_scale_steps(
+    inner: &Inner,
+    d: &Deployment,
+    rss: &[&ReplicaSet],
+    steps: &[ScaleStep],
+) -> Result<bool, SyncError> {
+    let api = rs_api(inner, d);
+    // Objects written earlier in this pass replace the cached ones.
+    let mut written: Vec<ReplicaSet> = Vec::new();
+    let mut scaled = false;
+    for step in steps {
+        let current = written
+            .iter()
+            .find(|rs| name_of(&rs.metadata) == step.rs_name)
+            .or_else(|| {
+                rss.iter()
+                    .copied()
+                    .find(|rs| name_of(&rs.metadata) == step.rs_name)
+            });
+        let Some(current) = current else {
+            continue;
+        };
+        let outcome = step.outcome(current, d);
+        let Some(update) = outcome.update else {
+            continue;
+        };
+        let updated = api
+            .replace(&step.rs_name, &PostParams::default(), &update)
+            .await?;
+        if let Some(event) = &outcome.event {
+            inner.emit(d, event);
+            scaled = true;
+        }
+        written.retain(|rs| name_of(&rs.metadata) != step.rs_name);
+        written.push(updated);
+    }
+    Ok(scaled)
+}
+
+/// `cleanupDeployment`: deletes old ReplicaSets beyond `revisionHistoryLimit` (NotFound is
+/// fine; the first other error stops the pass).
+pub(crate) async fn cleanup_deployment(
+    inner: &Inner,
+    old_rss: &[&ReplicaSet],
+    d: &Deployment,
+) -> Result<(), SyncError> {
+    let api = rs_api(inner, d);
+    for rs in replica_sets_to_clean_up(old_rss, d, &inner.features) {
+        tracing::debug!(
+            replica_set = name_of(&rs.metadata),
+            deployment = name_of(&d.metadata),
+            "Trying to cleanup replica set for deployment"
+        );
+        if let Err(e) = api
+            .delete(name_of(&rs.metadata), &DeleteParams::default())
+            .await
+        {
+            let err = SyncError::from(e);
+            if !err.is_not_found() {
+                return Err(err);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `syncDeploymentStatus`: writes `calculateStatus` when it differs from the stored status.
+pub(crate) async fn sync_deployment_status(
+    inner: &Inner,
+    all_rss: &[&ReplicaSet],
+    new_rs: Option<&ReplicaSet>,
+    d: &mut Deployment,
+) -> Result<(), SyncError> {
+    let now = inner.clock.now();
+    if let Some(status) =
+        crate::sync::sync_deployment_status(all_rss, new_rs, d, &inner.features, now)
+    {
+        d.status = Some(status);
+        update_status(inner, d).await?;
+    }
+    Ok(())
+}
+
+/// `syncRolloutStatus`: writes the status with the Progressing/ReplicaFailure conditions when
+/// it changed; otherwise re-enqueues the Deployment to catch a missed progress deadline.
+pub(crate) async fn sync_rollout_status(
+    inner: &Inner,
+    all_rss: &[&ReplicaSet],
+    new_rs: Option<&ReplicaSet>,
+    d: &mut Deployment,
+) -> Result<(), SyncError> {
+    let now = inner.clock.now();
+    match decide_rollout_status(all_rss, new_rs, d, &inner.features, now) {
+        RolloutStatusDecision::Update(status) => {
+            d.status = Some(status);
+            update_status(inner, d).await?;
+        }
+        RolloutStatusDecision::Unchanged(requeue) => match requeue {
+            StuckRequeue::NotNeeded => {}
+            StuckRequeue::Now => inner.enqueue_rate_limited(d),
+            StuckRequeue::After(_) => {
+                if let Some(after) = requeue.enqueue_after() {
+                    let after = Duration::try_from(after).unwrap_or_default();
+                    inner.enqueue_after(d, after);
+                }
+            }
+        },
+    }
+    Ok(())
+}
+
+/// `checkPausedConditions`: records pausing/resuming in the Progressing condition.
+pub(crate) async fn check_paused_conditions(
+    inner: &Inner,
+    d: &mut Deployment,
+) -> Result<(), SyncError> {
+    if let Some(status) = crate::sync::check_paused_conditions(d, inner.clock.now()) {
+        d.status = Some(status);
+        update_status(inner, d).await?;
+    }
+    Ok(())
+}
+
+/// `syncStatusOnly`: a Deployment being deleted only gets its status refreshed.
+pub(crate) async fn sync_status_only(
+    inner: &Inner,
+    d: &mut Deployment,
+    rs_list: &[&ReplicaSet],
+) -> Result<(), SyncError> {
+    let rss = get_all_replica_sets_and_sync_revision(inner, d, rs_list, false).await?;
+    let all = rss.all();
+    sync_deployment_status(inner, &all, rss.new_rs.as_ref(), d).await
+}
+
+/// `isScalingEvent`.
+pub(crate) async fn is_scaling_event(
+    inner: &Inner,
+    d: &mut Deployment,
+    rs_list: &[&ReplicaSet],
+) -> Result<bool, SyncError> {
+    let rss = get_all_replica_sets_and_sync_revision(inner, d, rs_list, false).await?;
+    Ok(decide_is_scaling_event(
+        d,
+        rss.new_rs.as_ref(),
+        &rss.old_rss,
+    ))
+}
+
+/// `sync`: proportional scaling (scaling events and paused Deployments), cleanup when paused,
+/// then the plain status.
+pub(crate) async fn sync(
+    inner: &Inner,
+    d: &mut Deployment,
+    rs_list: &[&ReplicaSet],
+) -> Result<(), SyncError> {
+    let rss = get_all_replica_sets_and_sync_revision(inner, d, rs_list, false).await?;
+    let all = rss.all();
+    let steps = scale(d, rss.new_rs.as_ref(), &rss.old_rss);
+    execute_scale_steps(inner, d, &all, &steps).await?;
+    if sync_cleans_up(d) {
+        cleanup_deployment(inner, &rss.old_rss, d).await?;
+    }
+    sync_deployment_status(inner, &all, rss.new_rs.as_ref(), d).await
+}
+
+/// `rolloutRolling`.
+pub(crate) async fn rollout_rolling(
+    inner: &Inner,
+    d: &mut Deployment,
+    rs_list: &[&ReplicaSet],
+) -> Result<(), SyncError> {
+    let rss = get_all_replica_sets_and_sync_revision(inner, d, rs_list, true).await?;
+    let Some(new_rs) = rss.new_rs.as_ref() else {
+        return Err(SyncError::Other(format!(
+            "deployment {}: no new replica set after creation",
+            name_of(&d.metadata)
+        )));
+    };
+    let all = rss.all();
+    match decide_rolling(d, new_rs, &rss.old_rss)? {
+        RollingDecision::ScaleNewReplicaSet(step) => {
+            if execute_scale_steps(inner, d, &all, &[step]).await? {
+                return sync_rollout_status(inner, &all, Some(new_rs), d).await;
+            }
+        }
+        RollingDecision::ScaleDownOldReplicaSets(plan) => {
+            // Upstream master swallows failures of this phase (`return false, nil`): the
+            // pass continues as if nothing was scaled down.
+            let scaled = match execute_scale_steps(inner, d, &all, &plan.steps).await {
+                Ok(scaled) => scaled && plan.aborted.is_none(),
+                Err(e) => {
+                    tracing::debug!(deployment = name_of(&d.metadata), error = %e, "scaling down old replica sets failed");
+                    false
+                }
+            };
+            if scaled {
+                return sync_rollout_status(inner, &all, Some(new_rs), d).await;
+            }
+        }
+        RollingDecision::Idle { .. } => {}
+    }
+    let stored = d.status.clone().unwrap_or_default();
+    if deployment_complete(d, &stored) {
+        cleanup_deployment(inner, &rss.old_rss, d).await?;
+    }
+    sync_rollout_status(inner, &all, Some(new_rs), d).await
+}
+
+/// `rolloutRecreate`: old ReplicaSets to 0, wait until their pods are gone, create the new
+/// ReplicaSet, scale it up, clean up, status.
+pub(crate) async fn rollout_recreate(
+    inner: &Inner,
+    d: &mut Deployment,
+    rs_list: &[&ReplicaSet],
+    pod_map: &PodMap,
+) -> Result<(), SyncError> {
+    let rss = get_all_replica_sets_and_sync_revision(inner, d, rs_list, false).await?;
+    let pods = || {
+        pod_map.iter().flat_map(|(uid, pods)| {
+            pods.iter()
+                .map(move |p| (uid.as_str(), p.status.phase.as_deref().unwrap_or_default()))
+        })
+    };
+    match decide_recreate(d, rss.new_rs.as_ref(), &rss.old_rss, pods()) {
+        RecreateDecision::ScaleDownOldReplicaSets(steps) => {
+            let all = rss.all();
+            if execute_scale_steps(inner, d, &all, &steps).await? {
+                return sync_rollout_status(inner, &all, rss.new_rs.as_ref(), d).await;
+            }
+        }
+        RecreateDecision::WaitForOldPods => {
+            let all = rss.all();
+            return sync_rollout_status(inner, &all, rss.new_rs.as_ref(), d).await;
+        }
+        RecreateDecision::CreateNewReplicaSet | RecreateDecision::ScaleUpNewReplicaSet { .. } => {}
+    }
+    let rss = if rss.new_rs.is_none() {
+        get_all_replica_sets_and_sync_revision(inner, d, rs_list, true).await?
+    } else {
+        rss
+    };
+    let all = rss.all();
+    if let RecreateDecision::ScaleUpNewReplicaSet { step, cleanup } =
+        decide_recreate(d, rss.new_rs.as_ref(), &rss.old_rss, pods())
+    {
+        if let Some(step) = step {
+            execute_scale_steps(inner, d, &all, &[step]).await?;
+        }
+        if cleanup {
+            cleanup_deployment(inner, &rss.old_rss, d).await?;
+        }
+    }
+    sync_rollout_status(inner, &all, rss.new_rs.as_ref(), d).await
+}
+
+/// `rollback`: the legacy `deprecated.deployment.rollback.to` annotation. The annotation is
+/// always cleared with a full Update of the Deployment; the `DeploymentRollback` event is
+/// recorded only after that Update succeeded.
+pub(crate) async fn rollback(
+    inner: &Inner,
+    d: &mut Deployment,
+    rs_list: &[&ReplicaSet],
+) -> Result<(), SyncError> {
+    let rss = get_all_replica_sets_and_sync_revision(inner, d, rs_list, true).await?;
+    let all = rss.all();
+    let Some(outcome) = crate::rollback::rollback(d, &all) else {
+        return Ok(());
+    };
+    if !outcome.performed {
+        inner.emit(d, &outcome.event);
+    }
+    let api: Api<Deployment> = Api::namespaced(inner.client.clone(), namespace_of(d));
+    api.replace(
+        name_of(&outcome.deployment.metadata),
+        &PostParams::default(),
+        &outcome.deployment,
+    )
+    .await?;
+    if outcome.performed {
+        inner.emit(d, &outcome.event);
+    }
+    Ok(())
+}

@@ -1,0 +1,185 @@
+//! `syncDeployment` (upstream `deployment_controller.go`): the decision order of one sync,
+//! `getReplicaSetsForDeployment` (ControllerRef adoption/release) and
+//! `getPodMapForDeployment`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use kcm_controller::PodView;
+use kcm_controller::controller_ref_manager::{
+    ControllerRefManager, ControllerRefOwner, live_can_adopt,
+};
+use kcm_informer::{Lister, Selector};
+use kube::api::Api;
+
+use crate::dispatch::selects_everything;
+use crate::events::{DeploymentEvent, EventType, SELECTING_ALL, SELECTING_ALL_MESSAGE};
+use crate::rollback::get_rollback_to;
+use crate::util::fields::{generation, name_of, uid_of};
+use crate::util::replica_sets::get_controller_of;
+use crate::util::strategy::{RECREATE_STRATEGY, ROLLING_UPDATE_STRATEGY, strategy_type};
+
+use super::SyncError;
+use super::deployment_controller::Inner;
+use super::rollout;
+
+/// Pods of a Deployment grouped by the UID of their controlling ReplicaSet; every
+/// ReplicaSet of the list has an entry (possibly empty). Terminating and finished pods are
+/// kept (Recreate must see them).
+pub type PodMap = HashMap<String, Vec<Arc<PodView>>>;
+
+/// One sync of the Deployment `key` (`namespace/name`), in upstream's order.
+pub(crate) async fn sync_deployment(inner: &Inner, key: &str) -> Result<(), SyncError> {
+    let start = Instant::now();
+    tracing::trace!(deployment = key, "Started syncing deployment");
+    let result = sync_inner(inner, key).await;
+    tracing::trace!(
+        deployment = key,
+        duration_ms = start.elapsed().as_millis() as u64,
+        "Finished syncing deployment"
+    );
+    result
+}
+
+fn split_key(key: &str) -> Result<(&str, &str), SyncError> {
+    let parts: Vec<&str> = key.split('/').collect();
+    match parts.as_slice() {
+        [name] if !name.is_empty() => Ok(("", name)),
+        [ns, name] if !name.is_empty() => Ok((ns, name)),
+        _ => Err(SyncError::Other(format!("unexpected key format: {key:?}"))),
+    }
+}
+
+async fn sync_inner(inner: &Inner, key: &str) -> Result<(), SyncError> {
+    let (namespace, name) = split_key(key)?;
+    let Some(cached) = inner.d_lister.get(namespace, name) else {
+        tracing::debug!(deployment = key, "Deployment has been deleted");
+        return Ok(());
+    };
+    // Never mutate the cache.
+    let mut d: Deployment = (*cached).clone();
+
+    if selects_everything(&d) {
+        inner.emit(
+            &d,
+            &DeploymentEvent {
+                type_: EventType::Warning,
+                reason: SELECTING_ALL,
+                message: SELECTING_ALL_MESSAGE.to_string(),
+            },
+        );
+        let observed = d
+            .status
+            .as_ref()
+            .and_then(|s| s.observed_generation)
+            .unwrap_or(0);
+        if observed < generation(&d) {
+            d.status
+                .get_or_insert_with(Default::default)
+                .observed_generation = Some(generation(&d));
+            // As upstream, the result of this write is ignored.
+            let _ = rollout::update_status(inner, &d).await;
+        }
+        return Ok(());
+    }
+
+    let rs_list = get_replica_sets_for_deployment(inner, &d).await?;
+    let rs_refs: Vec<&ReplicaSet> = rs_list.iter().map(Arc::as_ref).collect();
+    // Only Recreate consults the pods (are old pods still around?).
+    let pod_map = pod_map_for_deployment(&inner.pod_lister, &d, &rs_refs)?;
+
+    if d.metadata.deletion_timestamp.is_some() {
+        return rollout::sync_status_only(inner, &mut d, &rs_refs).await;
+    }
+
+    // Pausing/resuming is reflected in the Progressing condition before anything else, so a
+    // paused rollout does not time out.
+    rollout::check_paused_conditions(inner, &mut d).await?;
+
+    if d.spec.as_ref().and_then(|s| s.paused).unwrap_or(false) {
+        return rollout::sync(inner, &mut d, &rs_refs).await;
+    }
+
+    if get_rollback_to(&d).is_some() {
+        return rollout::rollback(inner, &mut d, &rs_refs).await;
+    }
+
+    if rollout::is_scaling_event(inner, &mut d, &rs_refs).await? {
+        return rollout::sync(inner, &mut d, &rs_refs).await;
+    }
+
+    match strategy_type(&d) {
+        RECREATE_STRATEGY => rollout::rollout_recreate(inner, &mut d, &rs_refs, &pod_map).await,
+        ROLLING_UPDATE_STRATEGY => rollout::rollout_rolling(inner, &mut d, &rs_refs).await,
+        other => Err(SyncError::Other(format!(
+            "unexpected deployment strategy type: {other}"
+        ))),
+    }
+}
+
+fn deployment_selector(d: &Deployment) -> Result<Selector, SyncError> {
+    let selector = d.spec.as_ref().map(|s| &s.selector);
+    let parsed = match selector {
+        Some(s) => Selector::from_label_selector(s).map_err(|e| e.to_string()),
+        None => Err("nil selector".to_string()),
+    };
+    parsed.map_err(|e| {
+        SyncError::Other(format!(
+            "deployment {}/{} has invalid label selector: {e}",
+            d.metadata.namespace.as_deref().unwrap_or_default(),
+            name_of(&d.metadata)
+        ))
+    })
+}
+
+/// `getReplicaSetsForDeployment`: every ReplicaSet of the namespace (also those that stopped
+/// matching) goes through the ControllerRef claim: orphans matching the selector are adopted
+/// (after an uncached re-read of the Deployment proving it is not being deleted), owned ones
+/// that stopped matching are released. Returns the claimed ReplicaSets in cache order.
+pub(crate) async fn get_replica_sets_for_deployment(
+    inner: &Inner,
+    d: &Deployment,
+) -> Result<Vec<Arc<ReplicaSet>>, SyncError> {
+    let namespace = d.metadata.namespace.as_deref().unwrap_or_default();
+    let rs_list = inner
+        .rs_lister
+        .namespaced(namespace)
+        .list(&Selector::everything());
+    let selector = deployment_selector(d)?;
+    let owner = ControllerRefOwner::of(d);
+    let api: Api<Deployment> = Api::namespaced(inner.client.clone(), namespace);
+    let mut manager = ControllerRefManager::new(owner.clone(), live_can_adopt(api, owner));
+    let claimed = manager
+        .claim_replica_sets(inner.rs_control.as_ref(), &rs_list, |rs: &ReplicaSet| {
+            selector.matches_opt(rs.metadata.labels.as_ref())
+        })
+        .await
+        .into_result()?;
+    Ok(claimed)
+}
+
+/// `getPodMapForDeployment`: the pods of the Deployment's namespace matching its selector,
+/// grouped by the UID of their controlling ReplicaSet (only ReplicaSets of `rs_list`).
+pub fn pod_map_for_deployment(
+    pod_lister: &Lister<PodView>,
+    d: &Deployment,
+    rs_list: &[&ReplicaSet],
+) -> Result<PodMap, SyncError> {
+    let selector = deployment_selector(d)?;
+    let namespace = d.metadata.namespace.as_deref().unwrap_or_default();
+    let mut map: PodMap = rs_list
+        .iter()
+        .map(|rs| (uid_of(&rs.metadata).to_string(), Vec::new()))
+        .collect();
+    for pod in pod_lister.namespaced(namespace).list(&selector) {
+        let Some(r) = get_controller_of(&pod.metadata) else {
+            continue;
+        };
+        if let Some(pods) = map.get_mut(&r.uid) {
+            pods.push(pod);
+        }
+    }
+    Ok(map)
+}

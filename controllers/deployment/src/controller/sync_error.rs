@@ -1,0 +1,55 @@
+//! The error a sync of one Deployment key returns (and the worker loop logs and retries).
+
+use kcm_controller::ControlError;
+use kcm_controller::error::NAMESPACE_TERMINATING_CAUSE;
+use thiserror::Error;
+
+use crate::error::DeploymentError;
+
+/// Why a `syncDeployment` pass failed. Every variant makes the worker requeue the key with
+/// backoff (at most 15 times), except an API error carrying the `NamespaceTerminating` cause,
+/// which is forgotten at once as upstream's `handleErr` does.
+#[derive(Debug, Error)]
+pub enum SyncError {
+    /// An API call (or a claim pass) failed.
+    #[error("{0}")]
+    Control(#[from] ControlError),
+    /// A pure decision rejected the Deployment (e.g. an invalid `maxSurge`).
+    #[error("{0}")]
+    Decision(#[from] DeploymentError),
+    /// Anything else, with upstream's message (invalid key, invalid selector, unknown strategy).
+    #[error("{0}")]
+    Other(String),
+}
+
+impl From<kube::Error> for SyncError {
+    fn from(e: kube::Error) -> Self {
+        SyncError::Control(ControlError::from(e))
+    }
+}
+
+impl SyncError {
+    /// The underlying API error, if any.
+    pub fn control(&self) -> Option<&ControlError> {
+        match self {
+            SyncError::Control(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// `apierrors.IsNotFound`.
+    pub fn is_not_found(&self) -> bool {
+        self.control().is_some_and(ControlError::is_not_found)
+    }
+
+    /// `apierrors.IsAlreadyExists`.
+    pub fn is_already_exists(&self) -> bool {
+        self.control().is_some_and(ControlError::is_already_exists)
+    }
+
+    /// Whether the error's status causes include `NamespaceTerminating` (forgotten, not retried).
+    pub fn is_namespace_terminating(&self) -> bool {
+        self.control()
+            .is_some_and(|c| c.has_status_cause(NAMESPACE_TERMINATING_CAUSE))
+    }
+}
