@@ -433,3 +433,43 @@ fn store_and_listers_are_send_sync_clone() {
     check::<kcm_store::Selector>();
     check::<ObjectKey>();
 }
+
+/// Readers never observe an index entry that disagrees with the object it points to: index
+/// and items change together under one lock.
+#[test]
+fn readers_see_indices_consistent_with_objects() {
+    let store =
+        Store::with_indexers([("v".to_string(), index_fn(|o: &Obj| vec![o.value.clone()]))]);
+    for i in 0..50 {
+        store.add(obj("ns", &format!("o{i}"), "x"));
+    }
+    let writer = {
+        let s = store.clone();
+        std::thread::spawn(move || {
+            for round in 0..400 {
+                let v = ["x", "y", "z"][round % 3];
+                for i in 0..50 {
+                    s.update(obj("ns", &format!("o{i}"), v));
+                }
+            }
+        })
+    };
+    let readers: Vec<_> = (0..2)
+        .map(|_| {
+            let s = store.clone();
+            std::thread::spawn(move || {
+                for round in 0..2000 {
+                    let v = ["x", "y", "z"][round % 3];
+                    for o in s.by_index("v", v).unwrap() {
+                        assert_eq!(o.value, v);
+                    }
+                }
+            })
+        })
+        .collect();
+    writer.join().unwrap();
+    for r in readers {
+        r.join().unwrap();
+    }
+    assert_eq!(store.index_keys("v", "x").unwrap().len(), 50);
+}
