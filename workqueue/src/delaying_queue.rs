@@ -26,11 +26,6 @@ use tokio::time::Instant;
 use crate::metrics::{CounterMetric, MetricsProvider, resolve_provider, retry_metric};
 use crate::queue::{Queue, QueueConfig, QueueItem};
 
-/// Upstream wakes its timer loop at least this often as insurance; this
-/// implementation never needs it (tokio timers do not drift), but the value is
-/// kept for reference.
-pub const MAX_WAIT: Duration = Duration::from_secs(10);
-
 struct Shared<T> {
     queue: Queue<T>,
     waiting: Mutex<Waiting<T>>,

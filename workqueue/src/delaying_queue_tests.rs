@@ -206,3 +206,18 @@ fn waiting_heap_earliest_wins() {
     assert_eq!(w.pop_ready(base + ms(100)), None);
     assert_eq!(w.len(), 0);
 }
+
+/// As upstream: a zero-delay add does not cancel the item's pending entry,
+/// which still fires later (found by the delaying-queue property test).
+#[tokio::test(start_paused = true)]
+async fn zero_delay_keeps_pending_entry() {
+    let q: DelayingQueue<&str> = DelayingQueue::new();
+    q.add_after("x", ms(1));
+    q.add_after("x", Duration::ZERO);
+    assert_eq!(q.len(), 1);
+    assert_eq!(q.waiting_len(), 1);
+    let item = q.get().await.unwrap();
+    q.done(&item);
+    step(ms(1)).await;
+    assert_eq!(q.len(), 1, "pending entry fired");
+}

@@ -84,7 +84,7 @@ pub use default_rate_limiters::{
     ItemExponentialFailureRateLimiter, ItemFastSlowRateLimiter, MaxOfRateLimiter,
     WithMaxWaitRateLimiter, default_controller_rate_limiter, default_item_based_rate_limiter,
 };
-pub use delaying_queue::{DelayingQueue, MAX_WAIT};
+pub use delaying_queue::DelayingQueue;
 pub use metrics::{
     CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, SettableGaugeMetric, set_provider,
 };

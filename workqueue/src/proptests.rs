@@ -190,3 +190,62 @@ proptest! {
         prop_assert!(result.is_ok(), "{:?}", result);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Delaying queue on a paused clock, with upstream's rules: a zero delay
+    /// adds at once; the positive delays of an item collapse into one pending
+    /// entry at the earliest of them (independently of immediate adds). Every
+    /// expected hand-out happens exactly once, at its time, in time order.
+    #[test]
+    fn delaying_queue_fires_each_item_once_at_earliest_delay(
+        adds in proptest::collection::vec((0u8..8, 0u64..100), 1..40),
+    ) {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        let result: Result<(), String> = runtime.block_on(async move {
+            let q: crate::DelayingQueue<u8> = crate::DelayingQueue::new();
+            let start = tokio::time::Instant::now();
+            let mut immediate: HashSet<u8> = HashSet::new();
+            let mut earliest: HashMap<u8, u64> = HashMap::new();
+            for &(item, delay) in &adds {
+                q.add_after(item, std::time::Duration::from_millis(delay));
+                if delay == 0 {
+                    immediate.insert(item);
+                } else {
+                    let e = earliest.entry(item).or_insert(delay);
+                    *e = (*e).min(delay);
+                }
+            }
+            let mut expected: Vec<(u64, u8)> = immediate.iter().map(|&i| (0, i)).collect();
+            expected.extend(earliest.iter().map(|(&i, &at)| (at, i)));
+            expected.sort_unstable();
+            let mut fired: Vec<(u64, u8)> = Vec::new();
+            while fired.len() < expected.len() {
+                let Some(item) = q.get().await else {
+                    return Err("queue shut down".into());
+                };
+                fired.push(((tokio::time::Instant::now() - start).as_millis() as u64, item));
+                q.done(&item);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            if q.len() != 0 || q.waiting_len() != 0 {
+                return Err(format!("left over: len {} waiting {}", q.len(), q.waiting_len()));
+            }
+            if !fired.windows(2).all(|w| w[0].0 <= w[1].0) {
+                return Err(format!("not in time order: {fired:?}"));
+            }
+            fired.sort_unstable();
+            if fired != expected {
+                return Err(format!("fired {fired:?}, expected {expected:?}"));
+            }
+            q.shutdown();
+            Ok(())
+        });
+        prop_assert!(result.is_ok(), "{:?}", result);
+    }
+}
