@@ -233,7 +233,7 @@ proptest! {
                 q.done(&item);
             }
             tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-            if q.len() != 0 || q.waiting_len() != 0 {
+            if !q.is_empty() || q.waiting_len() != 0 {
                 return Err(format!("left over: len {} waiting {}", q.len(), q.waiting_len()));
             }
             if !fired.windows(2).all(|w| w[0].0 <= w[1].0) {
