@@ -458,12 +458,17 @@ impl<T: Object> Store<T> {
     }
 
     /// Runs `f` over every object under one shared lock (no `Vec` of all objects is built).
+    ///
+    /// `f` runs while the read lock is held: it must not call back into this store (a write
+    /// deadlocks; so can a nested read, because the lock is fair and a queued writer blocks
+    /// new readers) and should not block on anything that may wait for this store.
     pub fn for_each(&self, mut f: impl FnMut(&Arc<T>)) {
         let inner = self.inner.read();
         inner.slots.iter().flatten().for_each(&mut f);
     }
 
-    /// Runs `f` over every object with `value` in `index` under one shared lock.
+    /// Runs `f` over every object with `value` in `index` under one shared lock (same rules
+    /// for `f` as [`Store::for_each`]).
     pub fn for_each_in_index(
         &self,
         index: &str,
