@@ -297,7 +297,12 @@ pub fn delete(srv: &Arc<ApiServer>, t: &Target, ctx: &Ctx) -> ApiResult<Response
         .write(|txn| delete_in_txn(txn, t.res, &key, name, &o))?;
     match r {
         Deleted::Pending(obj) => {
-            if t.res.storage == StorageId::Namespaces && !o.dry {
+            if t.res.storage == StorageId::Namespaces
+                && !o.dry
+                && srv
+                    .namespace_cleanup
+                    .load(std::sync::atomic::Ordering::Relaxed)
+            {
                 spawn_namespace_cleanup(srv.clone(), name.to_string());
             }
             Ok(obj_response(t.res, 200, &obj))

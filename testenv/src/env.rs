@@ -34,6 +34,9 @@ pub struct TestEnvConfig {
     pub start_revision: u64,
     /// A hook consulted before every request (fault injection).
     pub hook: Option<Arc<dyn RequestHook>>,
+    /// Run the built-in namespace cleanup after a namespace DELETE (content removed at
+    /// once, then the namespace). Turn off when a simulated namespace controller does it.
+    pub namespace_cleanup: bool,
 }
 
 impl Default for TestEnvConfig {
@@ -45,6 +48,7 @@ impl Default for TestEnvConfig {
             kubeconfig_path: None,
             start_revision: 0,
             hook: None,
+            namespace_cleanup: true,
         }
     }
 }
@@ -116,6 +120,8 @@ impl TestEnv {
             bookmark_interval: config.bookmark_interval,
             addr,
             shutdown: CancellationToken::new(),
+            namespace_cleanup: std::sync::atomic::AtomicBool::new(config.namespace_cleanup),
+            watch_delay_ms: std::sync::atomic::AtomicU64::new(0),
         });
         let ns_res = registry::find("", "v1", "namespaces")
             .ok_or_else(|| TestEnvError::Bootstrap("no namespaces".into()))?;
@@ -210,6 +216,14 @@ impl TestEnv {
     /// Change the number of events kept in the watch history.
     pub fn set_watch_window(&self, n: usize) {
         self.srv.store.set_window(n);
+    }
+
+    /// Delay every watch event by `d` before it is sent (zero turns it off).
+    pub fn set_watch_delay(&self, d: Duration) {
+        let ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        self.srv
+            .watch_delay_ms
+            .store(ms, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Install or remove the request hook.

@@ -357,7 +357,7 @@ pub fn update(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body
 pub fn patch(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body>> {
     let kind = patch::PatchKind::from_content_type(&ctx.content_type)?;
     if kind == patch::PatchKind::Apply {
-        return Err(ApiError::unsupported_media_type(&ctx.content_type));
+        return Err(patch::apply_unsupported());
     }
     let body = parse_body(ctx)?;
     let name = url_name(t).to_string();

@@ -100,7 +100,7 @@ pub fn scale(srv: &ApiServer, t: &Target, verb: &str, ctx: &Ctx) -> ApiResult<Re
         None
     };
     if kind == Some(patch::PatchKind::Apply) {
-        return Err(ApiError::unsupported_media_type(&ctx.content_type));
+        return Err(patch::apply_unsupported());
     }
     let body = parse_body(ctx)?;
     let dry = ctx.dry_run();

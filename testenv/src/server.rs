@@ -107,6 +107,11 @@ pub struct ApiServer {
     pub addr: SocketAddr,
     /// Cancelled on shutdown; ends watches and the accept loop.
     pub shutdown: CancellationToken,
+    /// Whether the built-in namespace cleanup runs after a namespace DELETE (a simulation
+    /// with its own namespace controller turns this off).
+    pub namespace_cleanup: std::sync::atomic::AtomicBool,
+    /// Extra delay before each watch event is sent, in milliseconds (fault injection).
+    pub watch_delay_ms: std::sync::atomic::AtomicU64,
 }
 
 /// A JSON response.
@@ -153,9 +158,9 @@ fn verb_of(method: &Method, route: &Route, query: &HashMap<String, String>) -> &
         }
         Method::GET if !item => "list",
         Method::GET => "get",
-        Method::POST => "create",
-        Method::PUT => "update",
-        Method::PATCH => "patch",
+        Method::POST if !item || t.sub.is_some() => "create",
+        Method::PUT if item => "update",
+        Method::PATCH if item => "patch",
         Method::DELETE if item => "delete",
         Method::DELETE => "deletecollection",
         _ => "other",

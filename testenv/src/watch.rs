@@ -275,6 +275,12 @@ async fn run(
     let mut first_table = true;
     macro_rules! send {
         ($line:expr) => {
+            let delay = srv
+                .watch_delay_ms
+                .load(std::sync::atomic::Ordering::Relaxed);
+            if delay > 0 {
+                tokio::time::sleep(Duration::from_millis(delay)).await;
+            }
             if tx.send($line).await.is_err() {
                 return;
             }

@@ -40,6 +40,16 @@ impl PatchKind {
     }
 }
 
+/// The answer to a server-side apply patch: this server does not implement field
+/// ownership, so it rejects apply clearly (415) rather than approximate it.
+pub fn apply_unsupported() -> ApiError {
+    ApiError::new(
+        415,
+        "UnsupportedMediaType",
+        "the body of the request was in an unknown format - server-side apply (application/apply-patch+yaml) is not supported by kcm-testenv; use a strategic merge, merge or JSON patch",
+    )
+}
+
 /// Apply a patch to a document.
 pub fn apply(kind: PatchKind, id: StorageId, mut doc: Value, patch: &Value) -> ApiResult<Value> {
     match kind {
@@ -75,8 +85,6 @@ pub fn apply(kind: PatchKind, id: StorageId, mut doc: Value, patch: &Value) -> A
             }
             strategic::apply(id, doc, patch).map_err(ApiError::bad_request)
         }
-        PatchKind::Apply => Err(ApiError::unsupported_media_type(
-            "application/apply-patch+yaml",
-        )),
+        PatchKind::Apply => Err(apply_unsupported()),
     }
 }

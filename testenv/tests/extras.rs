@@ -1,0 +1,295 @@
+//! Behaviour beyond the spec §12 list: binding, nodes, server-side apply rejection,
+//! dry run, deletecollection, Tables, metrics, HTTP errors, fault knobs.
+
+mod common;
+
+use common::{Watch, patch, req, request_full, start};
+use serde_json::{Value, json};
+
+fn pod(name: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"app": "web"}},
+           "spec": {"containers": [{"name": "c", "image": "nginx"}]}})
+}
+
+#[tokio::test]
+async fn binding_assigns_a_node_once() {
+    let env = start().await;
+    req(
+        &env,
+        "POST",
+        "/api/v1/namespaces/default/pods",
+        Some(&pod("p")),
+    )
+    .await;
+    let b = json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"}, "target": {"kind": "Node", "name": "n1"}});
+    let r = req(
+        &env,
+        "POST",
+        "/api/v1/namespaces/default/pods/p/binding",
+        Some(&b),
+    )
+    .await;
+    assert_eq!(
+        (r.code, r.json()["status"].clone()),
+        (201, json!("Success"))
+    );
+    let p = req(&env, "GET", "/api/v1/namespaces/default/pods/p", None)
+        .await
+        .json();
+    assert_eq!(p["spec"]["nodeName"], "n1");
+    assert_eq!(p["status"]["conditions"][0]["type"], "PodScheduled");
+    let r = req(
+        &env,
+        "POST",
+        "/api/v1/namespaces/default/pods/p/binding",
+        Some(&b),
+    )
+    .await;
+    assert_eq!(r.code, 409);
+    let l = req(
+        &env,
+        "GET",
+        "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1",
+        None,
+    )
+    .await
+    .json();
+    assert_eq!(l["items"].as_array().map(Vec::len), Some(1));
+    env.shutdown().await;
+}
+
+#[tokio::test]
+async fn nodes_are_cluster_scoped_with_status() {
+    let env = start().await;
+    let n = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}});
+    let r = req(&env, "POST", "/api/v1/nodes", Some(&n)).await;
+    assert_eq!(r.code, 201);
+    assert!(r.json()["metadata"].get("namespace").is_none());
+    // the main resource keeps the stored status; /status changes it
+    let mut upd = r.json();
+    upd["status"]["conditions"][0]["status"] = json!("False");
+    let u = req(&env, "PUT", "/api/v1/nodes/n1", Some(&upd))
+        .await
+        .json();
+    assert_eq!(u["status"]["conditions"][0]["status"], "True");
+    let s = req(&env, "PUT", "/api/v1/nodes/n1/status", Some(&upd))
+        .await
+        .json();
+    assert_eq!(s["status"]["conditions"][0]["status"], "False");
+    assert_eq!(
+        req(&env, "GET", "/api/v1/namespaces/default/nodes/n1", None)
+            .await
+            .code,
+        404
+    );
+    env.shutdown().await;
+}
+
+#[tokio::test]
+async fn server_side_apply_is_rejected_clearly() {
+    let env = start().await;
+    req(
+        &env,
+        "POST",
+        "/api/v1/namespaces/default/pods",
+        Some(&pod("p")),
+    )
+    .await;
+    let r = patch(
+        &env,
+        "/api/v1/namespaces/default/pods/p?fieldManager=x",
+        "application/apply-patch+yaml",
+        &pod("p"),
+    )
+    .await;
+    assert_eq!(r.code, 415);
+    assert!(
+        r.json()["message"]
+            .as_str()
+            .expect("m")
+            .contains("server-side apply")
+    );
+    env.shutdown().await;
+}
+
+#[tokio::test]
+async fn dry_run_and_delete_collection() {
+    let env = start().await;
+    let before = env.resource_version();
+    let r = req(
+        &env,
+        "POST",
+        "/api/v1/namespaces/default/pods?dryRun=All",
+        Some(&pod("dry")),
+    )
+    .await;
+    assert_eq!(r.code, 201);
+    assert_eq!(env.resource_version(), before);
+    assert_eq!(
+        req(&env, "GET", "/api/v1/namespaces/default/pods/dry", None)
+            .await
+            .code,
+        404
+    );
+    for n in ["a", "b", "c"] {
+        req(
+            &env,
+            "POST",
+            "/api/v1/namespaces/default/pods",
+            Some(&pod(n)),
+        )
+        .await;
+    }
+    let r = req(
+        &env,
+        "DELETE",
+        "/api/v1/namespaces/default/pods?labelSelector=app%3Dweb",
+        None,
+    )
+    .await;
+    assert_eq!(r.code, 200);
+    let l = req(&env, "GET", "/api/v1/namespaces/default/pods", None)
+        .await
+        .json();
+    assert_eq!(l["items"], json!([]));
+    env.shutdown().await;
+}
+
+#[tokio::test]
+async fn tables_metrics_and_http_errors() {
+    let env = start().await;
+    req(
+        &env,
+        "POST",
+        "/api/v1/namespaces/default/pods",
+        Some(&pod("p")),
+    )
+    .await;
+    let accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+    let r = request_full(
+        &env,
+        "GET",
+        "/api/v1/namespaces/default/pods?limit=500",
+        "application/json",
+        accept,
+        b"",
+    )
+    .await;
+    assert_eq!(
+        r.header("content-type"),
+        Some("application/json;as=Table;v=v1;g=meta.k8s.io")
+    );
+    let t = r.json();
+    let cols: Vec<&str> = t["columnDefinitions"]
+        .as_array()
+        .expect("cols")
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert_eq!(
+        cols,
+        vec![
+            "Name",
+            "Ready",
+            "Status",
+            "Restarts",
+            "Age",
+            "IP",
+            "Node",
+            "Nominated Node",
+            "Readiness Gates"
+        ]
+    );
+    assert_eq!(
+        t["rows"][0]["cells"].as_array().map(|c| c[..4].to_vec()),
+        Some(vec![json!("p"), json!("0/1"), json!("Pending"), json!("0")])
+    );
+    assert_eq!(t["rows"][0]["object"]["kind"], "PartialObjectMetadata");
+
+    let m = req(&env, "GET", "/metrics", None).await;
+    let text = String::from_utf8_lossy(&m.body).into_owned();
+    assert!(
+        text.contains("testenv_requests_total{verb=\"create\",resource=\"pods\",code=\"201\"} 1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("testenv_requests_total{verb=\"list\",resource=\"pods\",code=\"200\"} 1"),
+        "{text}"
+    );
+    let c = env.counters();
+    assert_eq!((c.count("create", "pods"), c.writes()), (1, 1));
+
+    let r = req(&env, "PUT", "/api/v1/namespaces/default/pods", None).await;
+    assert_eq!(
+        (r.code, r.json()["reason"].clone()),
+        (405, json!("MethodNotAllowed"))
+    );
+    let r = request_full(
+        &env,
+        "GET",
+        "/api/v1/namespaces/default/pods",
+        "application/json",
+        "application/vnd.kubernetes.protobuf",
+        b"",
+    )
+    .await;
+    assert_eq!(r.code, 406);
+    let r = request_full(
+        &env,
+        "POST",
+        "/api/v1/namespaces/default/pods",
+        "application/vnd.kubernetes.protobuf",
+        "application/json",
+        b"x",
+    )
+    .await;
+    assert_eq!(r.code, 415);
+    let r = request_full(
+        &env,
+        "GET",
+        "/api/v1/namespaces/default/pods",
+        "application/json",
+        "application/vnd.kubernetes.protobuf,application/json",
+        b"",
+    )
+    .await;
+    assert_eq!(r.code, 200);
+    env.shutdown().await;
+}
+
+#[tokio::test]
+async fn drop_watches_ends_streams_and_events_v1_view() {
+    let env = start().await;
+    let cur = env.resource_version();
+    let mut w = Watch::open(
+        &env,
+        &format!("/api/v1/namespaces/default/pods?watch=true&resourceVersion={cur}"),
+    )
+    .await;
+    env.drop_watches();
+    assert!(w.next_raw().await.is_none());
+    let ev = json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "e1"}, "eventTime": "2025-01-01T00:00:00.000000Z",
+                    "regarding": {"kind": "Pod", "name": "p", "namespace": "default"}, "note": "hello", "reason": "R", "action": "A",
+                    "reportingController": "c", "reportingInstance": "i", "type": "Normal"});
+    let r = req(
+        &env,
+        "POST",
+        "/apis/events.k8s.io/v1/namespaces/default/events",
+        Some(&ev),
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.json()["note"], "hello");
+    let core = req(&env, "GET", "/api/v1/namespaces/default/events/e1", None)
+        .await
+        .json();
+    assert_eq!(
+        (
+            core["message"].clone(),
+            core["involvedObject"]["name"].clone(),
+            core["reportingComponent"].clone()
+        ),
+        (json!("hello"), json!("p"), json!("c"))
+    );
+    env.shutdown().await;
+}
