@@ -155,6 +155,7 @@ impl<T: QueueItem> DelayingQueue<T> {
     pub fn queue(&self) -> &Queue<T> {
         &self.shared.queue
     }
+
     /// See [`Queue::add`].
     pub fn add(&self, item: T) {
         self.shared.queue.add(item)

@@ -69,6 +69,22 @@
 //! # }
 //! ```
 
+//! # Differences from client-go
+//!
+//! * [`Queue::get`] is `async` and returns `Option<T>` (`None` = shut down and
+//!   empty) instead of `(item, shutdown)`; it is cancel-safe. [`Queue::try_get`]
+//!   never waits.
+//! * [`Queue::done`] for an item that is not being processed does nothing
+//!   (upstream would queue a dirty item a second time).
+//! * No pluggable inner queue (`Touch`, priority queues) and no injectable
+//!   clock: tokio's clock is used, which tests pause and advance.
+//! * The delaying queue's callers insert into the timer heap themselves instead
+//!   of sending over a 1000-entry channel, so `add_after` never blocks; there is
+//!   no 10 s heartbeat (tokio timers do not miss deadlines).
+//! * `shutdown` signals the metrics refresh task but does not wait for it.
+//! * Prometheus output is OpenMetrics text from `prometheus-client` (counter
+//!   families are declared without `_total`; samples keep it).
+
 mod bucket_rate_limiter;
 mod default_rate_limiters;
 mod delaying_queue;
