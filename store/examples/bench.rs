@@ -4,7 +4,8 @@
 //! (the peer) and on a bare `DashMap` (the lock-design alternative, no indices).
 //!
 //! Each store runs in its own child process (this binary re-executed with `--child NAME`) so
-//! that its RSS figures are its own. Prints one JSON line per store, then one line of ratios
+//! that its RSS figures are its own; a first child holding only the Pods gives the object
+//! bytes, so `store_overhead_bytes_per_object` is what each store adds on top. Prints one JSON line per store, then one line of ratios
 //! kcm-store / kube-runtime. client-go cannot be measured here (no Go toolchain).
 
 use std::collections::BTreeMap;
@@ -404,6 +405,21 @@ fn run_dashmap() -> Value {
     })
 }
 
+/// Baseline: the Pods alone, held in a `Vec<Arc<Pod>>` (no map at all), to separate object
+/// bytes from store overhead.
+fn run_pods_only() -> Value {
+    let mut all: Vec<Arc<Pod>> = Vec::with_capacity(N);
+    let (_, bytes_per_object) = fill(|pods| {
+        all.extend(pods.into_iter().map(Arc::new));
+        0.0
+    });
+    assert_eq!(all.len(), N);
+    json!({
+        "workload": "store", "impl": "baseline: Vec<Arc<Pod>> (objects only)", "objects": N,
+        "bytes_per_object": bytes_per_object, "peak_rss_kb": proc_status_kb("VmHWM:"),
+    })
+}
+
 /// Aggregate ops/s of `threads()` threads doing gets() lookups each.
 fn concurrent(get: impl Fn(usize) -> bool + Sync) -> f64 {
     let t = Instant::now();
@@ -427,6 +443,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Some("kcm") => run_kcm(),
             Some("kube") => run_kube(),
             Some("dashmap") => run_dashmap(),
+            Some("pods") => run_pods_only(),
             other => return Err(format!("unknown child {other:?}").into()),
         };
         println!("{line}");
@@ -434,7 +451,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let exe = std::env::current_exe()?;
     let mut results = BTreeMap::new();
-    for child in ["kcm", "kube", "dashmap"] {
+    for child in ["pods", "kcm", "kube", "dashmap"] {
         let out = Command::new(&exe).args(["--child", child]).output()?;
         if !out.status.success() {
             return Err(format!(
@@ -444,9 +461,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .into());
         }
         let line = String::from_utf8(out.stdout)?;
-        let line = line.trim();
-        println!("{line}");
-        results.insert(child, serde_json::from_str::<Value>(line)?);
+        let mut value: Value = serde_json::from_str(line.trim())?;
+        if let (Some(base), Some(b)) = (
+            results
+                .get("pods")
+                .and_then(|p: &Value| p["bytes_per_object"].as_i64()),
+            value["bytes_per_object"].as_i64(),
+        ) && child != "pods"
+        {
+            value["store_overhead_bytes_per_object"] = json!(b - base);
+        }
+        println!("{value}");
+        results.insert(child, value);
     }
     let (k, p) = (&results["kcm"], &results["kube"]);
     let ratio = |f: &str| match (k[f].as_f64(), p[f].as_f64()) {
@@ -462,7 +488,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "by_index_namespace_ops_per_s": ratio("by_index_namespace_ops_per_s"),
             "update_ms": ratio("update_ms"),
             "concurrent_get_ops_per_s": ratio("concurrent_get_ops_per_s"),
-            "bytes_per_object": ratio("bytes_per_object"), "peak_rss_kb": ratio("peak_rss_kb"),
+            "bytes_per_object": ratio("bytes_per_object"),
+            "store_overhead_bytes_per_object": ratio("store_overhead_bytes_per_object"),
+            "peak_rss_kb": ratio("peak_rss_kb"),
             "note": "ms: lower is better; ops/s: higher is better; client-go not measured (no Go toolchain)",
         })
     );
