@@ -230,6 +230,9 @@ impl<T: QueueItem> Queue<T> {
     /// Cancel-safe: if the future is dropped before it completes, no item is
     /// taken and a pending wake-up is passed on to another waiter.
     pub async fn get(&self) -> Option<T> {
+        // Take part in tokio's cooperative scheduling: a worker draining a long
+        // backlog without other await points still yields now and then.
+        tokio::task::consume_budget().await;
         loop {
             // Fast path: no waiter registration when an item is ready.
             if let Some(outcome) = self.poll_state() {

@@ -433,3 +433,26 @@ async fn unnamed_queue_has_no_metrics() {
     q.done(&i);
     assert_eq!(provider.values.lock().adds, 0);
 }
+
+/// A worker draining a backlog with no other await point still lets other
+/// tasks on its thread run (cooperative budget in `get`).
+#[tokio::test]
+async fn get_yields_to_other_tasks_when_busy() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let q: Queue<u32> = Queue::new();
+    for i in 0..1000 {
+        q.add(i);
+    }
+    let ran = Arc::new(AtomicBool::new(false));
+    tokio::spawn({
+        let ran = ran.clone();
+        async move { ran.store(true, Ordering::SeqCst) }
+    });
+    let mut ran_during_drain = false;
+    for _ in 0..1000 {
+        let i = q.get().await.unwrap();
+        q.done(&i);
+        ran_during_drain |= ran.load(Ordering::SeqCst);
+    }
+    assert!(ran_during_drain, "the other task never ran while draining");
+}
