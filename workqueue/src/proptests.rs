@@ -249,3 +249,53 @@ proptest! {
         prop_assert!(result.is_ok(), "{:?}", result);
     }
 }
+
+/// Rate-limiting queue under real concurrency (multi-threaded runtime, real
+/// clock, tiny delays): every key converges, no key is held twice at once.
+#[test]
+fn rate_limiting_queue_concurrent_requeues() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(3)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        const KEYS: u32 = 200;
+        const FAILURES: usize = 5;
+        let q: crate::RateLimitingQueue<u32> =
+            crate::RateLimitingQueue::new(crate::ItemExponentialFailureRateLimiter::new(
+                std::time::Duration::from_micros(10),
+                std::time::Duration::from_millis(1),
+            ));
+        let in_flight: Arc<Mutex<HashSet<u32>>> = Arc::default();
+        let converged = Arc::new(AtomicU64::new(0));
+        let workers: Vec<_> = (0..4)
+            .map(|_| {
+                let (q, in_flight, converged) = (q.clone(), in_flight.clone(), converged.clone());
+                tokio::spawn(async move {
+                    while let Some(k) = q.get().await {
+                        assert!(in_flight.lock().insert(k), "{k} held twice");
+                        tokio::task::yield_now().await;
+                        in_flight.lock().remove(&k);
+                        if q.num_requeues(&k) < FAILURES {
+                            q.add_rate_limited(k);
+                        } else {
+                            q.forget(&k);
+                            if converged.fetch_add(1, Ordering::SeqCst) + 1 == u64::from(KEYS) {
+                                q.shutdown();
+                            }
+                        }
+                        q.done(&k);
+                    }
+                })
+            })
+            .collect();
+        for k in 0..KEYS {
+            q.add(k);
+        }
+        for w in workers {
+            w.await.unwrap();
+        }
+        assert_eq!(converged.load(Ordering::SeqCst), u64::from(KEYS));
+    });
+}
