@@ -7,16 +7,24 @@
 //! field selectors, watch with bookmarks and streaming lists, deletion with finalizers and
 //! graceful pods, and merge / JSON / strategic merge patches.
 //!
-//! ```no_run
-//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! use k8s_openapi::api::core::v1::Pod;
 //! use kcm_testenv::{TestEnv, TestEnvConfig};
 //!
 //! let env = TestEnv::start(TestEnvConfig::default()).await?;
 //! let pods: kube::Api<Pod> = kube::Api::namespaced(env.client(), "default");
-//! let list = pods.list(&Default::default()).await?;
-//! assert!(list.items.is_empty());
-//! println!("kubectl --kubeconfig {}", env.kubeconfig_path().display());
+//! let pod: Pod = serde_json::from_value(serde_json::json!({
+//!     "metadata": {"name": "web"},
+//!     "spec": {"containers": [{"name": "web", "image": "nginx"}]}
+//! }))?;
+//! let created = pods.create(&Default::default(), &pod).await?;
+//! assert_eq!(created.status.and_then(|s| s.phase).as_deref(), Some("Pending"));
+//! assert_eq!(pods.list(&Default::default()).await?.items.len(), 1);
+//! // `kubectl --kubeconfig <path>` works against the same server
+//! assert!(env.kubeconfig_path().exists());
+//! assert_eq!(env.counters().count("create", "pods"), 1);
 //! env.shutdown().await;
 //! # Ok(()) }
 //! ```

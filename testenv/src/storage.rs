@@ -172,6 +172,7 @@ pub struct Page {
 pub struct Store {
     state: RwLock<State>,
     notify: watch::Sender<u64>,
+    per_storage: Vec<watch::Sender<u64>>,
     epoch: watch::Sender<u64>,
 }
 
@@ -180,6 +181,8 @@ pub struct Store {
 pub struct Txn<'a> {
     st: &'a mut State,
     changed: bool,
+    /// Bit per storage bucket written in this transaction.
+    touched: u32,
 }
 
 impl Txn<'_> {
@@ -234,6 +237,7 @@ impl Txn<'_> {
     ) {
         self.st.rv += 1;
         self.changed = true;
+        self.touched |= 1 << id.index();
         self.st.history.push_back(Arc::new(StoredEvent {
             rv: self.st.rv,
             storage: id,
@@ -267,6 +271,9 @@ impl Store {
                 continue_floor: 0,
             }),
             notify: watch::channel(start_rv).0,
+            per_storage: (0..STORAGE_COUNT)
+                .map(|_| watch::channel(start_rv).0)
+                .collect(),
             epoch: watch::channel(0).0,
         }
     }
@@ -278,12 +285,19 @@ impl Store {
             let mut txn = Txn {
                 st: &mut g,
                 changed: false,
+                touched: 0,
             };
             let r = f(&mut txn);
             let changed = txn.changed;
-            (r, changed, g.rv)
+            let touched = txn.touched;
+            (r, changed.then_some(touched), g.rv)
         };
-        if changed {
+        if let Some(touched) = changed {
+            for (i, tx) in self.per_storage.iter().enumerate() {
+                if touched & (1 << i) != 0 {
+                    tx.send_replace(rv);
+                }
+            }
             self.notify.send_replace(rv);
         }
         r
@@ -448,9 +462,15 @@ impl Store {
         })
     }
 
-    /// Subscribe to revision changes.
+    /// Subscribe to revision changes of any bucket.
     pub fn subscribe(&self) -> watch::Receiver<u64> {
         self.notify.subscribe()
+    }
+
+    /// Subscribe to changes of one bucket (and compactions): watchers of other kinds are
+    /// not woken by its writes.
+    pub fn subscribe_storage(&self, id: StorageId) -> watch::Receiver<u64> {
+        self.per_storage[id.index()].subscribe()
     }
 
     /// Subscribe to "close every watch" requests.
@@ -474,6 +494,9 @@ impl Store {
             g.continue_floor = g.rv;
             g.rv
         };
+        for tx in &self.per_storage {
+            tx.send_replace(rv);
+        }
         self.notify.send_replace(rv);
     }
 

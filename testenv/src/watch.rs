@@ -267,7 +267,7 @@ async fn run(
     tx: &mpsc::Sender<Bytes>,
 ) {
     let store = &srv.store;
-    let mut changes = store.subscribe();
+    let mut changes = store.subscribe_storage(res.storage);
     let mut epoch = store.subscribe_epoch();
     changes.borrow_and_update();
     epoch.borrow_and_update();
