@@ -1,0 +1,159 @@
+//! Create failures (ReplicaSetCreateError) and the pod-delete wake-up of Recreate.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use common::*;
+use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use kcm_testenv::{ApiError, HookDecision, RequestHook, RequestInfo};
+use kube::api::{Api, DeleteParams, PostParams};
+use serde_json::json;
+
+#[derive(Debug)]
+struct FailReplicaSetCreates;
+
+impl RequestHook for FailReplicaSetCreates {
+    fn before(&self, req: &RequestInfo) -> HookDecision {
+        if req.verb == "create" && req.resource == "replicasets" {
+            return HookDecision::Fail {
+                error: ApiError::new(403, "Forbidden", "exceeded quota: compute"),
+                retry_after: None,
+            };
+        }
+        HookDecision::Continue
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_create_reports_replica_set_create_error() {
+    let h = Harness::start().await;
+    h.env
+        .as_ref()
+        .unwrap()
+        .set_hook(Some(Arc::new(FailReplicaSetCreates)));
+    let d = h.create(&rolling("web", 1, 1, 0)).await;
+    let cond = wait_for("ReplicaSetCreateError", || async {
+        let d = h.get("web").await;
+        condition(&d, "Progressing").filter(|c| c.1 == "ReplicaSetCreateError")
+    })
+    .await;
+    assert_eq!(cond.0, "False");
+    assert!(
+        cond.2
+            .starts_with("Failed to create new replica set \"web-")
+            && cond.2.ends_with("\": exceeded quota: compute"),
+        "{}",
+        cond.2
+    );
+    h.wait_for_event("web", "ReplicaSetCreateError", &cond.2)
+        .await;
+    let events = h.events_for("web").await;
+    assert!(
+        events
+            .iter()
+            .any(|(t, r, _)| t == "Warning" && r == "ReplicaSetCreateError")
+    );
+
+    // The key is retried with backoff; once creates work again the rollout proceeds.
+    h.env.as_ref().unwrap().set_hook(None);
+    wait_for("ReplicaSet after the quota is lifted", || async {
+        h.owned_replica_sets(&d).await.into_iter().next()
+    })
+    .await;
+    wait_until("Progressing True again", || async {
+        condition(&h.get("web").await, "Progressing").is_some_and(|c| c.0 == "True")
+    })
+    .await;
+    h.shutdown().await;
+}
+
+fn pod_of(rs_name: &str, rs_uid: &str, app: &str, name: &str) -> Pod {
+    Pod {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some(NS.into()),
+            labels: Some(BTreeMap::from([("app".to_string(), app.to_string())])),
+            owner_references: Some(vec![OwnerReference {
+                api_version: "apps/v1".into(),
+                kind: "ReplicaSet".into(),
+                name: rs_name.into(),
+                uid: rs_uid.into(),
+                controller: Some(true),
+                block_owner_deletion: Some(true),
+            }]),
+            ..Default::default()
+        },
+        spec: Some(PodSpec {
+            containers: vec![Container {
+                name: "c".into(),
+                image: Some("nginx:1".into()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+        status: None,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recreate_waits_for_old_pods_and_wakes_on_pod_delete() {
+    let h = Harness::start().await;
+    let d = h.create(&recreate("web", 1)).await;
+    let old = wait_for("first ReplicaSet", || async {
+        h.owned_replica_sets(&d).await.into_iter().next()
+    })
+    .await;
+    let old_name = old.metadata.name.clone().unwrap();
+    let old_uid = old.metadata.uid.clone().unwrap();
+    // A pod of the old ReplicaSet (Pending: no kubelet), made by hand.
+    let pods: Api<Pod> = Api::namespaced(h.client.clone(), NS);
+    pods.create(
+        &PostParams::default(),
+        &pod_of(&old_name, &old_uid, "web", "web-pod-1"),
+    )
+    .await
+    .expect("create pod");
+    h.fake_rs_status(&old_name, 1, 1).await;
+
+    h.merge_patch(
+        "web",
+        json!({"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "nginx:2"}]}}}}),
+    )
+    .await;
+    wait_until("old ReplicaSet scaled to 0", || async {
+        spec_replicas(&h.replica_sets().get(&old_name).await.unwrap()) == 0
+    })
+    .await;
+    // The ReplicaSet reports no replicas any more, but its pod still exists.
+    h.fake_rs_status(&old_name, 0, 0).await;
+    let status_written = h.replica_sets().get(&old_name).await.unwrap();
+    wait_until("the RS status update was synced", || async {
+        // The status change enqueued the Deployment; its sync recomputes the status.
+        let d = h.get("web").await;
+        d.status.as_ref().and_then(|s| s.replicas).unwrap_or(0) == 0
+    })
+    .await;
+    assert_eq!(
+        h.owned_replica_sets(&d).await.len(),
+        1,
+        "new ReplicaSet created while an old pod exists (rs rv {:?})",
+        status_written.metadata.resource_version
+    );
+
+    // Deleting the last old pod wakes the Recreate Deployment up.
+    pods.delete("web-pod-1", &DeleteParams::default().grace_period(0))
+        .await
+        .expect("delete pod");
+    let new = wait_for("new ReplicaSet", || async {
+        h.owned_replica_sets(&d)
+            .await
+            .into_iter()
+            .find(|rs| image(rs) == "nginx:2")
+    })
+    .await;
+    assert_eq!(spec_replicas(&new), 1);
+    h.shutdown().await;
+}
