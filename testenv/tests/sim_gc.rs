@@ -351,3 +351,86 @@ async fn namespace_deletion_goes_through_graceful_pod_termination() {
     sim.shutdown().await;
     env.shutdown().await;
 }
+
+/// Foreground deletion of a Deployment goes down the chain: pods, then the ReplicaSet (itself
+/// deleted in the foreground because it has dependents), then the Deployment.
+#[tokio::test]
+async fn foreground_deletion_cascades_through_replicasets() {
+    use k8s_openapi::api::apps::v1::Deployment;
+    let (env, sim) = start_sim(fast_config()).await;
+    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
+    let rss: Api<ReplicaSet> = Api::namespaced(env.client(), "default");
+    let deps: Api<Deployment> = Api::namespaced(env.client(), "default");
+    let d: Deployment = serde_json::from_value(json!({
+        "metadata": {"name": "chain"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "chain"}},
+            "template": {"metadata": {"labels": {"app": "chain"}},
+                         "spec": {"containers": [{"name": "app", "image": "nginx"}]}},
+        },
+    }))
+    .expect("deployment");
+    let d = deps
+        .create(&PostParams::default(), &d)
+        .await
+        .expect("create deployment");
+    let mut rs = replicaset("chain-rs");
+    rs.metadata.owner_references = Some(vec![
+        serde_json::from_value(json!({
+            "apiVersion": "apps/v1", "kind": "Deployment", "name": "chain",
+            "uid": d.metadata.uid, "controller": true, "blockOwnerDeletion": true,
+        }))
+        .expect("ref"),
+    ]);
+    let rs = rss
+        .create(&PostParams::default(), &rs)
+        .await
+        .expect("create rs");
+    for i in 0..2 {
+        pods.create(
+            &PostParams::default(),
+            &owned_pod(&format!("chain-{i}"), &[&rs]),
+        )
+        .await
+        .expect("create pod");
+    }
+    let rv = rss
+        .get("chain-rs")
+        .await
+        .expect("rs")
+        .metadata
+        .resource_version
+        .expect("rv");
+    let rs_stream = rss
+        .watch(&WatchParams::default().timeout(30), &rv)
+        .await
+        .expect("watch rs");
+    deps.delete("chain", &with_policy(PropagationPolicy::Foreground))
+        .await
+        .expect("delete");
+    wait_gone(&deps, "chain").await;
+    wait_gone(&rss, "chain-rs").await;
+    wait_gone(&pods, "chain-0").await;
+    wait_gone(&pods, "chain-1").await;
+    // The ReplicaSet itself was deleted in the foreground (it had dependents).
+    let mut rs_stream = std::pin::pin!(rs_stream);
+    let mut saw_foreground = false;
+    while let Ok(Some(Ok(ev))) =
+        tokio::time::timeout(Duration::from_millis(300), rs_stream.next()).await
+    {
+        if let WatchEvent::Modified(r) = ev {
+            saw_foreground |= r
+                .metadata
+                .finalizers
+                .unwrap_or_default()
+                .iter()
+                .any(|f| f == "foregroundDeletion");
+        }
+    }
+    assert!(
+        saw_foreground,
+        "the ReplicaSet carried foregroundDeletion while its pods went"
+    );
+    sim.shutdown().await;
+    env.shutdown().await;
+}

@@ -215,9 +215,11 @@ async fn attempt_to_delete(
         }),
         ..DeleteParams::default()
     };
+    // A 409 is retried: the next attempt's live GET tells a replaced object (skip) from an
+    // injected conflict (delete again).
     match kind.api(client, ns).delete(&current.name, &dp).await {
         Ok(_) => Ok(()),
-        Err(e) if is_gone(&e) || is_conflict(&e) => Ok(()),
+        Err(e) if is_gone(&e) => Ok(()),
         Err(e) => Err(e),
     }
 }
@@ -281,7 +283,12 @@ async fn remove_owner_refs(
         .await
     {
         Ok(_) => Ok(()),
-        Err(e) if is_gone(&e) || is_conflict(&e) => Ok(()),
+        Err(e) if is_gone(&e) => Ok(()),
+        Err(e) if is_conflict(&e) => match live(client, kind, ns, name, uid).await? {
+            // Replaced by another object with the same name: nothing to patch.
+            None => Ok(()),
+            Some(_) => Err(e),
+        },
         Err(e) => Err(e),
     }
 }

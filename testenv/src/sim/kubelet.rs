@@ -145,6 +145,7 @@ async fn pod_worker(
     let mut deleted = false;
     let mut ready_rx = node.subscribe_ready();
     let mut retry_at: Option<Instant> = None;
+    let mut last_written_rv: u64 = 0;
 
     loop {
         let node_up = *ready_rx.borrow_and_update();
@@ -157,6 +158,17 @@ async fn pod_worker(
                 .max(0) as u64;
             let wait = Duration::from_secs(grace).min(config.max_grace);
             terminating_at = Some(Instant::now() + wait);
+        }
+        // Like the kubelet's status manager, repair a status someone else changed (the node
+        // lifecycle controller marking pods NotReady, a stale write).
+        if node_up
+            && !dirty
+            && terminating_at.is_none()
+            && rv_number(&pod) > last_written_rv
+            && let Some(s) = &stage
+            && reported_ready(&pod) != matches!(s, Stage::Running { ready: true })
+        {
+            dirty = true;
         }
         let now_i = Instant::now();
         if node_up && !deleted {
@@ -187,9 +199,11 @@ async fn pod_worker(
                     }),
                     ..DeleteParams::default()
                 };
+                // A 409 (uid precondition: the pod was replaced) ends with its DELETED event,
+                // which cancels this worker; an injected one is retried.
                 match api.delete(&name, &dp).await {
                     Ok(_) => deleted = true,
-                    Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => deleted = true,
+                    Err(kube::Error::Api(s)) if s.code == 404 => deleted = true,
                     Err(e) => {
                         tracing::debug!(pod = %name, error = %e, "sim kubelet: delete failed");
                         retry_at = Some(Instant::now() + RETRY);
@@ -215,13 +229,12 @@ async fn pod_worker(
                         .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
                         .await
                     {
-                        Ok(_) => {
+                        Ok(written) => {
                             dirty = false;
                             retry_at = None;
+                            last_written_rv = rv_number(&written);
                         }
-                        Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => {
-                            deleted = true;
-                        }
+                        Err(kube::Error::Api(s)) if s.code == 404 => deleted = true,
                         Err(e) => {
                             tracing::debug!(pod = %name, error = %e, "sim kubelet: status write failed");
                             retry_at = Some(Instant::now() + RETRY);
@@ -256,6 +269,22 @@ async fn pod_worker(
             _ = sleep => {}
         }
     }
+}
+
+fn rv_number(pod: &Pod) -> u64 {
+    pod.metadata
+        .resource_version
+        .as_deref()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+fn reported_ready(pod: &Pod) -> bool {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|c| c.iter().find(|c| c.type_ == "Ready"))
+        .is_some_and(|c| c.status == "True")
 }
 
 /// The stage after `current` and the delay before the one after it.
