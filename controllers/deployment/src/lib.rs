@@ -1,14 +1,16 @@
-//! The Deployment controller of kube-controller-manager, in Rust — pure decision core.
+//! The Deployment controller of kube-controller-manager, in Rust.
 //!
-//! This crate mirrors upstream `pkg/controller/deployment` file by file, but only the parts
-//! that are **pure decisions over plain data**: every function takes k8s-openapi objects
-//! (`Deployment`, `ReplicaSet`, `PodTemplateSpec`, `IntOrString`) plus, where time matters, an
-//! explicit `now` and returns a value, a plan of ReplicaSet updates, or an updated object. No
-//! function performs I/O.
+//! Two layers, mirroring upstream `pkg/controller/deployment` file by file:
 //!
-//! **The controller loop is not yet wired**: informers, the work queue and the sync loop that
-//! executes these decisions against the API server come in a later session (they depend on
-//! `kcm-informer`, `kcm-controller` and `kcm-workqueue`).
+//! * the **pure decision core**: every function takes k8s-openapi objects (`Deployment`,
+//!   `ReplicaSet`, `PodTemplateSpec`, `IntOrString`) plus, where time matters, an explicit `now`
+//!   and returns a value, a plan of ReplicaSet updates, or an updated object — no I/O;
+//! * the **controller loop** ([`controller`]): [`DeploymentController`] registers the
+//!   Deployment, ReplicaSet and Pod handlers on a shared `kcm_informer::InformerFactory`, runs
+//!   the `deployment` work queue (default controller rate limiter, 15 retries) with 5 workers,
+//!   and each `syncDeployment` executes the decisions against the API server (claims
+//!   ReplicaSets, creates/updates/deletes them, writes `/status`, records events as
+//!   `deployment-controller`).
 //!
 //! | module | upstream file | contents |
 //! |---|---|---|
@@ -21,6 +23,7 @@
 //! | [`rollback`] | `rollback.go` | legacy rollback annotation |
 //! | [`events`] | (several) | event reasons and message formats |
 //! | [`dispatch`] | `deployment_controller.go` | the path a sync takes (`syncDeployment` order) |
+//! | [`controller`] | `deployment_controller.go`, I/O halves of the others | informers, handlers, queue, workers, `syncDeployment` |
 //!
 //! ```
 //! use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;

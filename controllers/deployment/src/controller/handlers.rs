@@ -251,3 +251,7 @@ pub(crate) fn get_deployments_for_replica_set(
     }
     found
 }
+
+#[cfg(test)]
+#[path = "handlers_tests.rs"]
+mod tests;

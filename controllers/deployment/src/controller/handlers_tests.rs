@@ -1,0 +1,240 @@
+//! Handler tests (upstream `TestAddReplicaSet`, `TestUpdateReplicaSetOrphanWithNewLabels`,
+//! `TestUpdateReplicaSetChangeControllerRef`, `TestUpdateReplicaSetRelease`,
+//! `TestDeleteReplicaSetOrphan`, `TestGetDeploymentsForReplicaSet` …): which Deployments each
+//! ReplicaSet notification enqueues.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference};
+use kcm_controller::PodView;
+use kcm_controller::clock::real_clock;
+use kcm_controller::event_recorder::EventRecorder;
+use kcm_controller::rs_control::FakeReplicaSetControl;
+use kcm_informer::{Lister, ResourceEventHandler, Store};
+use kcm_workqueue::RateLimitingQueue;
+
+use super::*;
+use crate::features::FeatureGates;
+use crate::test_support::{labels, rolling_deployment, rs, ts};
+
+fn inner(ds: &[Deployment], rss: &[ReplicaSet]) -> Arc<Inner> {
+    let config = kube::Config::new("http://127.0.0.1:9".parse().expect("url"));
+    let client = kube::Client::try_from(config).expect("client");
+    let d_store: Store<Deployment> = Store::new();
+    for d in ds {
+        d_store.add(Arc::new(d.clone()));
+    }
+    let rs_store: Store<ReplicaSet> = Store::new();
+    for r in rss {
+        rs_store.add(Arc::new(r.clone()));
+    }
+    let (recorder, _rx) = EventRecorder::channel("deployment-controller", 16);
+    Arc::new(Inner {
+        client,
+        d_lister: Lister::new(d_store),
+        rs_lister: Lister::new(rs_store),
+        pod_lister: Lister::new(Store::<PodView>::new()),
+        queue: RateLimitingQueue::builder().name("deployment").build(),
+        recorder,
+        rs_control: Arc::new(FakeReplicaSetControl::default()),
+        clock: real_clock(),
+        features: FeatureGates::default(),
+    })
+}
+
+fn queued(inner: &Inner) -> BTreeSet<String> {
+    let mut keys = BTreeSet::new();
+    while let Some(k) = inner.queue.try_get() {
+        inner.queue.done(&k);
+        keys.insert(k);
+    }
+    keys
+}
+
+fn keys(names: &[&str]) -> BTreeSet<String> {
+    names.iter().map(|n| format!("default/{n}")).collect()
+}
+
+fn owned_by(mut r: ReplicaSet, d: &Deployment) -> ReplicaSet {
+    r.metadata.owner_references = Some(vec![OwnerReference {
+        api_version: "apps/v1".into(),
+        kind: "Deployment".into(),
+        name: d.metadata.name.clone().unwrap_or_default(),
+        uid: d.metadata.uid.clone().unwrap_or_default(),
+        controller: Some(true),
+        block_owner_deletion: Some(true),
+    }]);
+    r
+}
+
+fn labelled(mut r: ReplicaSet, pairs: &[(&str, &str)]) -> ReplicaSet {
+    r.metadata.labels = Some(labels(pairs));
+    r
+}
+
+fn with_rv(mut r: ReplicaSet, rv: &str) -> ReplicaSet {
+    r.metadata.resource_version = Some(rv.into());
+    r
+}
+
+#[tokio::test]
+async fn test_add_replica_set() {
+    let d1 = rolling_deployment("d1", 1, None, None);
+    let d2 = rolling_deployment("d2", 1, None, None);
+    let h = inner(&[d1.clone(), d2.clone()], &[]);
+    // Owned: only the owner is enqueued.
+    add_replica_set(
+        &h,
+        &labelled(owned_by(rs("rs1", 1, 0, 0), &d1), &[("foo", "bar")]),
+    );
+    assert_eq!(queued(&h), keys(&["d1"]));
+    // Orphan: every matching Deployment.
+    add_replica_set(&h, &labelled(rs("rs2", 1, 0, 0), &[("foo", "bar")]));
+    assert_eq!(queued(&h), keys(&["d1", "d2"]));
+    // Orphan without labels or not matching: nobody.
+    add_replica_set(&h, &rs("rs3", 1, 0, 0));
+    add_replica_set(&h, &labelled(rs("rs4", 1, 0, 0), &[("foo", "other")]));
+    assert_eq!(queued(&h), keys(&[]));
+}
+
+#[tokio::test]
+async fn test_add_replica_set_pending_deletion() {
+    let d1 = rolling_deployment("d1", 1, None, None);
+    let h = inner(std::slice::from_ref(&d1), &[]);
+    let mut owned = labelled(owned_by(rs("rs1", 1, 0, 0), &d1), &[("foo", "bar")]);
+    owned.metadata.deletion_timestamp = Some(ts(0));
+    add_replica_set(&h, &owned);
+    assert_eq!(
+        queued(&h),
+        keys(&["d1"]),
+        "treated as a delete of an owned RS"
+    );
+    let mut orphan = labelled(rs("rs2", 1, 0, 0), &[("foo", "bar")]);
+    orphan.metadata.deletion_timestamp = Some(ts(0));
+    add_replica_set(&h, &orphan);
+    assert_eq!(
+        queued(&h),
+        keys(&[]),
+        "deleted orphans are nobody's business"
+    );
+}
+
+#[tokio::test]
+async fn controller_ref_must_resolve_to_the_same_uid_and_kind() {
+    let d1 = rolling_deployment("d1", 1, None, None);
+    let h = inner(std::slice::from_ref(&d1), &[]);
+    let mut other_uid = owned_by(rs("rs1", 1, 0, 0), &d1);
+    other_uid.metadata.owner_references.as_mut().unwrap()[0].uid = "someone-else".into();
+    add_replica_set(&h, &other_uid);
+    let mut other_kind = owned_by(rs("rs2", 1, 0, 0), &d1);
+    other_kind.metadata.owner_references.as_mut().unwrap()[0].kind = "StatefulSet".into();
+    add_replica_set(&h, &other_kind);
+    assert_eq!(queued(&h), keys(&[]));
+}
+
+#[tokio::test]
+async fn test_update_replica_set_same_resource_version_is_ignored() {
+    let d1 = rolling_deployment("d1", 1, None, None);
+    let h = inner(std::slice::from_ref(&d1), &[]);
+    let r = with_rv(
+        labelled(owned_by(rs("rs1", 1, 0, 0), &d1), &[("foo", "bar")]),
+        "5",
+    );
+    update_replica_set(&h, &r, &r);
+    assert_eq!(queued(&h), keys(&[]));
+}
+
+#[tokio::test]
+async fn test_update_replica_set_change_controller_ref() {
+    let d1 = rolling_deployment("d1", 1, None, None);
+    let d2 = rolling_deployment("d2", 1, None, None);
+    let h = inner(&[d1.clone(), d2.clone()], &[]);
+    let old = with_rv(
+        labelled(owned_by(rs("rs1", 1, 0, 0), &d1), &[("foo", "bar")]),
+        "1",
+    );
+    let cur = with_rv(
+        labelled(owned_by(rs("rs1", 1, 0, 0), &d2), &[("foo", "bar")]),
+        "2",
+    );
+    update_replica_set(&h, &old, &cur);
+    assert_eq!(queued(&h), keys(&["d1", "d2"]));
+}
+
+#[tokio::test]
+async fn test_update_replica_set_release() {
+    let d1 = rolling_deployment("d1", 1, None, None);
+    let d2 = rolling_deployment("d2", 1, None, None);
+    let h = inner(&[d1.clone(), d2.clone()], &[]);
+    // Released by d1: d1 learns it, and the orphan is offered to every matching Deployment.
+    let old = with_rv(
+        labelled(owned_by(rs("rs1", 1, 0, 0), &d1), &[("foo", "bar")]),
+        "1",
+    );
+    let cur = with_rv(labelled(rs("rs1", 1, 0, 0), &[("foo", "bar")]), "2");
+    update_replica_set(&h, &old, &cur);
+    assert_eq!(queued(&h), keys(&["d1", "d2"]));
+}
+
+#[tokio::test]
+async fn test_update_replica_set_orphan_with_new_labels() {
+    let d1 = rolling_deployment("d1", 1, None, None);
+    let mut d2 = rolling_deployment("d2", 1, None, None);
+    d2.spec.as_mut().unwrap().selector = LabelSelector {
+        match_labels: Some(labels(&[("app", "two")])),
+        ..Default::default()
+    };
+    let h = inner(&[d1, d2], &[]);
+    let old = with_rv(labelled(rs("rs1", 1, 0, 0), &[("foo", "other")]), "1");
+    let cur = with_rv(labelled(rs("rs1", 1, 0, 0), &[("foo", "bar")]), "2");
+    update_replica_set(&h, &old, &cur);
+    assert_eq!(queued(&h), keys(&["d1"]));
+    // An orphan whose labels did not change: nothing to do.
+    let cur2 = with_rv(labelled(rs("rs1", 2, 0, 0), &[("foo", "bar")]), "3");
+    update_replica_set(&h, &cur, &cur2);
+    assert_eq!(queued(&h), keys(&[]));
+}
+
+#[tokio::test]
+async fn test_delete_replica_set() {
+    let d1 = rolling_deployment("d1", 1, None, None);
+    let h = inner(std::slice::from_ref(&d1), &[]);
+    delete_replica_set(&h, &labelled(rs("orphan", 1, 0, 0), &[("foo", "bar")]));
+    assert_eq!(queued(&h), keys(&[]), "TestDeleteReplicaSetOrphan");
+    delete_replica_set(&h, &owned_by(rs("rs1", 1, 0, 0), &d1));
+    assert_eq!(queued(&h), keys(&["d1"]));
+}
+
+#[tokio::test]
+async fn test_get_deployments_for_replica_set() {
+    let d1 = rolling_deployment("d1", 1, None, None);
+    let mut everything = rolling_deployment("all", 1, None, None);
+    everything.spec.as_mut().unwrap().selector = LabelSelector::default();
+    let mut other_ns = rolling_deployment("elsewhere", 1, None, None);
+    other_ns.metadata.namespace = Some("other".into());
+    let h = inner(&[d1, everything, other_ns], &[]);
+    let found: Vec<String> = get_deployments_for_replica_set(
+        &h.d_lister,
+        &labelled(rs("rs1", 1, 0, 0), &[("foo", "bar")]),
+    )
+    .iter()
+    .map(|d| d.metadata.name.clone().unwrap_or_default())
+    .collect();
+    assert_eq!(found, vec!["d1".to_string()]);
+    assert!(get_deployments_for_replica_set(&h.d_lister, &rs("rs2", 1, 0, 0)).is_empty());
+}
+
+#[tokio::test]
+async fn deployment_handler_enqueues_on_every_notification() {
+    let d1 = Arc::new(rolling_deployment("d1", 1, None, None));
+    let h = inner(&[], &[]);
+    let handler = deployment_handler(h.clone());
+    ResourceEventHandler::on_add(&handler, &d1, false);
+    assert_eq!(queued(&h), keys(&["d1"]));
+    ResourceEventHandler::on_update(&handler, &d1, &d1);
+    assert_eq!(queued(&h), keys(&["d1"]));
+    ResourceEventHandler::on_delete(&handler, kcm_informer::DeletedObject::Object(d1.clone()));
+    assert_eq!(queued(&h), keys(&["d1"]));
+}
