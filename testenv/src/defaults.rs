@@ -118,6 +118,11 @@ fn container(c: &mut Map<String, Value>, is_pod: bool) {
         }
     }
     let res = obj_entry(c, "resources");
+    for list in ["limits", "requests"] {
+        if let Some(m) = res.get_mut(list).and_then(Value::as_object_mut) {
+            canonical_quantities(m);
+        }
+    }
     if is_pod && let Some(lim) = res.get("limits").and_then(Value::as_object).cloned() {
         let req = obj_entry(res, "requests");
         for (k, v) in lim {
@@ -134,6 +139,15 @@ fn container(c: &mut Map<String, Value>, is_pod: bool) {
             if let Some(hh) = lc.get_mut(h).and_then(Value::as_object_mut) {
                 handler(hh);
             }
+        }
+    }
+}
+
+/// Quantities rounded up to milli precision and written in canonical form.
+fn canonical_quantities(m: &mut Map<String, Value>) {
+    for (_, q) in m.iter_mut() {
+        if let Some(c) = q.as_str().and_then(crate::quantity::canonical) {
+            *q = Value::String(c);
         }
     }
 }
@@ -178,6 +192,14 @@ fn volume(v: &mut Map<String, Value>) {
         if let Some(s) = v.get_mut(k).and_then(Value::as_object_mut) {
             default(s, "defaultMode", json!(420));
         }
+    }
+    if let Some(q) = v
+        .get_mut("emptyDir")
+        .and_then(|e| e.get_mut("sizeLimit"))
+        .filter(|q| q.is_string())
+        && let Some(c) = q.as_str().and_then(crate::quantity::canonical)
+    {
+        *q = Value::String(c);
     }
     if let Some(h) = v.get_mut("hostPath").and_then(Value::as_object_mut) {
         default(h, "type", json!(""));
@@ -302,13 +324,21 @@ mod tests {
 
     #[test]
     fn pod_defaults() {
-        let mut p = json!({"spec": {"containers": [{"name": "a", "image": "x:1", "resources": {"limits": {"cpu": "1"}}}], "volumes": [{"name": "v"}]}});
+        let mut p = json!({"spec": {"containers": [{"name": "a", "image": "x:1", "resources": {"limits": {"cpu": "1", "memory": "1024Mi"}, "requests": {"cpu": "0.5"}}}], "volumes": [{"name": "v"}]}});
         apply(StorageId::Pods, &mut p);
-        assert_eq!(p["spec"]["enableServiceLinks"], true);
+        assert_eq!(
+            p["spec"]["containers"][0]["resources"]["limits"]["memory"],
+            "1Gi"
+        );
         assert_eq!(
             p["spec"]["containers"][0]["resources"]["requests"]["cpu"],
-            "1"
+            "500m"
         );
+        assert_eq!(
+            p["spec"]["containers"][0]["resources"]["requests"]["memory"],
+            "1Gi"
+        );
+        assert_eq!(p["spec"]["enableServiceLinks"], true);
         assert_eq!(p["spec"]["volumes"][0]["emptyDir"], json!({}));
     }
 }

@@ -183,8 +183,9 @@ fn prepare_create(t: &Target, obj: &mut Value) -> ApiResult<()> {
         }
         m.insert("name".into(), Value::String(meta::generate_name(&gen_name)));
     }
-    strategy::prepare_for_create(id, obj);
+    // defaulting happens at decode time upstream, before the strategy (QoS sees defaults)
     defaults::apply(id, obj);
+    strategy::prepare_for_create(id, obj);
     let errs = validation::validate(id, obj, None, None);
     if !errs.is_empty() {
         return Err(ApiError::invalid_object(t.res, meta::name_of(obj), &errs));
@@ -256,8 +257,8 @@ pub fn update_in_txn(
 ) -> ApiResult<ObjRef> {
     let id = res.storage;
     let name = meta::name_of(&old.value).to_string();
-    strategy::prepare_for_update(id, sub, &old.value, &mut new);
     defaults::apply(id, &mut new);
+    strategy::prepare_for_update(id, sub, &old.value, &mut new);
     let errs = validation::validate(id, &new, Some(&old.value), sub);
     if !errs.is_empty() {
         return Err(ApiError::invalid_object(res, &name, &errs));
