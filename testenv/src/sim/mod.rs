@@ -109,6 +109,7 @@ impl Simulation {
             tasks.push(tokio::spawn(scheduler::run(
                 client.clone(),
                 config.clone(),
+                nodes.clone(),
                 token.clone(),
             )));
         }
@@ -120,6 +121,7 @@ impl Simulation {
         }
         Ok(SimHandle {
             client,
+            scheduler: config.scheduler,
             nodes,
             token,
             tasks,
@@ -131,6 +133,7 @@ impl Simulation {
 pub struct SimHandle {
     client: kube::Client,
     nodes: Arc<nodes::NodeSet>,
+    scheduler: bool,
     token: CancellationToken,
     tasks: Vec<JoinHandle<()>>,
 }
@@ -161,13 +164,23 @@ impl SimHandle {
     /// `Unknown` with reason `NodeStatusUnknown`, it gets the `node.kubernetes.io/unreachable`
     /// NoSchedule and NoExecute taints, and its pods' `Ready` condition becomes `False` (as upstream's
     /// `MarkPodsNotReady`). Up: conditions Ready again, taints removed, the kubelet reposts every pod's
-    /// status. Returns once these writes are done.
+    /// status. Returns once these writes are done and the scheduler has seen them.
     pub async fn set_node_ready(&self, name: &str, ready: bool) -> Result<(), SimError> {
         let node = self
             .nodes
             .get(name)
             .ok_or_else(|| SimError::UnknownNode(name.to_string()))?;
-        nodes::set_ready(&self.client, node, ready).await
+        let rv = nodes::set_ready(&self.client, node, ready).await?;
+        if self.scheduler {
+            // Return once the scheduler has seen the change, so that pods created next are
+            // scheduled with it (bounded, in case the scheduler cannot watch).
+            let _ = tokio::time::timeout(
+                std::time::Duration::from_secs(10),
+                self.nodes.scheduler_caught_up(rv),
+            )
+            .await;
+        }
+        Ok(())
     }
 
     /// Stop every component and wait for them.

@@ -88,13 +88,33 @@ impl SimNode {
 #[derive(Debug)]
 pub(crate) struct NodeSet {
     nodes: Vec<Arc<SimNode>>,
+    /// The highest Node resourceVersion the scheduler has processed.
+    scheduler_seen: watch::Sender<u64>,
 }
 
 impl NodeSet {
     pub(crate) fn new(count: usize) -> Self {
         NodeSet {
             nodes: (1..=count).map(|i| Arc::new(SimNode::new(i))).collect(),
+            scheduler_seen: watch::channel(0).0,
         }
+    }
+
+    /// Record that the scheduler has seen Node changes up to `rv`.
+    pub(crate) fn scheduler_saw(&self, rv: u64) {
+        self.scheduler_seen.send_if_modified(|seen| {
+            let newer = rv > *seen;
+            if newer {
+                *seen = rv;
+            }
+            newer
+        });
+    }
+
+    /// Wait until the scheduler has seen Node changes up to `rv`.
+    pub(crate) async fn scheduler_caught_up(&self, rv: u64) {
+        let mut rx = self.scheduler_seen.subscribe();
+        let _ = rx.wait_for(|seen| *seen >= rv).await;
     }
 
     pub(crate) fn get(&self, name: &str) -> Option<&Arc<SimNode>> {
@@ -304,11 +324,12 @@ async fn renew_lease(
 }
 
 /// Mark a node Ready or NotReady, as its kubelet and the node lifecycle controller would.
+/// Returns the resourceVersion of the last Node write.
 pub(crate) async fn set_ready(
     client: &kube::Client,
     node: &SimNode,
     ready: bool,
-) -> Result<(), SimError> {
+) -> Result<u64, SimError> {
     let api: Api<Node> = Api::all(client.clone());
     let now = now_time();
     let ctx = |what: &str| format!("{what} node {}", node.name);
@@ -321,6 +342,7 @@ pub(crate) async fn set_ready(
         .await
         .map_err(|e| SimError::api(ctx("updating conditions of"), e))?;
     // Taints: unreachable NoSchedule + NoExecute while not ready.
+    let mut written = 0;
     for attempt in 0..5 {
         let current = api
             .get(&node.name)
@@ -347,7 +369,14 @@ pub(crate) async fn set_ready(
             .patch(&node.name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
         {
-            Ok(_) => break,
+            Ok(n) => {
+                written = n
+                    .metadata
+                    .resource_version
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0);
+                break;
+            }
             Err(kube::Error::Api(s)) if s.code == 409 && attempt < 4 => continue,
             Err(e) => return Err(SimError::api(ctx("tainting"), e)),
         }
@@ -357,7 +386,7 @@ pub(crate) async fn set_ready(
     } else {
         node.ready.send_replace(true);
     }
-    Ok(())
+    Ok(written)
 }
 
 /// Upstream `MarkPodsNotReady`: the Ready condition of every pod on the node becomes False.

@@ -16,6 +16,7 @@ use super::SimConfig;
 use super::annotations::PodBehaviour;
 use super::clock::now_time;
 use super::informer::{Cache, Change, key_of, spawn_informer};
+use super::nodes::NodeSet;
 
 /// Upstream's default scheduler name.
 pub const DEFAULT_SCHEDULER: &str = "default-scheduler";
@@ -264,7 +265,12 @@ impl Scheduler {
 }
 
 /// Run the scheduler until `token` is cancelled.
-pub(crate) async fn run(client: kube::Client, config: Arc<SimConfig>, token: CancellationToken) {
+pub(crate) async fn run(
+    client: kube::Client,
+    config: Arc<SimConfig>,
+    sim_nodes: Arc<NodeSet>,
+    token: CancellationToken,
+) {
     let (ptx, mut prx) = mpsc::unbounded_channel();
     let (ntx, mut nrx) = mpsc::unbounded_channel();
     let (pods, pod_task) = spawn_informer(Api::<Pod>::all(client.clone()), ptx, token.clone());
@@ -300,7 +306,13 @@ pub(crate) async fn run(client: kube::Client, config: Arc<SimConfig>, token: Can
                 None => break,
             },
             c = nrx.recv() => match c {
-                Some(_) => retry_all(&mut s).await,
+                Some(change) => {
+                    retry_all(&mut s).await;
+                    let node = match &change { Change::Applied(n) | Change::Deleted(n) => n };
+                    if let Some(rv) = node.metadata.resource_version.as_deref().and_then(|v| v.parse().ok()) {
+                        sim_nodes.scheduler_saw(rv);
+                    }
+                }
                 None => break,
             },
             _ = retry.tick() => retry_all(&mut s).await,
