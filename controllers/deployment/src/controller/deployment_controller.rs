@@ -105,21 +105,60 @@ pub(crate) fn key_of(d: &Deployment) -> String {
 /// The Deployment controller of kube-controller-manager.
 ///
 /// Build it with the shared [`InformerFactory`] of the process, start the factory, then
-/// [`run`](Self::run) it until the token is cancelled:
+/// [`run`](Self::run) it until the token is cancelled. Against the embedded test API server:
 ///
-/// ```no_run
-/// use kcm_deployment::controller::{DeploymentController, DeploymentControllerConfig};
+/// ```
+/// use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+/// use kcm_deployment::{DeploymentController, DeploymentControllerConfig};
 /// use kcm_informer::{CancellationToken, InformerFactory, InformerOptions};
+/// use kube::api::{Api, PostParams};
 ///
-/// # async fn demo() -> anyhow::Result<()> {
-/// let client = kube::Client::try_default().await?;
+/// # #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let env = kcm_testenv::TestEnv::start(Default::default()).await?;
+/// let client = env.client();
 /// let factory = InformerFactory::new(client.clone(), InformerOptions::default());
 /// let controller =
-///     DeploymentController::new(client, &factory, DeploymentControllerConfig::default())?;
+///     DeploymentController::new(client.clone(), &factory, DeploymentControllerConfig::default())?;
 /// let cancel = CancellationToken::new();
 /// factory.start(&cancel);
-/// controller.run(cancel.clone()).await; // returns after cancel.cancel()
-/// # Ok(()) }
+/// let running = tokio::spawn(controller.run(cancel.clone()));
+///
+/// let web: Deployment = serde_json::from_value(serde_json::json!({
+///     "metadata": {"name": "web", "namespace": "default"},
+///     "spec": {
+///         "replicas": 2,
+///         "selector": {"matchLabels": {"app": "web"}},
+///         "template": {
+///             "metadata": {"labels": {"app": "web"}},
+///             "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}
+///         }
+///     }
+/// }))?;
+/// Api::<Deployment>::namespaced(client.clone(), "default")
+///     .create(&PostParams::default(), &web)
+///     .await?;
+///
+/// // The controller creates the first ReplicaSet, `web-<pod-template-hash>`, with 2 replicas.
+/// let replica_sets = Api::<ReplicaSet>::namespaced(client.clone(), "default");
+/// let mut found = None;
+/// for _ in 0..500 {
+///     if let Some(rs) = replica_sets.list(&Default::default()).await?.items.pop() {
+///         found = Some(rs);
+///         break;
+///     }
+///     tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+/// }
+/// let rs = found.expect("the controller created a ReplicaSet");
+/// assert!(rs.metadata.name.unwrap().starts_with("web-"));
+/// assert_eq!(rs.spec.unwrap().replicas, Some(2));
+///
+/// cancel.cancel();
+/// running.await?;
+/// factory.shutdown().await;
+/// env.shutdown().await;
+/// # Ok(())
+/// # }
 /// ```
 pub struct DeploymentController {
     inner: Arc<Inner>,
