@@ -1,0 +1,75 @@
+//! Constants and configuration of the ReplicaSet controller (spec §1).
+
+use std::time::Duration;
+
+use kcm_controller::ranking::RankingOptions;
+
+/// Controller name: event source component, client user agent, `--controllers` entry.
+pub const CONTROLLER_NAME: &str = "replicaset-controller";
+
+/// Name of the work queue (and of its metrics).
+pub const QUEUE_NAME: &str = "replicaset";
+
+/// Upstream `BurstReplicas`: at most this many creates or deletes per sync.
+pub const BURST_REPLICAS: usize = 500;
+
+/// Upstream `statusUpdateRetries`: one retry after a failed status PUT
+/// (so at most two PUTs and one GET per sync).
+pub const STATUS_UPDATE_RETRIES: usize = 1;
+
+/// Default number of workers (`--concurrent-replicaset-syncs`).
+pub const DEFAULT_WORKERS: usize = 5;
+
+/// Extra delay added to `minReadySeconds` when a pod turns ready (upstream pads
+/// `AddAfter` by one second against millisecond skew).
+pub const AVAILABILITY_CHECK_PADDING: Duration = Duration::from_secs(1);
+
+/// Feature switches of one controller instance (defaults = upstream master defaults).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplicaSetFeatures {
+    /// Gate `DeploymentReplicaSetTerminatingReplicas` (beta since 1.35, on) AND the
+    /// per-instance switch `EnableStatusTerminatingReplicas`: compute and write
+    /// `status.terminatingReplicas`.
+    pub terminating_replicas: bool,
+    /// Deletion ordering switches (gate `PodDeletionCost`, on).
+    pub ranking: RankingOptions,
+}
+
+impl Default for ReplicaSetFeatures {
+    fn default() -> Self {
+        Self {
+            terminating_replicas: true,
+            ranking: RankingOptions::default(),
+        }
+    }
+}
+
+/// Configuration of a [`ReplicaSetController`](crate::ReplicaSetController).
+///
+/// ```
+/// use kcm_replicaset::ReplicaSetControllerConfig;
+/// let config = ReplicaSetControllerConfig { workers: 10, ..Default::default() };
+/// assert_eq!(config.burst_replicas, 500);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplicaSetControllerConfig {
+    /// Concurrent syncs (upstream `ConcurrentRSSyncs`, default 5).
+    pub workers: usize,
+    /// Creates/deletes per sync (upstream always 500).
+    pub burst_replicas: usize,
+    /// Feature switches.
+    pub features: ReplicaSetFeatures,
+    /// How long `run` waits for the informer caches (`None`: until cancelled).
+    pub cache_sync_timeout: Option<Duration>,
+}
+
+impl Default for ReplicaSetControllerConfig {
+    fn default() -> Self {
+        Self {
+            workers: DEFAULT_WORKERS,
+            burst_replicas: BURST_REPLICAS,
+            features: ReplicaSetFeatures::default(),
+            cache_sync_timeout: None,
+        }
+    }
+}

@@ -1,0 +1,26 @@
+//! Errors of a ReplicaSet sync.
+
+use kcm_controller::ControlError;
+
+/// Why a sync failed (the key is requeued with backoff).
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    /// The queue key is not `namespace/name`.
+    #[error("unexpected key format: {0:?}")]
+    InvalidKey(String),
+    /// Claiming (adopting/releasing) pods failed; nothing else was done.
+    #[error("{0}")]
+    Claim(#[source] ControlError),
+    /// Creating or deleting pods failed (after the status was updated).
+    #[error("{0}")]
+    Manage(#[source] ControlError),
+    /// Writing the status (or re-reading the ReplicaSet for the retry) failed.
+    #[error("failed to update status of ReplicaSet {key}: {source}")]
+    Status {
+        /// `namespace/name`.
+        key: String,
+        /// The API error.
+        #[source]
+        source: ControlError,
+    },
+}

@@ -1,0 +1,258 @@
+//! Wiring of the ReplicaSet controller (upstream `replica_set.go`: `NewReplicaSetController`,
+//! `Run`, `worker`): informers, queue, expectations, pod control, and the worker pool.
+//! The event handlers live in [`handlers`](crate::handlers), the sync in
+//! [`sync`](crate::sync), scaling in [`manage`](crate::manage), status in [`status`](crate::status).
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::ReplicaSet;
+use kcm_controller::UIDTrackingControllerExpectations;
+use kcm_controller::clock::{SharedClock, real_clock};
+use kcm_controller::event_correlator::{CorrelatorOptions, EventCorrelator};
+use kcm_controller::event_recorder::{EventBroadcaster, KubeEventSink};
+use kcm_controller::pod::PodView;
+use kcm_controller::pod_control::{KubePodControl, PodControl};
+use kcm_controller::worker::{RetryPolicy, WorkerPool};
+use kcm_informer::{InformerError, InformerFactory, Lister, SharedIndexInformer};
+use kcm_workqueue::RateLimitingQueue;
+use tokio_util::sync::CancellationToken;
+
+use crate::client::{KubeReplicaSetClient, ReplicaSetClient};
+use crate::config::{CONTROLLER_NAME, QUEUE_NAME, ReplicaSetControllerConfig, ReplicaSetFeatures};
+use crate::error::SyncError;
+use crate::handlers::{PodHandler, ReplicaSetHandler};
+
+/// State shared by the event handlers and the workers.
+pub(crate) struct Core {
+    pub(crate) rs_lister: Lister<ReplicaSet>,
+    pub(crate) pod_lister: Lister<PodView>,
+    pub(crate) rs_client: Arc<dyn ReplicaSetClient>,
+    pub(crate) pod_control: Arc<dyn PodControl>,
+    pub(crate) expectations: UIDTrackingControllerExpectations,
+    pub(crate) queue: RateLimitingQueue<String>,
+    pub(crate) burst_replicas: usize,
+    pub(crate) features: ReplicaSetFeatures,
+    pub(crate) clock: SharedClock,
+}
+
+impl fmt::Debug for Core {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Core")
+            .field("queue", &self.queue)
+            .field("burst_replicas", &self.burst_replicas)
+            .field("features", &self.features)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The parts a [`ReplicaSetController`] is built from; use
+/// [`ReplicaSetController::new`] for the real thing, or fill this with fakes
+/// (e.g. `FakePodControl`) to drive the controller in tests.
+pub struct ReplicaSetControllerParts {
+    /// Cache of ReplicaSets (an informer's lister).
+    pub rs_lister: Lister<ReplicaSet>,
+    /// Cache of pods.
+    pub pod_lister: Lister<PodView>,
+    /// Live ReplicaSet reads and status writes.
+    pub rs_client: Arc<dyn ReplicaSetClient>,
+    /// Pod creates/deletes/patches (with events).
+    pub pod_control: Arc<dyn PodControl>,
+    /// Clock for availability and expectations.
+    pub clock: SharedClock,
+}
+
+impl fmt::Debug for ReplicaSetControllerParts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReplicaSetControllerParts")
+            .finish_non_exhaustive()
+    }
+}
+
+/// The ReplicaSet controller: keeps `spec.replicas` pods per ReplicaSet and
+/// reports their state in `status`.
+///
+/// ```no_run
+/// use kcm_informer::{InformerFactory, InformerOptions};
+/// use kcm_replicaset::{ReplicaSetController, ReplicaSetControllerConfig};
+/// use tokio_util::sync::CancellationToken;
+///
+/// # async fn example() -> anyhow::Result<()> {
+/// let client = kube::Client::try_default().await?;
+/// let factory = InformerFactory::new(client.clone(), InformerOptions::default());
+/// let controller = ReplicaSetController::new(client, &factory, ReplicaSetControllerConfig::default())?;
+/// let cancel = CancellationToken::new();
+/// factory.start(&cancel); // after every controller registered its informers
+/// let run = tokio::spawn(controller.run(cancel.clone()));
+/// // ... later
+/// cancel.cancel();
+/// run.await?;
+/// factory.shutdown().await;
+/// # Ok(())
+/// # }
+/// ```
+pub struct ReplicaSetController {
+    core: Arc<Core>,
+    synced: Vec<Arc<dyn Fn() -> bool + Send + Sync>>,
+    broadcaster: Option<EventBroadcaster>,
+    workers: usize,
+    cache_sync_timeout: Option<Duration>,
+}
+
+impl fmt::Debug for ReplicaSetController {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReplicaSetController")
+            .field("core", &self.core)
+            .field("workers", &self.workers)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ReplicaSetController {
+    /// Builds the controller over the shared `factory` (ReplicaSet informer with
+    /// the full type, pod informer with [`PodView`]), registers its event
+    /// handlers, and starts an event broadcaster writing core/v1 Events with
+    /// source `replicaset-controller`. Must be called inside a tokio runtime;
+    /// the caller starts the factory.
+    pub fn new(
+        client: kube::Client,
+        factory: &InformerFactory,
+        config: ReplicaSetControllerConfig,
+    ) -> Result<Self, InformerError> {
+        let broadcaster = EventBroadcaster::start(
+            KubeEventSink::new(client.clone()),
+            EventCorrelator::new(CorrelatorOptions::default(), real_clock()),
+        );
+        let recorder = broadcaster.new_recorder(CONTROLLER_NAME, None);
+        let pod_control: Arc<dyn PodControl> =
+            Arc::new(KubePodControl::new(client.clone(), recorder));
+        let rs_informer = factory.informer::<ReplicaSet>();
+        let pod_informer = factory.informer::<PodView>();
+        let parts = ReplicaSetControllerParts {
+            rs_lister: rs_informer.lister(),
+            pod_lister: pod_informer.lister(),
+            rs_client: Arc::new(KubeReplicaSetClient::new(client)),
+            pod_control,
+            clock: real_clock(),
+        };
+        let mut controller = Self::from_parts(parts, config);
+        controller.broadcaster = Some(broadcaster);
+        controller.register(&rs_informer, &pod_informer)?;
+        Ok(controller)
+    }
+
+    /// Builds the controller from explicit parts without registering any event
+    /// handler (feed events with [`register`](Self::register) or call the sync
+    /// directly). Must be called inside a tokio runtime (the queue's timer).
+    pub fn from_parts(
+        parts: ReplicaSetControllerParts,
+        config: ReplicaSetControllerConfig,
+    ) -> Self {
+        let queue = RateLimitingQueue::builder().name(QUEUE_NAME).build();
+        let core = Core {
+            rs_lister: parts.rs_lister,
+            pod_lister: parts.pod_lister,
+            rs_client: parts.rs_client,
+            pod_control: parts.pod_control,
+            expectations: UIDTrackingControllerExpectations::with_clock(parts.clock.clone()),
+            queue,
+            burst_replicas: config.burst_replicas,
+            features: config.features,
+            clock: parts.clock,
+        };
+        Self {
+            core: Arc::new(core),
+            synced: Vec::new(),
+            broadcaster: None,
+            workers: config.workers,
+            cache_sync_timeout: config.cache_sync_timeout,
+        }
+    }
+
+    /// Registers the controller's handlers on the two informers; `run` then
+    /// waits for both to sync.
+    pub fn register(
+        &mut self,
+        rs_informer: &SharedIndexInformer<ReplicaSet>,
+        pod_informer: &SharedIndexInformer<PodView>,
+    ) -> Result<(), InformerError> {
+        rs_informer.add_event_handler(ReplicaSetHandler(self.core.clone()))?;
+        pod_informer.add_event_handler(PodHandler(self.core.clone()))?;
+        let (rs, pods) = (rs_informer.clone(), pod_informer.clone());
+        self.synced.push(Arc::new(move || rs.has_synced()));
+        self.synced.push(Arc::new(move || pods.has_synced()));
+        Ok(())
+    }
+
+    /// Whether the informer caches the controller reads have synced.
+    pub fn has_synced(&self) -> bool {
+        self.synced.iter().all(|f| f())
+    }
+
+    /// The work queue of `namespace/name` keys.
+    pub fn queue(&self) -> &RateLimitingQueue<String> {
+        &self.core.queue
+    }
+
+    /// The creation/deletion expectations, keyed by `namespace/name`.
+    pub fn expectations(&self) -> &UIDTrackingControllerExpectations {
+        &self.core.expectations
+    }
+
+    /// Syncs one ReplicaSet (upstream `syncReplicaSet`); what the workers call.
+    pub async fn sync_replica_set(&self, key: &str) -> Result<(), SyncError> {
+        self.core.sync_replica_set(key).await
+    }
+
+    /// Waits for the caches, runs the workers until `cancel` fires, then shuts
+    /// the queue down, waits for in-flight syncs and flushes queued events.
+    pub async fn run(self, cancel: CancellationToken) {
+        tracing::info!(controller = "replicaset", "Starting controller");
+        let synced = self.wait_for_caches(&cancel).await;
+        if synced {
+            let core = self.core.clone();
+            let pool = WorkerPool::new(core.queue.clone(), self.workers, RetryPolicy::unlimited());
+            pool.run(
+                move |key: String| {
+                    let core = core.clone();
+                    async move { core.sync_replica_set(&key).await }
+                },
+                cancel.clone().cancelled_owned(),
+            )
+            .await;
+        } else {
+            self.core.queue.shutdown();
+        }
+        tracing::info!(controller = "replicaset", "Shutting down controller");
+        if let Some(b) = self.broadcaster {
+            b.shutdown().await;
+        }
+    }
+
+    async fn wait_for_caches(&self, cancel: &CancellationToken) -> bool {
+        tracing::info!("Waiting for caches to sync for {QUEUE_NAME}");
+        let deadline = self
+            .cache_sync_timeout
+            .map(|t| tokio::time::Instant::now() + t);
+        loop {
+            if self.has_synced() {
+                tracing::info!("Caches are synced for {QUEUE_NAME}");
+                return true;
+            }
+            if cancel.is_cancelled() || deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
+                tracing::error!("unable to sync caches for {QUEUE_NAME}");
+                return false;
+            }
+            tokio::select! {
+                () = cancel.cancelled() => {}
+                () = tokio::time::sleep(Duration::from_millis(100)) => {}
+            }
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn core(&self) -> &Arc<Core> {
+        &self.core
+    }
+}
