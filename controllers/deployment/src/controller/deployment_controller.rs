@@ -102,6 +102,12 @@ pub(crate) fn key_of(d: &Deployment) -> String {
     )
 }
 
+/// Upstream `handleErr`: success and NamespaceTerminating errors are forgotten; other errors
+/// are requeued with backoff while the key has fewer than 15 requeues, then dropped.
+pub(crate) fn retry_policy() -> RetryPolicy<SyncError> {
+    RetryPolicy::max_retries(DEPLOYMENT_MAX_RETRIES).forget_if(SyncError::is_namespace_terminating)
+}
+
 /// The Deployment controller of kube-controller-manager.
 ///
 /// Build it with the shared [`InformerFactory`] of the process, start the factory, then
@@ -252,9 +258,7 @@ impl DeploymentController {
             wait_for_named_cache_sync(QUEUE_NAME, &[&check], None, &cancel).await
         };
         if synced {
-            let policy = RetryPolicy::<SyncError>::max_retries(DEPLOYMENT_MAX_RETRIES)
-                .forget_if(SyncError::is_namespace_terminating);
-            let pool = WorkerPool::new(self.inner.queue.clone(), self.workers, policy);
+            let pool = WorkerPool::new(self.inner.queue.clone(), self.workers, retry_policy());
             let inner = self.inner.clone();
             let token = cancel.clone();
             pool.run(
@@ -269,5 +273,65 @@ impl DeploymentController {
         tracing::info!(controller = QUEUE_NAME, "Shutting down controller");
         self.inner.queue.shutdown();
         self.broadcaster.shutdown().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    use kcm_controller::ControlError;
+    use kcm_controller::error::NAMESPACE_TERMINATING_CAUSE;
+    use kcm_controller::worker::process_item;
+    use kcm_workqueue::ItemExponentialFailureRateLimiter;
+
+    use super::*;
+
+    /// Runs a key whose sync always fails with `err()` until the queue lets go of it;
+    /// returns how many times it was synced.
+    async fn attempts(err: impl Fn() -> SyncError) -> usize {
+        let queue: RateLimitingQueue<String> = RateLimitingQueue::builder()
+            .name(QUEUE_NAME)
+            .rate_limiter(ItemExponentialFailureRateLimiter::new(
+                Duration::ZERO,
+                Duration::ZERO,
+            ))
+            .build();
+        let calls = AtomicUsize::new(0);
+        let policy = retry_policy();
+        queue.add("default/web".to_string());
+        for _ in 0..100 {
+            let key = tokio::select! {
+                k = queue.get() => k,
+                () = tokio::time::sleep(Duration::from_millis(200)) => None,
+            };
+            let Some(key) = key else { break };
+            let sync = |_k: String| {
+                calls.fetch_add(1, Ordering::SeqCst);
+                let e = err();
+                async move { Err::<(), SyncError>(e) }
+            };
+            process_item(&queue, &policy, &sync, key).await;
+        }
+        calls.load(Ordering::SeqCst)
+    }
+
+    #[tokio::test]
+    async fn failing_key_is_dropped_after_15_retries() {
+        let n = attempts(|| SyncError::Other("boom".into())).await;
+        assert_eq!(n, 1 + DEPLOYMENT_MAX_RETRIES);
+    }
+
+    #[tokio::test]
+    async fn namespace_terminating_errors_are_not_retried() {
+        let n = attempts(|| {
+            SyncError::Control(
+                ControlError::api(403, "Forbidden", "namespace default is being terminated")
+                    .with_cause(NAMESPACE_TERMINATING_CAUSE),
+            )
+        })
+        .await;
+        assert_eq!(n, 1);
     }
 }
