@@ -848,3 +848,23 @@ impl FaultInjector {
         })
     }
 }
+
+/// Command-line flags for fault injection, to `#[command(flatten)]` into a binary's arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub struct FaultArgs {
+    /// Faults to inject, e.g. `conflict=0.1@update:pods,latency=5ms..50ms,compact-every=30s`.
+    #[arg(long, value_parser = FaultSpec::parse)]
+    pub faults: Option<FaultSpec>,
+    /// Seed of the fault RNG (same seed + same requests = same faults).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+impl FaultArgs {
+    /// The injector, or None without `--faults`.
+    pub fn injector(&self) -> Option<Arc<FaultInjector>> {
+        self.faults
+            .clone()
+            .map(|spec| Arc::new(FaultInjector::new(spec, self.seed)))
+    }
+}

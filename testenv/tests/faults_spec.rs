@@ -382,3 +382,23 @@ async fn timers_fire_and_follow_set_spec() {
     token.cancel();
     task.await.expect("timer task ends on shutdown");
 }
+
+#[test]
+fn command_line_flags() {
+    use clap::Parser;
+    use kcm_testenv::faults::FaultArgs;
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        faults: FaultArgs,
+    }
+    assert!(Cli::parse_from(["x"]).faults.injector().is_none());
+    let cli = Cli::parse_from(["x", "--faults", "error503=1@get", "--seed", "9"]);
+    let inj = cli.faults.injector().expect("injector");
+    assert_eq!(
+        inj.decide("get", "pods", false).error.map(|e| e.code),
+        Some(503)
+    );
+    let err = Cli::try_parse_from(["x", "--faults", "bogus=1"]).expect_err("rejected");
+    assert!(err.to_string().contains("unknown fault \"bogus\""), "{err}");
+}

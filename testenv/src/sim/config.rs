@@ -53,3 +53,78 @@ impl SimConfig {
         format!("node-{i}")
     }
 }
+
+/// Command-line flags for the simulation, to `#[command(flatten)]` into a binary's arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SimArgs {
+    /// Do not run the cluster simulation (nodes, scheduler, kubelet, GC, namespace controller).
+    #[arg(long)]
+    pub no_sim: bool,
+    /// Number of simulated nodes.
+    #[arg(long, default_value_t = 3)]
+    pub nodes: usize,
+    /// Delay from binding to Ready (Go duration).
+    #[arg(long, default_value = "200ms", value_parser = parse_duration_arg)]
+    pub pod_ready_after: Duration,
+    /// Cap on pod graceful deletion (Go duration).
+    #[arg(long, default_value = "2s", value_parser = parse_duration_arg)]
+    pub max_grace: Duration,
+    /// Do not run the simulated scheduler.
+    #[arg(long)]
+    pub no_scheduler: bool,
+    /// Do not run the simulated kubelets (no nodes either).
+    #[arg(long)]
+    pub no_kubelet: bool,
+    /// Do not run the garbage collector.
+    #[arg(long)]
+    pub no_gc: bool,
+    /// Do not run the namespace controller.
+    #[arg(long)]
+    pub no_namespace_controller: bool,
+}
+
+fn parse_duration_arg(s: &str) -> Result<Duration, String> {
+    super::parse_go_duration(s).map_err(|e| e.to_string())
+}
+
+impl SimArgs {
+    /// The configuration, or None with `--no-sim`.
+    pub fn config(&self) -> Option<SimConfig> {
+        (!self.no_sim).then(|| SimConfig {
+            nodes: self.nodes,
+            pod_ready_after: self.pod_ready_after,
+            max_grace: self.max_grace,
+            scheduler: !self.no_scheduler,
+            kubelet: !self.no_kubelet,
+            gc: !self.no_gc,
+            namespace_controller: !self.no_namespace_controller,
+            ..SimConfig::default()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        sim: SimArgs,
+    }
+
+    #[test]
+    fn flags() {
+        let cli = Cli::parse_from(["x"]);
+        assert_eq!(cli.sim.config(), Some(SimConfig::default()));
+        let cli = Cli::parse_from(["x", "--nodes", "5", "--pod-ready-after", "1s", "--no-gc"]);
+        let c = cli.sim.config().expect("config");
+        assert_eq!(
+            (c.nodes, c.pod_ready_after, c.gc),
+            (5, Duration::from_secs(1), false)
+        );
+        assert!(Cli::parse_from(["x", "--no-sim"]).sim.config().is_none());
+        assert!(Cli::try_parse_from(["x", "--max-grace", "soon"]).is_err());
+    }
+}

@@ -198,7 +198,13 @@ async fn attempt_to_delete(
         }
         return Ok(());
     }
-    let policy = if waiting > 0 && !graph.dependents(uid).is_empty() {
+    let dependents = graph.dependents(uid);
+    let policy = if waiting > 0 && !dependents.is_empty() {
+        if dependents.iter().any(|d| d.deleting_dependents()) {
+            // Possible cycle: make this object's references non-blocking before deleting it in
+            // the foreground (upstream `unblockOwnerReferencesStrategicMergePatch`).
+            unblock_owner_refs(client, kind, ns, &current).await?;
+        }
         PropagationPolicy::Foreground
     } else if current.finalizers.iter().any(|f| f == ORPHAN) {
         PropagationPolicy::Orphan
@@ -289,6 +295,38 @@ async fn remove_owner_refs(
             None => Ok(()),
             Some(_) => Err(e),
         },
+        Err(e) => Err(e),
+    }
+}
+
+/// Set `blockOwnerDeletion: false` on every blocking reference of `item`.
+async fn unblock_owner_refs(
+    client: &kube::Client,
+    kind: &KindInfo,
+    ns: Option<&str>,
+    item: &GraphNode,
+) -> Result<(), kube::Error> {
+    let refs: Vec<Value> = item
+        .owners
+        .iter()
+        .filter(|r| r.block_owner_deletion)
+        .map(|r| json!({"uid": r.uid, "blockOwnerDeletion": false}))
+        .collect();
+    if refs.is_empty() {
+        return Ok(());
+    }
+    let patch = json!({"metadata": {"ownerReferences": refs, "uid": item.uid}});
+    match kind
+        .api(client, ns)
+        .patch(
+            &item.name,
+            &PatchParams::default(),
+            &Patch::Strategic(&patch),
+        )
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(e) if is_gone(&e) => Ok(()),
         Err(e) => Err(e),
     }
 }

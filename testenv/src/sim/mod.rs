@@ -42,7 +42,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 pub use annotations::PodBehaviour;
-pub use config::SimConfig;
+pub use config::{SimArgs, SimConfig};
 pub use duration::{DurationError, parse_go_duration};
 pub use nodes::{NODE_LEASE_NAMESPACE, UNREACHABLE_TAINT};
 pub use scheduler::DEFAULT_SCHEDULER;
