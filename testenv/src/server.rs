@@ -217,6 +217,10 @@ impl ApiServer {
                     {
                         r.headers_mut().insert(header::RETRY_AFTER, v);
                     }
+                    if !resource.is_empty() {
+                        let sub_s = sub.as_deref().unwrap_or("");
+                        self.metrics.record(verb, resource, sub_s, error.code);
+                    }
                     return r;
                 }
             }

@@ -293,3 +293,55 @@ async fn drop_watches_ends_streams_and_events_v1_view() {
     );
     env.shutdown().await;
 }
+
+#[derive(Debug, Default)]
+struct FailCreates(std::sync::atomic::AtomicU32);
+
+impl kcm_testenv::RequestHook for FailCreates {
+    fn before(&self, req: &kcm_testenv::RequestInfo) -> kcm_testenv::HookDecision {
+        use std::sync::atomic::Ordering;
+        if req.verb == "create" && req.resource == "pods" && self.0.load(Ordering::SeqCst) > 0 {
+            self.0.fetch_sub(1, Ordering::SeqCst);
+            return kcm_testenv::HookDecision::Fail {
+                error: kcm_testenv::ApiError::new(429, "TooManyRequests", "slow down"),
+                retry_after: Some(1),
+            };
+        }
+        kcm_testenv::HookDecision::Continue
+    }
+}
+
+#[tokio::test]
+async fn request_hook_injects_failures() {
+    let env = start().await;
+    env.set_hook(Some(std::sync::Arc::new(FailCreates(
+        std::sync::atomic::AtomicU32::new(1),
+    ))));
+    let r = req(
+        &env,
+        "POST",
+        "/api/v1/namespaces/default/pods",
+        Some(&pod("p")),
+    )
+    .await;
+    assert_eq!(
+        (r.code, r.json()["reason"].clone(), r.header("retry-after")),
+        (429, json!("TooManyRequests"), Some("1"))
+    );
+    let r = req(
+        &env,
+        "POST",
+        "/api/v1/namespaces/default/pods",
+        Some(&pod("p")),
+    )
+    .await;
+    assert_eq!(r.code, 201);
+    let c = env.counters();
+    assert_eq!(
+        c.requests
+            .get(&("create".to_string(), "pods".to_string(), 429)),
+        Some(&1)
+    );
+    assert_eq!(c.count("create", "pods"), 2);
+    env.shutdown().await;
+}
