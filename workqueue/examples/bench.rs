@@ -13,6 +13,9 @@
 //! * `ratelimit` — 10,000 keys, each requeued with `add_rate_limited` 20 times
 //!   then forgotten, exponential limiter only (base 1 µs, cap 100 ms).
 //!
+//! Each line also carries `cpu_ms` (process CPU time, less sensitive than wall
+//! time to other load on the machine) and the 1-minute load average.
+//!
 //! All runs use a 2-thread tokio runtime. Pass a workload name (`churn`,
 //! `churn-peer`, `delay`, `ratelimit`) to run just that one in-process.
 
@@ -75,6 +78,7 @@ fn run_all() {
             "peer": PEER,
             "wall_speedup_vs_peer": round2(num(&peer, "wall_ms") / num(&ours, "wall_ms")),
             "adds_per_s_ratio": round2(num(&ours, "adds_per_s") / num(&peer, "adds_per_s")),
+            "cpu_ratio_peer_over_ours": round2(num(&peer, "cpu_ms") / num(&ours, "cpu_ms")),
             "peak_rss_ratio": round2(num(&ours, "peak_rss_kb") / num(&peer, "peak_rss_kb")),
         })
     );
@@ -117,6 +121,14 @@ fn run(workload: &str) -> Value {
     })
 }
 
+/// The machine's 1-minute load average (context for the wall-clock figures).
+fn loadavg() -> f64 {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(f64::NAN)
+}
+
 /// Peak resident set size (VmHWM) in KiB.
 fn peak_rss_kb() -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -126,6 +138,25 @@ fn peak_rss_kb() -> u64 {
                 .find(|l| l.starts_with("VmHWM:"))
                 .and_then(|l| l.split_whitespace().nth(1))
                 .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// CPU time (user + system, all threads) of this process so far, in ms.
+///
+/// From `/proc/self/stat` (clock ticks, assumed 100 per second): 10 ms
+/// resolution, but unlike wall time it barely moves when other processes
+/// compete for the cores.
+fn cpu_ms() -> u64 {
+    std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            // Fields after the command name, which is parenthesised.
+            let rest = s.rsplit_once(')')?.1;
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            let utime: u64 = fields.get(11)?.parse().ok()?;
+            let stime: u64 = fields.get(12)?.parse().ok()?;
+            Some((utime + stime) * 10)
         })
         .unwrap_or(0)
 }
@@ -144,8 +175,10 @@ fn churn_report(implementation: &str, wall: Duration, gets: usize) -> Value {
         "producers": 2,
         "workers": 2,
         "wall_ms": round2(wall_ms),
+        "loadavg_1m": loadavg(),
         "adds_per_s": (CHURN_ADDS as f64 / wall.as_secs_f64()).round(),
         "gets": gets,
+        "cpu_ms": cpu_ms(),
         "peak_rss_kb": peak_rss_kb(),
     })
 }
@@ -370,6 +403,8 @@ async fn delay() -> Value {
         "lateness_p50_us": round2(percentile(&all, 0.50)),
         "lateness_p99_us": round2(percentile(&all, 0.99)),
         "lateness_max_us": round2(percentile(&all, 1.0)),
+        "cpu_ms": cpu_ms(),
+        "loadavg_1m": loadavg(),
         "peak_rss_kb": peak_rss_kb(),
     })
 }
@@ -421,6 +456,8 @@ async fn ratelimit() -> Value {
         "workers": 2,
         "wall_ms": round2(wall.as_secs_f64() * 1e3),
         "gets": gets,
+        "cpu_ms": cpu_ms(),
+        "loadavg_1m": loadavg(),
         "peak_rss_kb": peak_rss_kb(),
     })
 }
