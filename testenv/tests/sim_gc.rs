@@ -434,3 +434,47 @@ async fn foreground_deletion_cascades_through_replicasets() {
     sim.shutdown().await;
     env.shutdown().await;
 }
+
+/// A namespace with a metadata finalizer is emptied but stays Terminating until the finalizer goes.
+#[tokio::test]
+async fn namespace_with_a_metadata_finalizer_waits_for_it() {
+    use kube::api::{Patch, PatchParams};
+    let (env, sim) = start_sim(fast_config()).await;
+    let namespaces: Api<Namespace> = Api::all(env.client());
+    let ns: Namespace = serde_json::from_value(json!({
+        "metadata": {"name": "held", "finalizers": ["example.com/hold"]},
+    }))
+    .expect("ns");
+    namespaces
+        .create(&PostParams::default(), &ns)
+        .await
+        .expect("create ns");
+    let pods: Api<Pod> = Api::namespaced(env.client(), "held");
+    pods.create(&PostParams::default(), &pod("p", &[]))
+        .await
+        .expect("pod");
+    wait_pod(&pods, "p", is_ready).await;
+    namespaces
+        .delete("held", &DeleteParams::default())
+        .await
+        .expect("delete ns");
+    wait_gone(&pods, "p").await;
+    let held = wait_for("spec finalizers removed", || async {
+        namespaces.get_opt("held").await.ok().flatten().filter(|n| {
+            n.spec
+                .as_ref()
+                .and_then(|s| s.finalizers.as_ref())
+                .is_none_or(|f| f.is_empty())
+        })
+    })
+    .await;
+    assert!(held.metadata.deletion_timestamp.is_some());
+    let patch = json!({"metadata": {"finalizers": null}});
+    namespaces
+        .patch("held", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .expect("remove finalizer");
+    wait_gone(&namespaces, "held").await;
+    sim.shutdown().await;
+    env.shutdown().await;
+}

@@ -60,7 +60,20 @@ pub(crate) async fn run(client: kube::Client, token: CancellationToken) {
 async fn delete_namespace(client: &kube::Client, ns: Arc<Namespace>, token: &CancellationToken) {
     let name = ns.metadata.name.clone().unwrap_or_default();
     let uid = ns.metadata.uid.clone().unwrap_or_default();
-    let mut last_conditions = Value::Null;
+    // What the namespace already reports, so that an unchanged state writes nothing.
+    let mut last_conditions = Value::from(
+        ns.status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .map(|cs| {
+                cs.iter()
+                    .map(|c| {
+                        json!({"type": c.type_, "status": c.status, "reason": c.reason, "message": c.message})
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default(),
+    );
     loop {
         if token.is_cancelled() {
             return;
@@ -74,8 +87,7 @@ async fn delete_namespace(client: &kube::Client, ns: Arc<Namespace>, token: &Can
                 }
                 if remaining.is_empty() {
                     match finalize(client, &name, &uid).await {
-                        Ok(true) => return,
-                        Ok(false) => {}
+                        Ok(()) => return,
                         Err(e) => {
                             tracing::debug!(namespace = %name, error = %e, "sim ns: finalize failed")
                         }
@@ -256,15 +268,16 @@ async fn write_conditions(client: &kube::Client, name: &str, conditions: &Value)
     }
 }
 
-/// Remove `kubernetes` from `spec.finalizers` with `PUT /finalize`, then delete the namespace if
-/// the server has not already. Returns true once the namespace is gone.
-async fn finalize(client: &kube::Client, name: &str, uid: &str) -> Result<bool, kube::Error> {
+/// Remove `kubernetes` from `spec.finalizers` with `PUT /finalize`, then, when no spec finalizer
+/// is left, delete the namespace again (upstream `deleteNamespaceWhenDone`); metadata finalizers
+/// and other spec finalizers are their owners' business.
+async fn finalize(client: &kube::Client, name: &str, uid: &str) -> Result<(), kube::Error> {
     let api: Api<Namespace> = Api::all(client.clone());
     let Some(mut ns) = api.get_opt(name).await? else {
-        return Ok(true);
+        return Ok(());
     };
     if ns.metadata.uid.as_deref() != Some(uid) {
-        return Ok(true);
+        return Ok(());
     }
     let has = ns
         .spec
@@ -280,12 +293,12 @@ async fn finalize(client: &kube::Client, name: &str, uid: &str) -> Result<bool, 
             .await
         {
             Ok(_) => {}
-            Err(kube::Error::Api(s)) if s.code == 404 => return Ok(true),
+            Err(kube::Error::Api(s)) if s.code == 404 => return Ok(()),
             Err(e) => return Err(e),
         }
     }
     let Some(after) = api.get_opt(name).await? else {
-        return Ok(true);
+        return Ok(());
     };
     let spec_empty = after
         .spec
@@ -294,7 +307,7 @@ async fn finalize(client: &kube::Client, name: &str, uid: &str) -> Result<bool, 
         .is_none_or(|f| f.is_empty());
     if !spec_empty {
         // Another spec finalizer is pending; its owner finishes the job.
-        return Ok(false);
+        return Ok(());
     }
     let dp = DeleteParams {
         propagation_policy: Some(PropagationPolicy::Background),
@@ -306,10 +319,10 @@ async fn finalize(client: &kube::Client, name: &str, uid: &str) -> Result<bool, 
     };
     match api.delete(name, &dp).await {
         Ok(_) => {}
-        Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => return Ok(true),
+        Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => return Ok(()),
         Err(e) => return Err(e),
     }
-    Ok(api.get_opt(name).await?.is_none())
+    Ok(())
 }
 
 #[cfg(test)]
