@@ -8,6 +8,7 @@
 //! | [`sync`] | `syncReplicaSet` | one reconciliation |
 //! | [`manage`] | `manageReplicas` | slow-start creates, ranked deletes |
 //! | [`status`] | `calculateStatus`, `updateReplicaSetStatus` | status and the `ReplicaFailure` condition |
+//! | [`pod_index`] | `PodControllerUIDIndex` | pods by controller UID + orphans per namespace |
 //! | [`client`] | — | live GET and `/status` PUT of ReplicaSets |
 //! | [`config`] | `BurstReplicas`, … | constants, feature switches, configuration |
 //!
@@ -40,6 +41,7 @@ pub mod config;
 pub mod error;
 pub mod handlers;
 pub mod manage;
+pub mod pod_index;
 pub mod replica_set;
 pub mod status;
 pub mod sync;

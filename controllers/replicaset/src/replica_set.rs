@@ -23,6 +23,7 @@ use crate::client::{KubeReplicaSetClient, ReplicaSetClient};
 use crate::config::{CONTROLLER_NAME, QUEUE_NAME, ReplicaSetControllerConfig, ReplicaSetFeatures};
 use crate::error::SyncError;
 use crate::handlers::{PodHandler, ReplicaSetHandler};
+use crate::pod_index::{POD_CONTROLLER_UID_INDEX, pod_controller_uid_index_fn};
 
 /// State shared by the event handlers and the workers.
 pub(crate) struct Core {
@@ -129,6 +130,12 @@ impl ReplicaSetController {
             Arc::new(KubePodControl::new(client.clone(), recorder));
         let rs_informer = factory.informer::<ReplicaSet>();
         let pod_informer = factory.informer::<PodView>();
+        if let Err(e) =
+            pod_informer.add_indexer(POD_CONTROLLER_UID_INDEX, pod_controller_uid_index_fn())
+        {
+            // Another controller registered the name: fall back to namespace lists.
+            tracing::warn!(error = %e, "pod controller index unavailable; listing whole namespaces");
+        }
         let parts = ReplicaSetControllerParts {
             rs_lister: rs_informer.lister(),
             pod_lister: pod_informer.lister(),

@@ -16,6 +16,7 @@ use kcm_informer::Selector;
 
 use crate::client::ReplicaSetClient;
 use crate::error::SyncError;
+use crate::pod_index::pods_for_owner;
 use crate::replica_set::Core;
 use crate::status::{calculate_status, min_ready_seconds, update_replica_set_status};
 
@@ -81,11 +82,12 @@ impl Core {
                 return Ok(());
             }
         };
-        let all_pods = self.pod_lister.namespaced(ns).list(&Selector::everything());
-        let active = filter_active_pods(&all_pods);
-        let matches = |p: &PodView| selector.matches_opt(p.metadata.labels.as_ref());
         let owner = ControllerRefOwner::of(&*rs);
         let rs_uid = owner.uid.clone();
+        // Pods this ReplicaSet controls plus the namespace's orphans.
+        let all_pods = pods_for_owner(&self.pod_lister, ns, &rs_uid);
+        let active = filter_active_pods(&all_pods);
+        let matches = |p: &PodView| selector.matches_opt(p.metadata.labels.as_ref());
         let mut manager =
             ControllerRefManager::new(owner.clone(), live_can_adopt(self.rs_client.clone(), owner));
         let claimed: Vec<Arc<PodView>> = manager

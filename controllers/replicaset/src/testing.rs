@@ -22,6 +22,7 @@ use parking_lot::Mutex;
 
 use crate::client::ReplicaSetClient;
 use crate::config::ReplicaSetControllerConfig;
+use crate::pod_index::{POD_CONTROLLER_UID_INDEX, pod_controller_uid_index_fn};
 use crate::replica_set::{ReplicaSetController, ReplicaSetControllerParts};
 
 static UIDS: AtomicU64 = AtomicU64::new(1);
@@ -177,6 +178,9 @@ impl Harness {
     pub(crate) fn new(burst: usize) -> Self {
         let rs_store = Store::new();
         let pod_store = Store::new();
+        pod_store
+            .add_indexer(POD_CONTROLLER_UID_INDEX, pod_controller_uid_index_fn())
+            .expect("index");
         let pods = Arc::new(FakePodControl::default());
         let client = Arc::new(FakeRsClient::default());
         let clock = FakeClock::new(t0());
