@@ -312,8 +312,8 @@ impl EventBroadcaster {
         self.dropped.load(Ordering::Relaxed)
     }
 
-    /// Stops accepting the writer loop, writes what is already queued, and waits
-    /// for the task. Events recorded afterwards are dropped.
+    /// Stops the writer task after it has written what is already queued, and
+    /// waits for it. Events recorded afterwards are dropped (and counted).
     pub async fn shutdown(self) {
         let _ = self.stop.send(true);
         drop(self.tx);
