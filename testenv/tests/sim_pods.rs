@@ -466,3 +466,33 @@ async fn simulation_survives_compaction_and_dropped_watches() {
     sim.shutdown().await;
     env.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_restarted_simulation_adopts_running_pods() {
+    let (env, sim) = start_sim(fast_config()).await;
+    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
+    pods.create(&PostParams::default(), &pod("kept", &[]))
+        .await
+        .expect("create");
+    let before = wait_pod(&pods, "kept", is_ready).await;
+    sim.shutdown().await;
+    let sim = kcm_testenv::sim::Simulation::start(env.client(), fast_config())
+        .await
+        .expect("restart");
+    // Another pod gets a different IP on the same node pool; the adopted pod keeps its state.
+    pods.create(&PostParams::default(), &pod("new", &[]))
+        .await
+        .expect("create");
+    let new = wait_pod(&pods, "new", is_ready).await;
+    let after = pods.get("kept").await.expect("kept");
+    let st = |p: &Pod| p.status.clone().expect("status");
+    assert_eq!(st(&after).pod_ip, st(&before).pod_ip);
+    assert_eq!(
+        st(&after).container_statuses,
+        st(&before).container_statuses
+    );
+    assert_eq!(phase(&after).as_deref(), Some("Running"));
+    assert_ne!(st(&new).pod_ip, st(&after).pod_ip);
+    sim.shutdown().await;
+    env.shutdown().await;
+}

@@ -118,7 +118,20 @@ async fn pod_worker(
         tracing::warn!(pod = %format!("{ns}/{name}"), %problem, "sim: ignoring malformed annotation");
     }
     let container_count = first.spec.as_ref().map_or(0, |s| s.containers.len());
-    let ip = IpGuard(node.clone(), node.allocate_ip());
+    // A pod already running (the simulation restarted against a live server) is adopted as it is:
+    // same IP, same containers, no second start.
+    let status = first.status.clone().unwrap_or_default();
+    let running = status.phase.as_deref() == Some("Running")
+        && !behaviour.crash_loop
+        && status
+            .pod_ip
+            .as_deref()
+            .is_some_and(|ip| node.reserve_ip(ip));
+    let ip = if running {
+        IpGuard(node.clone(), status.pod_ip.clone())
+    } else {
+        IpGuard(node.clone(), node.allocate_ip())
+    };
     let now = now_time();
     let mut rt = Runtime {
         host_ip: node.host_ip.clone(),
@@ -129,18 +142,51 @@ async fn pod_worker(
             .map(|_| random_container_id())
             .collect(),
     };
+    if running {
+        if let Some(t) = &status.start_time {
+            rt.start_time = serde_json::to_value(t)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or(rt.start_time);
+        }
+        let ids: Vec<String> = status
+            .container_statuses
+            .iter()
+            .flatten()
+            .filter_map(|c| c.container_id.clone())
+            .collect();
+        if ids.len() == container_count {
+            rt.container_ids = ids;
+        }
+        let started = status
+            .container_statuses
+            .iter()
+            .flatten()
+            .find_map(|c| c.state.as_ref()?.running.as_ref()?.started_at.as_ref())
+            .and_then(|t| serde_json::to_value(t).ok())
+            .and_then(|v| v.as_str().map(str::to_string));
+        if let Some(t) = started {
+            rt.containers_started_at = t;
+        }
+    }
 
     // A pod that is already finished keeps its status; only its deletion is handled.
     let mut stage = if is_terminal(&first) {
         None
+    } else if running {
+        Some(Stage::Running {
+            ready: !behaviour.never_ready,
+        })
     } else {
         Some(Stage::Creating)
     };
-    let mut next: Option<Instant> = stage
-        .is_some()
-        .then(|| Instant::now() + behaviour.ready_after);
+    let mut next: Option<Instant> = match &stage {
+        Some(Stage::Creating) => Some(Instant::now() + behaviour.ready_after),
+        Some(_) => behaviour.fail_after.map(|d| Instant::now() + d),
+        None => None,
+    };
     let mut crash_backoff = config.crash_loop_backoff;
-    let mut dirty = stage.is_some();
+    let mut dirty = matches!(stage, Some(Stage::Creating));
     let mut terminating_at: Option<Instant> = None;
     let mut deleted = false;
     let mut ready_rx = node.subscribe_ready();

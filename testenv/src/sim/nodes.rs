@@ -76,6 +76,15 @@ impl SimNode {
         ))
     }
 
+    /// Take a given IP of the node's CIDR (false when it is taken or not in the CIDR).
+    pub fn reserve_ip(&self, ip: &str) -> bool {
+        let prefix = format!("10.{}.{}.", 244 + self.index / 256, self.index % 256);
+        let Some(host) = ip.strip_prefix(&prefix).and_then(|h| h.parse::<u8>().ok()) else {
+            return false;
+        };
+        (2..=254).contains(&host) && self.used_ips.lock().insert(host)
+    }
+
     /// Give an IP back.
     pub fn release_ip(&self, ip: &str) {
         if let Some(h) = ip.rsplit('.').next().and_then(|h| h.parse::<u8>().ok()) {
@@ -464,6 +473,10 @@ mod tests {
         );
         n1.release_ip(&a);
         assert_eq!(n1.allocate_ip().as_deref(), Some("10.244.1.2"));
+        assert!(!n1.reserve_ip("10.244.1.2"), "taken");
+        assert!(!n1.reserve_ip("10.244.2.9"), "another node's CIDR");
+        assert!(n1.reserve_ip("10.244.1.9"));
+        assert_ne!(n1.allocate_ip().as_deref(), Some("10.244.1.9"));
         let all: Vec<_> = (0..300).filter_map(|_| n2.allocate_ip()).collect();
         assert_eq!(all.len(), 252, "a /24 holds 253 pod IPs, one already used");
         assert_ne!(n1.host_ip, n2.host_ip);
