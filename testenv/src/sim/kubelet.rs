@@ -118,6 +118,11 @@ async fn pod_worker(
         tracing::warn!(pod = %format!("{ns}/{name}"), %problem, "sim: ignoring malformed annotation");
     }
     let container_count = first.spec.as_ref().map_or(0, |s| s.containers.len());
+    let restart_never = first
+        .spec
+        .as_ref()
+        .and_then(|s| s.restart_policy.as_deref())
+        == Some("Never");
     // A pod already running (the simulation restarted against a live server) is adopted as it is:
     // same IP, same containers, no second start.
     let status = first.status.clone().unwrap_or_default();
@@ -259,7 +264,13 @@ async fn pod_worker(
                 && t <= now_i
                 && terminating_at.is_none()
             {
-                let (new_stage, after) = advance(&current, &behaviour, &mut crash_backoff, &config);
+                let (new_stage, after) = advance(
+                    &current,
+                    &behaviour,
+                    restart_never,
+                    &mut crash_backoff,
+                    &config,
+                );
                 if matches!(current, Stage::Creating) {
                     rt.containers_started_at = now_time();
                 }
@@ -334,14 +345,24 @@ fn reported_ready(pod: &Pod) -> bool {
 }
 
 /// The stage after `current` and the delay before the one after it.
+///
+/// A crashing container of a pod with `restartPolicy: Never` is not restarted: the pod fails.
 fn advance(
     current: &Stage,
     behaviour: &PodBehaviour,
+    restart_never: bool,
     crash_backoff: &mut Duration,
     config: &SimConfig,
 ) -> (Stage, Option<Duration>) {
     let now = now_time();
     match current {
+        Stage::Creating if behaviour.crash_loop && restart_never => (
+            Stage::Terminated {
+                exit_code: 1,
+                finished_at: now,
+            },
+            None,
+        ),
         Stage::Creating if behaviour.crash_loop => {
             let b = *crash_backoff;
             (
@@ -396,13 +417,13 @@ mod tests {
     fn scripts() {
         let config = SimConfig::default();
         let mut b = config.crash_loop_backoff;
-        let (s, after) = advance(&Stage::Creating, &behaviour(), &mut b, &config);
+        let (s, after) = advance(&Stage::Creating, &behaviour(), false, &mut b, &config);
         assert_eq!((s, after), (Stage::Running { ready: true }, None));
 
         let mut never = behaviour();
         never.never_ready = true;
         never.fail_after = Some(Duration::from_secs(3));
-        let (s, after) = advance(&Stage::Creating, &never, &mut b, &config);
+        let (s, after) = advance(&Stage::Creating, &never, false, &mut b, &config);
         assert_eq!(
             (s.clone(), after),
             (
@@ -410,13 +431,13 @@ mod tests {
                 Some(Duration::from_secs(3))
             )
         );
-        let (s, after) = advance(&s, &never, &mut b, &config);
+        let (s, after) = advance(&s, &never, false, &mut b, &config);
         assert!(matches!(s, Stage::Terminated { exit_code: 1, .. }));
         assert_eq!(after, None);
 
         let mut crash = behaviour();
         crash.crash_loop = true;
-        let (mut s, _) = advance(&Stage::Creating, &crash, &mut b, &config);
+        let (mut s, _) = advance(&Stage::Creating, &crash, false, &mut b, &config);
         let mut restarts = vec![];
         let mut backoffs = vec![];
         for _ in 0..6 {
@@ -429,9 +450,16 @@ mod tests {
                 restarts.push(*r);
                 backoffs.push(backoff.clone());
             }
-            s = advance(&s, &crash, &mut b, &config).0;
+            s = advance(&s, &crash, false, &mut b, &config).0;
         }
         assert_eq!(restarts, vec![1, 2, 3, 4, 5, 6]);
         assert_eq!(backoffs, vec!["1s", "2s", "4s", "8s", "10s", "10s"]);
+
+        let (s, after) = advance(&Stage::Creating, &crash, true, &mut b, &config);
+        assert!(
+            matches!(s, Stage::Terminated { exit_code: 1, .. }),
+            "restartPolicy Never: {s:?}"
+        );
+        assert_eq!(after, None);
     }
 }
