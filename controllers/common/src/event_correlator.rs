@@ -3,7 +3,7 @@
 //! events, whether it repeats an earlier event (→ PATCH of `count`,
 //! `lastTimestamp`, `message`), and whether the spam filter drops it.
 //!
-//! Pure logic over a [`Clock`]; the I/O lives in [`crate::event_recorder`].
+//! Pure logic over a [`Clock`](crate::clock::Clock); the I/O lives in [`crate::event_recorder`].
 //!
 //! Per event, in order:
 //! 1. **Aggregation**: events equal in everything but the message (source,

@@ -5,7 +5,7 @@
 //! | module | upstream | what |
 //! | --- | --- | --- |
 //! | [`expectations`] | `ControllerExpectations`, `UIDTrackingControllerExpectations` | pending creates/deletes per controller key, 5-minute TTL |
-//! | [`pod`] | — | [`PodView`](pod::PodView), a ~10× smaller cached Pod |
+//! | [`pod`] | — | [`PodView`], a ~12× smaller cached Pod |
 //! | [`pod_util`] | `IsPodActive`, `IsPodReady`, `IsPodAvailable`, deletion cost | pod predicates over [`PodLike`](pod_util::PodLike) |
 //! | [`ranking`] | `ActivePodsWithRanks`, `getPodsToDelete` | which pods to delete first |
 //! | [`slow_start`] | `slowStartBatch` | 1, 2, 4, … concurrent calls, stop at first failing batch |
