@@ -4,6 +4,7 @@
 use super::*;
 use crate::clock::{Clock, FakeClock};
 use k8s_openapi::api::core::v1::{EventSource, ObjectReference};
+use std::collections::HashMap;
 
 fn clock() -> FakeClock {
     FakeClock::new("2024-05-15T00:00:00Z".parse().unwrap())
@@ -239,4 +240,35 @@ fn spam_filter_refills_one_token_per_five_minutes() {
     c.step(Duration::from_secs(2));
     assert!(!corr.correlate(event(&c, "rs", "Z", "m")).skip);
     assert!(corr.correlate(event(&c, "rs", "W", "m")).skip);
+}
+
+proptest::proptest! {
+    /// Per source+object, never more events pass than the burst plus one per 5
+    /// minutes elapsed; a repeat's count always grows (by more than one when
+    /// filtered repeats were counted in between, as upstream observes before
+    /// filtering).
+    #[test]
+    fn spam_filter_bounds_and_counts_grow(steps in proptest::collection::vec((0u64..120, 0usize..3, 0usize..3), 1..200)) {
+        let c = clock();
+        let corr = correlator(&c);
+        let mut passed = 0u64;
+        let mut elapsed = 0u64;
+        let mut last_count: HashMap<String, i32> = HashMap::new();
+        for (dt, reason, msg) in steps {
+            c.step(Duration::from_secs(dt));
+            elapsed += dt;
+            let r = corr.correlate(event(&c, "rs", &format!("R{reason}"), &format!("m{msg}")));
+            if r.skip {
+                continue;
+            }
+            passed += 1;
+            let key = format!("{reason}/{msg}");
+            let count = r.event.count.unwrap_or(0);
+            if let Some(prev) = last_count.get(&key) {
+                proptest::prop_assert!(count > *prev, "count {} after {}", count, prev);
+            }
+            last_count.insert(key, count);
+        }
+        proptest::prop_assert!(passed <= 25 + elapsed / 300 + 1, "passed {} in {} s", passed, elapsed);
+    }
 }
