@@ -45,6 +45,11 @@ impl<K> Cache<K> {
         self.items.read().values().cloned().collect()
     }
 
+    /// One object by key (`namespace/name` or `name`).
+    pub(crate) fn get(&self, key: &str) -> Option<Arc<K>> {
+        self.items.read().get(key).cloned()
+    }
+
     /// Wait until the first list has been stored.
     pub(crate) async fn wait_synced(&self) {
         let mut rx = self.synced.subscribe();

@@ -135,7 +135,10 @@ fn wants_scheduling(pod: &Pod) -> bool {
     unbound && ours && !finished && pod.metadata.deletion_timestamp.is_none()
 }
 
+const BIND_RETRY: Duration = Duration::from_millis(100);
+
 struct Scheduler {
+    backoff: mpsc::UnboundedSender<String>,
     client: kube::Client,
     config: Arc<SimConfig>,
     pods: Arc<Cache<Pod>>,
@@ -226,7 +229,16 @@ impl Scheduler {
                 self.assumed.insert(uid, target);
             }
             Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => {}
-            Err(e) => tracing::debug!(pod = %name, error = %e, "sim scheduler: binding failed"),
+            Err(e) => {
+                tracing::debug!(pod = %name, error = %e, "sim scheduler: binding failed");
+                // Retried soon, as upstream's backoff queue does.
+                let tx = self.backoff.clone();
+                let key = key_of(pod);
+                tokio::spawn(async move {
+                    tokio::time::sleep(BIND_RETRY).await;
+                    let _ = tx.send(key);
+                });
+            }
         }
     }
 
@@ -276,16 +288,19 @@ pub(crate) async fn run(
     let (pods, pod_task) = spawn_informer(Api::<Pod>::all(client.clone()), ptx, token.clone());
     let (nodes, node_task) = spawn_informer(Api::<Node>::all(client.clone()), ntx, token.clone());
     nodes.wait_synced().await;
+    let (backoff_tx, mut backoff_rx) = mpsc::unbounded_channel();
     let mut s = Scheduler {
         client,
         config,
         pods,
         nodes,
         assumed: HashMap::new(),
+        backoff: backoff_tx,
     };
     // Unschedulable pods are retried on node changes and every few seconds, as upstream's
     // unschedulable queue flushes.
     let mut retry = tokio::time::interval(Duration::from_secs(5));
+    retry.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
             _ = token.cancelled() => break,
@@ -316,6 +331,11 @@ pub(crate) async fn run(
                 None => break,
             },
             _ = retry.tick() => retry_all(&mut s).await,
+            k = backoff_rx.recv() => {
+                if let Some(pod) = k.and_then(|k| s.pods.get(&k)) {
+                    s.schedule(&pod).await;
+                }
+            }
         }
     }
     let _ = pod_task.await;
