@@ -12,6 +12,7 @@ const WORKLOADS: &[(&str, &str, &str, &[&str])] = &[
     ("store", "kcm-store", "bench", &["--features", "k8s"]),
     ("testenv", "kcm-testenv", "bench", &[]),
     ("informer", "kcm-informer", "bench", &[]),
+    ("controller", "kcm-controller", "bench", &[]),
     ("replicaset", "kcm-replicaset", "bench", &[]),
     ("deployment", "kcm-deployment", "bench", &[]),
 ];
