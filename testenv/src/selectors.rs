@@ -406,7 +406,7 @@ mod tests {
         assert!(LabelSelector::parse("app in web").is_err());
         assert!(LabelSelector::parse("app=we b").is_err());
         assert!(LabelSelector::parse("a=@").is_err());
-        assert!(LabelSelector::parse("x=y").expect("ok").matches(None) == false);
+        assert!(!LabelSelector::parse("x=y").expect("ok").matches(None));
     }
 
     #[test]
