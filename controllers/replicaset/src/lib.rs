@@ -49,6 +49,10 @@ pub mod sync;
 #[cfg(test)]
 mod testing;
 
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 pub use client::{KubeReplicaSetClient, ReplicaSetClient};
 pub use config::{ReplicaSetControllerConfig, ReplicaSetFeatures};
 pub use error::SyncError;

@@ -593,3 +593,61 @@ async fn test_replica_set_availability_check() {
         "requeued when foobar-4 becomes available"
     );
 }
+
+#[tokio::test]
+async fn never_double_creates_under_late_or_duplicate_events() {
+    let h = Harness::new(500);
+    let rs = new_replica_set(3, &[("foo", "bar")]);
+    h.add_rs(&rs);
+    let core = h.controller.core().clone();
+    h.controller.sync_replica_set(KEY).await.expect("sync");
+    assert_eq!(h.cdp(), (3, 0, 0));
+    // The informer has not delivered the new pods yet: resyncs and syncs create nothing.
+    let cached = Arc::new(rs.clone());
+    for _ in 0..3 {
+        core.update_rs(&cached, &cached);
+        h.controller.sync_replica_set(KEY).await.expect("sync");
+    }
+    assert_eq!(h.cdp(), (3, 0, 0));
+    // One pod arrives, with a duplicate (same resourceVersion) update.
+    let a = h.add_pod(new_pod("a", &rs, "Pending", None, true));
+    core.add_pod(&a);
+    core.update_pod(&a, &a);
+    h.controller.sync_replica_set(KEY).await.expect("sync");
+    assert_eq!(h.cdp(), (3, 0, 0), "two creations still outstanding");
+    assert_eq!(
+        h.controller.expectations().get_expectations(KEY),
+        Some((2, 0))
+    );
+    // The rest arrive: satisfied, and 3 active pods need nothing more.
+    for name in ["b", "c"] {
+        let p = h.add_pod(new_pod(name, &rs, "Pending", None, true));
+        core.add_pod(&p);
+    }
+    h.controller.sync_replica_set(KEY).await.expect("sync");
+    assert_eq!(h.cdp(), (3, 0, 0));
+    assert!(h.controller.expectations().satisfied_expectations(KEY));
+}
+
+#[tokio::test]
+async fn expired_expectations_unblock_the_sync() {
+    let h = Harness::new(500);
+    let rs = new_replica_set(2, &[("foo", "bar")]);
+    h.add_rs(&rs);
+    h.controller.sync_replica_set(KEY).await.expect("sync");
+    assert_eq!(h.cdp(), (2, 0, 0));
+    h.controller.sync_replica_set(KEY).await.expect("sync");
+    assert_eq!(
+        h.cdp(),
+        (2, 0, 0),
+        "blocked while creations are outstanding"
+    );
+    h.clock
+        .step(kcm_controller::expectations::EXPECTATIONS_TIMEOUT + Duration::from_secs(1));
+    h.controller.sync_replica_set(KEY).await.expect("sync");
+    assert_eq!(
+        h.cdp(),
+        (4, 0, 0),
+        "the 5-minute TTL expired: creates again"
+    );
+}

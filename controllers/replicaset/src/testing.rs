@@ -172,6 +172,7 @@ pub(crate) struct Harness {
     pub pod_store: Store<PodView>,
     pub pods: Arc<FakePodControl>,
     pub client: Arc<FakeRsClient>,
+    pub clock: FakeClock,
 }
 
 impl Harness {
@@ -201,6 +202,7 @@ impl Harness {
             pod_store,
             pods,
             client,
+            clock,
         }
     }
 
