@@ -201,3 +201,48 @@ async fn never_ready_pods_stall_at_surge_and_time_out() {
     );
     c.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recreate_rollout_never_overlaps_old_and_new_pods() {
+    let c = start_cluster().await;
+    let h = &c.h;
+    let d = h.create(&recreate("web", 2)).await;
+    wait_complete(h, 2).await;
+    let old_name = h.owned_replica_sets(&d).await[0]
+        .metadata
+        .name
+        .clone()
+        .unwrap();
+    h.merge_patch(
+        "web",
+        json!({"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "nginx:2"}]}}}}),
+    )
+    .await;
+    // Whenever the new ReplicaSet wants pods, the old one has none left (Recreate never
+    // overlaps); checked at every observation until the rollout completes.
+    wait_until("recreate rollout complete", || async {
+        let rss = h.owned_replica_sets(&d).await;
+        let old = rss
+            .iter()
+            .find(|rs| rs.metadata.name.as_deref() == Some(&old_name));
+        let new = rss.iter().find(|rs| image(rs) == "nginx:2");
+        if let (Some(old), Some(new)) = (old, new)
+            && spec_replicas(new) > 0
+        {
+            let old_status = old.status.as_ref().map_or(0, |s| s.replicas);
+            assert_eq!(
+                (spec_replicas(old), old_status),
+                (0, 0),
+                "new ReplicaSet scaled up while old pods exist"
+            );
+        }
+        let d = h.get("web").await;
+        let st = d.status.clone().unwrap_or_default();
+        new.is_some_and(|n| spec_replicas(n) == 2)
+            && st.updated_replicas == Some(2)
+            && st.available_replicas == Some(2)
+            && st.replicas == Some(2)
+    })
+    .await;
+    c.shutdown().await;
+}
