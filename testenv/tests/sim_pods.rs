@@ -496,3 +496,31 @@ async fn a_restarted_simulation_adopts_running_pods() {
     sim.shutdown().await;
     env.shutdown().await;
 }
+
+#[tokio::test]
+async fn pod_deleted_while_its_containers_are_created() {
+    let (env, sim) = start_sim(fast_config()).await;
+    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
+    pods.create(
+        &PostParams::default(),
+        &pod("early", &[("sim.kcm-rs.io/ready-after", "10m")]),
+    )
+    .await
+    .expect("create");
+    let creating = wait_pod(&pods, "early", |p| {
+        p.status
+            .as_ref()
+            .and_then(|s| s.container_statuses.as_ref())
+            .and_then(|c| c.first()?.state.as_ref()?.waiting.as_ref()?.reason.clone())
+            .as_deref()
+            == Some("ContainerCreating")
+    })
+    .await;
+    assert_eq!(phase(&creating).as_deref(), Some("Pending"));
+    pods.delete("early", &DeleteParams::default())
+        .await
+        .expect("delete");
+    wait_gone(&pods, "early").await;
+    sim.shutdown().await;
+    env.shutdown().await;
+}

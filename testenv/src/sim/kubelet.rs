@@ -305,6 +305,8 @@ async fn pod_worker(
         // Sleep until the next thing to do.
         let mut wake: Option<Instant> = None;
         if node_up && !deleted {
+            // While terminating, the script no longer advances.
+            let next = if terminating_at.is_some() { None } else { next };
             for t in [terminating_at, next, retry_at].into_iter().flatten() {
                 wake = Some(wake.map_or(t, |w| w.min(t)));
             }
