@@ -16,10 +16,15 @@ use kcm_informer::{Lister, ResourceEventHandler, Store};
 use kcm_workqueue::RateLimitingQueue;
 
 use super::*;
+use crate::controller::sync_deployment::pod_map_for_deployment;
 use crate::features::FeatureGates;
 use crate::test_support::{labels, rolling_deployment, rs, ts};
 
 fn inner(ds: &[Deployment], rss: &[ReplicaSet]) -> Arc<Inner> {
+    inner_with_pods(ds, rss, &[])
+}
+
+fn inner_with_pods(ds: &[Deployment], rss: &[ReplicaSet], pods: &[PodView]) -> Arc<Inner> {
     let config = kube::Config::new("http://127.0.0.1:9".parse().expect("url"));
     let client = kube::Client::try_from(config).expect("client");
     let d_store: Store<Deployment> = Store::new();
@@ -35,7 +40,13 @@ fn inner(ds: &[Deployment], rss: &[ReplicaSet]) -> Arc<Inner> {
         client,
         d_lister: Lister::new(d_store),
         rs_lister: Lister::new(rs_store),
-        pod_lister: Lister::new(Store::<PodView>::new()),
+        pod_lister: {
+            let store = Store::<PodView>::new();
+            for p in pods {
+                store.add(Arc::new(p.clone()));
+            }
+            Lister::new(store)
+        },
         queue: RateLimitingQueue::builder().name("deployment").build(),
         recorder,
         rs_control: Arc::new(FakeReplicaSetControl::default()),
@@ -237,4 +248,79 @@ async fn deployment_handler_enqueues_on_every_notification() {
     assert_eq!(queued(&h), keys(&["d1"]));
     ResourceEventHandler::on_delete(&handler, kcm_informer::DeletedObject::Object(d1.clone()));
     assert_eq!(queued(&h), keys(&["d1"]));
+}
+
+fn pod(name: &str, pairs: &[(&str, &str)], owner: Option<&ReplicaSet>, phase: &str) -> PodView {
+    let mut p = PodView::default();
+    p.metadata.name = Some(name.into());
+    p.metadata.namespace = Some("default".into());
+    p.metadata.labels = Some(labels(pairs));
+    p.metadata.owner_references = owner.map(|rs| {
+        vec![OwnerReference {
+            api_version: "apps/v1".into(),
+            kind: "ReplicaSet".into(),
+            name: rs.metadata.name.clone().unwrap_or_default(),
+            uid: rs.metadata.uid.clone().unwrap_or_default(),
+            controller: Some(true),
+            block_owner_deletion: Some(true),
+        }]
+    });
+    p.status.phase = Some(phase.into());
+    p
+}
+
+#[tokio::test]
+async fn test_get_pod_map_for_replica_sets() {
+    let d = rolling_deployment("foo", 1, None, None);
+    let rs1 = owned_by(rs("rs1", 1, 0, 0), &d);
+    let rs2 = owned_by(rs("rs2", 1, 0, 0), &d);
+    let other = rs("other", 1, 0, 0);
+    let mut terminating = pod("p-terminating", &[("foo", "bar")], Some(&rs1), "Running");
+    terminating.metadata.deletion_timestamp = Some(ts(0));
+    let pods = [
+        pod("p1", &[("foo", "bar")], Some(&rs1), "Running"),
+        pod("p2", &[("foo", "bar")], Some(&rs1), "Succeeded"),
+        terminating,
+        pod("p3", &[("foo", "bar")], Some(&rs2), "Pending"),
+        pod("p-other-owner", &[("foo", "bar")], Some(&other), "Running"),
+        pod("p-orphan", &[("foo", "bar")], None, "Running"),
+        pod("p-not-selected", &[("foo", "baz")], Some(&rs1), "Running"),
+    ];
+    let h = inner_with_pods(std::slice::from_ref(&d), &[], &pods);
+    let map = pod_map_for_deployment(&h.pod_lister, &d, &[&rs1, &rs2]).expect("pod map");
+    let names = |uid: &str| -> BTreeSet<String> {
+        map[uid]
+            .iter()
+            .map(|p| p.metadata.name.clone().unwrap_or_default())
+            .collect()
+    };
+    assert_eq!(map.len(), 2);
+    // Inactive and terminating pods are kept (Recreate must see them).
+    assert_eq!(
+        names("uid-rs1"),
+        ["p-terminating", "p1", "p2"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    );
+    assert_eq!(names("uid-rs2"), ["p3".to_string()].into_iter().collect());
+}
+
+#[tokio::test]
+async fn deployment_for_pod_follows_both_controller_refs() {
+    let d = rolling_deployment("foo", 1, None, None);
+    let rs1 = owned_by(rs("rs1", 1, 0, 0), &d);
+    let orphan_rs = rs("orphan-rs", 1, 0, 0);
+    let h = inner(std::slice::from_ref(&d), &[rs1.clone(), orphan_rs.clone()]);
+    let found = get_deployment_for_pod(&h, &pod("p1", &[("foo", "bar")], Some(&rs1), "Running"));
+    assert_eq!(
+        found.and_then(|d| d.metadata.name.clone()).as_deref(),
+        Some("foo")
+    );
+    // ReplicaSet without a controller, pod without a controller, stale ReplicaSet UID.
+    assert!(get_deployment_for_pod(&h, &pod("p2", &[], Some(&orphan_rs), "Running")).is_none());
+    assert!(get_deployment_for_pod(&h, &pod("p3", &[], None, "Running")).is_none());
+    let mut stale = rs1.clone();
+    stale.metadata.uid = Some("recreated".into());
+    assert!(get_deployment_for_pod(&h, &pod("p4", &[], Some(&stale), "Running")).is_none());
 }
