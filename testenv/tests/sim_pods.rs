@@ -524,3 +524,65 @@ async fn pod_deleted_while_its_containers_are_created() {
     sim.shutdown().await;
     env.shutdown().await;
 }
+
+#[tokio::test]
+async fn events_as_the_scheduler_and_kubelet_write_them() {
+    use k8s_openapi::api::core::v1::Event;
+    let config = kcm_testenv::sim::SimConfig {
+        events: true,
+        ..fast_config()
+    };
+    let (env, sim) = start_sim(config).await;
+    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
+    let events: Api<Event> = Api::namespaced(env.client(), "default");
+    pods.create(&PostParams::default(), &pod("ev", &[]))
+        .await
+        .expect("create");
+    pods.create(
+        &PostParams::default(),
+        &pod("nowhere", &[("sim.kcm-rs.io/unschedulable", "true")]),
+    )
+    .await
+    .expect("create");
+    let p = wait_pod(&pods, "ev", is_ready).await;
+    let node = p.spec.and_then(|s| s.node_name).expect("bound");
+    pods.delete("ev", &DeleteParams::default())
+        .await
+        .expect("delete");
+    wait_gone(&pods, "ev").await;
+    let want = [
+        ("ev", "Normal", "Scheduled", format!("Successfully assigned default/ev to {node}")),
+        ("ev", "Normal", "Pulled", "Container image \"nginx:1.27\" already present on machine".to_string()),
+        ("ev", "Normal", "Created", "Created container: app".to_string()),
+        ("ev", "Normal", "Started", "Started container app".to_string()),
+        ("ev", "Normal", "Killing", "Stopping container app".to_string()),
+        ("nowhere", "Warning", "FailedScheduling", "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.".to_string()),
+    ];
+    let list = wait_for("all events", || async {
+        let list = events.list(&Default::default()).await.ok()?.items;
+        let have = |(obj, t, r, m): &(&str, &str, &str, String)| {
+            list.iter().any(|e| {
+                e.involved_object.name.as_deref() == Some(*obj)
+                    && e.type_.as_deref() == Some(*t)
+                    && e.reason.as_deref() == Some(*r)
+                    && e.message.as_deref() == Some(m.as_str())
+            })
+        };
+        want.iter().all(have).then_some(list)
+    })
+    .await;
+    let kubelet = list
+        .iter()
+        .find(|e| e.reason.as_deref() == Some("Started"))
+        .expect("Started");
+    assert_eq!(
+        kubelet.source.as_ref().and_then(|s| s.component.as_deref()),
+        Some("kubelet")
+    );
+    assert_eq!(
+        kubelet.involved_object.field_path.as_deref(),
+        Some("spec.containers{app}")
+    );
+    sim.shutdown().await;
+    env.shutdown().await;
+}

@@ -22,6 +22,10 @@ pub struct SimConfig {
     pub gc: bool,
     /// Run the namespace controller (empties and finalizes terminating namespaces).
     pub namespace_controller: bool,
+    /// Write the Events the real scheduler and kubelet write (`Scheduled`, `FailedScheduling`,
+    /// `Pulled`, `Created`, `Started`, `BackOff`, `Killing`). Off by default, so that tests counting
+    /// their controllers' events see only those.
+    pub events: bool,
     /// Period of node Lease renewals in `kube-node-lease` (upstream: 10 s).
     pub heartbeat_interval: Duration,
     /// First back-off of a crash-looping container (upstream: 10 s); it doubles on every restart.
@@ -40,6 +44,7 @@ impl Default for SimConfig {
             kubelet: true,
             gc: true,
             namespace_controller: true,
+            events: false,
             heartbeat_interval: Duration::from_secs(10),
             crash_loop_backoff: Duration::from_secs(1),
             crash_loop_max_backoff: Duration::from_secs(10),
@@ -81,6 +86,9 @@ pub struct SimArgs {
     /// Do not run the namespace controller.
     #[arg(long)]
     pub no_namespace_controller: bool,
+    /// Write scheduler and kubelet Events.
+    #[arg(long)]
+    pub sim_events: bool,
 }
 
 fn parse_duration_arg(s: &str) -> Result<Duration, String> {
@@ -98,6 +106,7 @@ impl SimArgs {
             kubelet: !self.no_kubelet,
             gc: !self.no_gc,
             namespace_controller: !self.no_namespace_controller,
+            events: self.sim_events,
             ..SimConfig::default()
         })
     }

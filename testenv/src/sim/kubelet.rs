@@ -111,13 +111,27 @@ async fn pod_worker(
     let ns = first.metadata.namespace.clone().unwrap_or_default();
     let name = first.metadata.name.clone().unwrap_or_default();
     let uid = first.metadata.uid.clone().unwrap_or_default();
-    let api: Api<Pod> = Api::namespaced(client, &ns);
+    let api: Api<Pod> = Api::namespaced(client.clone(), &ns);
     let behaviour =
         PodBehaviour::from_annotations(first.metadata.annotations.as_ref(), config.pod_ready_after);
     for problem in PodBehaviour::problems(first.metadata.annotations.as_ref()) {
         tracing::warn!(pod = %format!("{ns}/{name}"), %problem, "sim: ignoring malformed annotation");
     }
     let container_count = first.spec.as_ref().map_or(0, |s| s.containers.len());
+    let container_names: Vec<String> = first
+        .spec
+        .iter()
+        .flat_map(|s| s.containers.iter().map(|c| c.name.clone()))
+        .collect();
+    let container_images: Vec<String> = first
+        .spec
+        .iter()
+        .flat_map(|s| {
+            s.containers
+                .iter()
+                .map(|c| c.image.clone().unwrap_or_default())
+        })
+        .collect();
     let restart_never = first
         .spec
         .as_ref()
@@ -209,6 +223,21 @@ async fn pod_worker(
                 .max(0) as u64;
             let wait = Duration::from_secs(grace).min(config.max_grace);
             terminating_at = Some(Instant::now() + wait);
+            if config.events
+                && matches!(stage, Some(Stage::Running { .. } | Stage::CrashLoop { .. }))
+            {
+                for c in &container_names {
+                    emit(
+                        &client,
+                        &pod,
+                        &node.name,
+                        Some(c),
+                        "Normal",
+                        "Killing",
+                        format!("Stopping container {c}"),
+                    );
+                }
+            }
         }
         // Like the kubelet's status manager, repair a status someone else changed (the node
         // lifecycle controller marking pods NotReady, a stale write).
@@ -273,6 +302,52 @@ async fn pod_worker(
                 );
                 if matches!(current, Stage::Creating) {
                     rt.containers_started_at = now_time();
+                    if config.events && !matches!(new_stage, Stage::Terminated { .. }) {
+                        for (c, image) in container_names.iter().zip(&container_images) {
+                            emit(
+                                &client,
+                                &pod,
+                                &node.name,
+                                Some(c),
+                                "Normal",
+                                "Pulled",
+                                format!("Container image \"{image}\" already present on machine"),
+                            );
+                            emit(
+                                &client,
+                                &pod,
+                                &node.name,
+                                Some(c),
+                                "Normal",
+                                "Created",
+                                format!("Created container: {c}"),
+                            );
+                            emit(
+                                &client,
+                                &pod,
+                                &node.name,
+                                Some(c),
+                                "Normal",
+                                "Started",
+                                format!("Started container {c}"),
+                            );
+                        }
+                    }
+                }
+                if config.events && matches!(new_stage, Stage::CrashLoop { .. }) {
+                    for c in &container_names {
+                        emit(
+                            &client,
+                            &pod,
+                            &node.name,
+                            Some(c),
+                            "Warning",
+                            "BackOff",
+                            format!(
+                                "Back-off restarting failed container {c} in pod {name}_{ns}({uid})"
+                            ),
+                        );
+                    }
                 }
                 stage = Some(new_stage);
                 next = after.map(|d| Instant::now() + d);
@@ -328,6 +403,32 @@ async fn pod_worker(
             _ = sleep => {}
         }
     }
+}
+
+/// Write a kubelet event in the background.
+fn emit(
+    client: &kube::Client,
+    pod: &Arc<Pod>,
+    node: &str,
+    container: Option<&str>,
+    type_: &'static str,
+    reason: &'static str,
+    message: String,
+) {
+    let (client, pod, node) = (client.clone(), pod.clone(), node.to_string());
+    let container = container.map(str::to_string);
+    tokio::spawn(async move {
+        super::events::kubelet_event(
+            &client,
+            &pod,
+            &node,
+            container.as_deref(),
+            type_,
+            reason,
+            message,
+        )
+        .await;
+    });
 }
 
 fn rv_number(pod: &Pod) -> u64 {

@@ -26,6 +26,7 @@ pub mod annotations;
 mod clock;
 mod config;
 mod duration;
+mod events;
 mod gc;
 mod gc_graph;
 mod informer;

@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::SimConfig;
 use super::annotations::PodBehaviour;
 use super::clock::now_time;
+use super::events;
 use super::informer::{Cache, Change, key_of, spawn_informer};
 use super::nodes::NodeSet;
 
@@ -226,6 +227,21 @@ impl Scheduler {
             .await
         {
             Ok(_) => {
+                if self.config.events {
+                    let note = format!("Successfully assigned {ns}/{name} to {target}");
+                    let (client, pod) = (self.client.clone(), pod.clone());
+                    tokio::spawn(async move {
+                        events::scheduler_event(
+                            &client,
+                            &pod,
+                            "Normal",
+                            "Binding",
+                            "Scheduled",
+                            note,
+                        )
+                        .await;
+                    });
+                }
                 self.assumed.insert(uid, target);
             }
             Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => {}
@@ -272,6 +288,16 @@ impl Scheduler {
             .await
         {
             tracing::debug!(pod = %name, error = %e, "sim scheduler: condition write failed");
+        } else if self.config.events {
+            events::scheduler_event(
+                &self.client,
+                pod,
+                "Warning",
+                "Scheduling",
+                "FailedScheduling",
+                message.to_string(),
+            )
+            .await;
         }
     }
 }
