@@ -157,3 +157,71 @@ async fn recreate_waits_for_old_pods_and_wakes_on_pod_delete() {
     assert_eq!(spec_replicas(&new), 1);
     h.shutdown().await;
 }
+
+/// Fails the uncached GET of Deployments (the adoption pre-check); list/watch still work.
+#[derive(Debug)]
+struct FailDeploymentGets;
+
+impl RequestHook for FailDeploymentGets {
+    fn before(&self, req: &RequestInfo) -> HookDecision {
+        if req.verb == "get" && req.resource == "deployments" && req.subresource.is_none() {
+            return HookDecision::Fail {
+                error: ApiError::new(503, "ServiceUnavailable", "etcd is sulking"),
+                retry_after: None,
+            };
+        }
+        HookDecision::Continue
+    }
+}
+
+/// Upstream `TestSyncDeploymentDeletionRace` in spirit: adoption needs a fresh (uncached)
+/// read of the Deployment; while that read fails, the orphan is not adopted and the sync
+/// fails (and is retried) without creating anything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adoption_requires_the_uncached_recheck() {
+    let h = Harness::start().await;
+    let env = h.env.as_ref().unwrap();
+    let orphan = serde_json::from_value::<k8s_openapi::api::apps::v1::ReplicaSet>(json!({
+        "metadata": {"name": "orphan", "namespace": NS, "labels": {"app": "web"}},
+        "spec": {
+            "replicas": 0,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx:1"}]}
+            }
+        }
+    }))
+    .expect("rs");
+    h.replica_sets()
+        .create(&PostParams::default(), &orphan)
+        .await
+        .expect("create orphan");
+    env.set_hook(Some(Arc::new(FailDeploymentGets)));
+    let gets_before = env.counters().count("get", "deployments");
+    let d = h.create(&rolling("web", 1, 1, 0)).await;
+    wait_until("the adoption pre-check was attempted", || async {
+        env.counters().count("get", "deployments") > gets_before
+    })
+    .await;
+    let rs = h.replica_sets().get("orphan").await.unwrap();
+    assert!(
+        rs.metadata.owner_references.is_none(),
+        "adopted without recheck"
+    );
+    assert!(h.owned_replica_sets(&d).await.is_empty());
+
+    env.set_hook(None);
+    wait_until("adoption after the recheck succeeds", || async {
+        let rs = h.replica_sets().get("orphan").await.unwrap();
+        rs.metadata
+            .owner_references
+            .unwrap_or_default()
+            .iter()
+            .any(|r| Some(&r.uid) == d.metadata.uid.as_ref())
+    })
+    .await;
+    // The adopted ReplicaSet has the Deployment's template: it is the new one, no other.
+    assert_eq!(h.owned_replica_sets(&d).await.len(), 1);
+    h.shutdown().await;
+}
