@@ -47,6 +47,8 @@ pub mod status;
 pub mod sync;
 
 #[cfg(test)]
+mod proptests;
+#[cfg(test)]
 mod testing;
 
 #[doc = include_str!("../README.md")]
