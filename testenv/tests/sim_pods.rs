@@ -571,6 +571,28 @@ async fn events_as_the_scheduler_and_kubelet_write_them() {
         want.iter().all(have).then_some(list)
     })
     .await;
+    // Repeated back-offs are one event whose count grows, as client-go's correlator does.
+    pods.create(
+        &PostParams::default(),
+        &pod("crashy", &[("sim.kcm-rs.io/crash-loop", "true")]),
+    )
+    .await
+    .expect("create");
+    wait_pod(&pods, "crashy", |p| restart_count(p) >= 3).await;
+    let backoffs = wait_for("BackOff repeated", || async {
+        let list = events.list(&Default::default()).await.ok()?.items;
+        let b: Vec<Event> = list
+            .into_iter()
+            .filter(|e| {
+                e.involved_object.name.as_deref() == Some("crashy")
+                    && e.reason.as_deref() == Some("BackOff")
+            })
+            .collect();
+        b.iter().any(|e| e.count.unwrap_or(0) >= 2).then_some(b)
+    })
+    .await;
+    assert_eq!(backoffs.len(), 1, "{backoffs:?}");
+    assert_eq!(backoffs[0].type_.as_deref(), Some("Warning"));
     let kubelet = list
         .iter()
         .find(|e| e.reason.as_deref() == Some("Started"))

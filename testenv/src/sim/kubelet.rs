@@ -211,6 +211,7 @@ async fn pod_worker(
     let mut ready_rx = node.subscribe_ready();
     let mut retry_at: Option<Instant> = None;
     let mut last_written_rv: u64 = 0;
+    let mut backoff_events: Vec<(String, i32)> = Vec::new();
 
     loop {
         let node_up = *ready_rx.borrow_and_update();
@@ -335,19 +336,9 @@ async fn pod_worker(
                     }
                 }
                 if config.events && matches!(new_stage, Stage::CrashLoop { .. }) {
-                    for c in &container_names {
-                        emit(
-                            &client,
-                            &pod,
-                            &node.name,
-                            Some(c),
-                            "Warning",
-                            "BackOff",
-                            format!(
-                                "Back-off restarting failed container {c} in pod {name}_{ns}({uid})"
-                            ),
-                        );
-                    }
+                    backoff_events =
+                        backoff_event(&client, &pod, &node.name, &container_names, backoff_events)
+                            .await;
                 }
                 stage = Some(new_stage);
                 next = after.map(|d| Instant::now() + d);
@@ -403,6 +394,39 @@ async fn pod_worker(
             _ = sleep => {}
         }
     }
+}
+
+/// The `BackOff` warning of every container: created once, then repeated (count + 1).
+async fn backoff_event(
+    client: &kube::Client,
+    pod: &Pod,
+    node: &str,
+    containers: &[String],
+    mut seen: Vec<(String, i32)>,
+) -> Vec<(String, i32)> {
+    let ns = pod.metadata.namespace.clone().unwrap_or_default();
+    let name = pod.metadata.name.clone().unwrap_or_default();
+    let uid = pod.metadata.uid.clone().unwrap_or_default();
+    for (i, c) in containers.iter().enumerate() {
+        if let Some((event, count)) = seen.get_mut(i) {
+            *count += 1;
+            if super::events::repeat_event(client, &ns, event, *count).await {
+                continue;
+            }
+        }
+        let message = format!("Back-off restarting failed container {c} in pod {name}_{ns}({uid})");
+        let created =
+            super::events::kubelet_event(client, pod, node, Some(c), "Warning", "BackOff", message)
+                .await;
+        if let Some(event) = created {
+            if i < seen.len() {
+                seen[i] = (event, 1);
+            } else {
+                seen.push((event, 1));
+            }
+        }
+    }
+    seen
 }
 
 /// Write a kubelet event in the background.
