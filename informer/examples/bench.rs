@@ -37,6 +37,7 @@ const MODES: &[&str] = &[
     "informer-transform",
     "kube-runtime",
     "informer-projected",
+    "reflector-only",
 ];
 
 fn rss_kib(field: &str) -> u64 {
@@ -214,7 +215,7 @@ async fn run_informer<K: kcm_informer::InformerObject>(
     client: kube::Client,
     pods: usize,
     transform: Option<fn(K) -> K>,
-) -> (Duration, usize) {
+) -> (Duration, usize, usize) {
     let start = Instant::now();
     let informer = SharedIndexInformer::<K>::new(client, InformerOptions::default());
     if let Some(t) = transform {
@@ -230,12 +231,61 @@ async fn run_informer<K: kcm_informer::InformerObject>(
     let elapsed = start.elapsed();
     tokio::time::sleep(Duration::from_secs(3)).await;
     let len = informer.store().len();
+    let mut with_managed_fields = 0;
+    informer.store().for_each(|o| {
+        if o.meta()
+            .managed_fields
+            .as_ref()
+            .is_some_and(|m| !m.is_empty())
+        {
+            with_managed_fields += 1;
+        }
+    });
     // Keep the informer (and its cache) alive until the steady-state RSS was read by the caller.
     std::mem::forget(informer);
-    (elapsed, len)
+    (elapsed, len, with_managed_fields)
 }
 
-async fn run_kube_runtime(client: kube::Client, pods: usize) -> (Duration, usize) {
+/// The reflector alone, writing into a plain `HashMap<String, Arc<Pod>>` (no store, no indices,
+/// no handlers): separates the list/watch path from the cache.
+async fn run_reflector_only(client: kube::Client, pods: usize) -> (Duration, usize, usize) {
+    use kcm_reflector::{Reflector, ReflectorConfig, ReflectorStore, object_key};
+    #[derive(Default)]
+    struct MapStore(Arc<parking_lot::Mutex<std::collections::HashMap<String, Arc<Pod>>>>);
+    impl ReflectorStore<Pod> for MapStore {
+        fn add(&mut self, obj: Pod) {
+            self.0.lock().insert(object_key(&obj), Arc::new(obj));
+        }
+        fn update(&mut self, obj: Pod) {
+            self.add(obj);
+        }
+        fn delete(&mut self, obj: Pod) {
+            self.0.lock().remove(&object_key(&obj));
+        }
+        fn replace(&mut self, objects: Vec<Pod>, _rv: String) {
+            let map = objects
+                .into_iter()
+                .map(|o| (object_key(&o), Arc::new(o)))
+                .collect();
+            *self.0.lock() = map;
+        }
+    }
+    let start = Instant::now();
+    let map = MapStore::default();
+    let view = Arc::clone(&map.0);
+    tokio::spawn(async move {
+        let mut map = map;
+        let mut reflector = Reflector::<Pod>::new(client, None, ReflectorConfig::default());
+        reflector.run(&mut map, CancellationToken::new()).await;
+    });
+    wait_for_len(|| view.lock().len(), pods).await;
+    let elapsed = start.elapsed();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let len = view.lock().len();
+    (elapsed, len, 0)
+}
+
+async fn run_kube_runtime(client: kube::Client, pods: usize) -> (Duration, usize, usize) {
     use kube_runtime::{WatchStreamExt, reflector, watcher};
     let start = Instant::now();
     let api: kube::Api<Pod> = kube::Api::all(client);
@@ -249,8 +299,18 @@ async fn run_kube_runtime(client: kube::Client, pods: usize) -> (Duration, usize
     let elapsed = start.elapsed();
     tokio::time::sleep(Duration::from_secs(3)).await;
     let len = reader.len();
+    let with_managed_fields = reader
+        .state()
+        .iter()
+        .filter(|o| {
+            o.metadata
+                .managed_fields
+                .as_ref()
+                .is_some_and(|m| !m.is_empty())
+        })
+        .count();
     std::mem::forget(reader);
-    (elapsed, len)
+    (elapsed, len, with_managed_fields)
 }
 
 fn child(mode: &str, url: &str, pods: usize) {
@@ -260,7 +320,7 @@ fn child(mode: &str, url: &str, pods: usize) {
         .enable_all()
         .build()
         .expect("runtime");
-    let (elapsed, len) = rt.block_on(async {
+    let (elapsed, len, with_managed_fields) = rt.block_on(async {
         let uri: http::Uri = url.parse().expect("url");
         let client = kube::Client::try_from(kube::Config::new(uri)).expect("client");
         match mode {
@@ -277,6 +337,7 @@ fn child(mode: &str, url: &str, pods: usize) {
                 run_informer::<PodLite>(client, pods, Some(drop_managed)).await
             }
             "kube-runtime" => run_kube_runtime(client, pods).await,
+            "reflector-only" => run_reflector_only(client, pods).await,
             other => panic!("unknown mode {other}"),
         }
     });
@@ -284,6 +345,7 @@ fn child(mode: &str, url: &str, pods: usize) {
         "bench": "informer",
         "mode": mode,
         "pods": len,
+        "cached_with_managed_fields": with_managed_fields,
         "namespaces": NAMESPACES,
         "initial_sync_s": (elapsed.as_secs_f64() * 1000.0).round() / 1000.0,
         "baseline_rss_mib": mib(baseline),
