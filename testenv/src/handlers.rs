@@ -295,7 +295,7 @@ pub fn check_preconditions(
     let rv = meta::rv_of(new);
     if rv.is_empty() {
         if require_rv {
-            let mut e = ApiError::invalid(
+            let e = ApiError::invalid(
                 &res.qualified_resource(),
                 res.group,
                 res.plural,
@@ -306,7 +306,6 @@ pub fn check_preconditions(
                     "must be specified for an update",
                 )],
             );
-            e.details = e.details.take();
             return Err(e);
         }
     } else if rv != old.rv.to_string() {
