@@ -277,7 +277,6 @@ async fn namespace_deletion_empties_and_removes_it() {
 /// Upstream's namespace controller empties a namespace through the API: pods terminate gracefully
 /// (the kubelet finishes them) and the namespace reports `NamespaceContentRemaining` meanwhile.
 #[tokio::test]
-#[ignore = "needs the API server's built-in namespace cleanup (delete.rs spawn_namespace_cleanup, which removes content at once without grace) to be switchable off, so the simulated namespace controller does the work as upstream"]
 async fn namespace_deletion_goes_through_graceful_pod_termination() {
     let (env, sim) = start_sim(fast_config()).await;
     let namespaces: Api<Namespace> = Api::all(env.client());

@@ -24,9 +24,13 @@ pub fn fast_config() -> SimConfig {
 }
 
 pub async fn start_sim(config: SimConfig) -> (TestEnv, SimHandle) {
-    let env = TestEnv::start(TestEnvConfig::default())
-        .await
-        .expect("test env");
+    // The simulated namespace controller does the server's namespace cleanup, as upstream.
+    let env = TestEnv::start(TestEnvConfig {
+        namespace_cleanup: !config.namespace_controller,
+        ..TestEnvConfig::default()
+    })
+    .await
+    .expect("test env");
     let sim = Simulation::start(env.client(), config)
         .await
         .expect("simulation");
