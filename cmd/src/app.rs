@@ -16,6 +16,8 @@ use std::time::Duration;
 use prometheus_client::metrics::gauge::Gauge;
 use tokio_util::sync::CancellationToken;
 
+use kcm_informer::{InformerFactory, InformerOptions};
+
 use crate::leader_election::{LeaderElectionConfig, LeaderElector, MAX_TOLERABLE_EXPIRED_LEASE};
 use crate::lease_lock::KubeLeaseLock;
 use crate::options::Options;
@@ -24,37 +26,40 @@ use crate::serving::{Endpoints, Probe};
 /// How long in-flight syncs may take to finish after a shutdown signal.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 
-/// What a controller gets when it starts.
+/// What a controller gets when it is built.
 #[derive(Clone)]
 pub struct ControllerContext {
     /// The shared, rate-limited client.
     pub client: kube::Client,
-    /// Cancelled when the controller must stop taking new work.
-    pub cancel: CancellationToken,
-    /// Health checks and the metrics registry.
-    pub endpoints: Endpoints,
-    /// Set by the controller once its caches have synced (feeds `/readyz`).
-    pub synced: Arc<AtomicBool>,
+    /// The process's one informer factory; started after every controller was built.
+    pub factory: InformerFactory,
+    /// Flag values (worker counts and the like).
+    pub options: Options,
 }
 
 impl std::fmt::Debug for ControllerContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ControllerContext")
-            .field("endpoints", &self.endpoints)
-            .finish_non_exhaustive()
+        f.debug_struct("ControllerContext").finish_non_exhaustive()
     }
 }
 
-/// A controller's run function: returns when `cancel` fired and in-flight work finished.
-pub type RunFn =
-    Box<dyn FnOnce(ControllerContext) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send>;
+/// A built controller: runs until the token is cancelled and in-flight work finished.
+pub type RunFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// Builds a controller (registers its informers and handlers) and returns its run function.
+pub type BuildFn = Box<
+    dyn FnOnce(
+            &ControllerContext,
+        ) -> anyhow::Result<Box<dyn FnOnce(CancellationToken) -> RunFuture + Send>>
+        + Send,
+>;
 
 /// A controller this binary can run, under its canonical `--controllers` name.
 pub struct Controller {
     /// Canonical name, e.g. `deployment-controller`.
     pub name: &'static str,
-    /// Starts the controller.
-    pub run: RunFn,
+    /// Builds the controller.
+    pub build: BuildFn,
 }
 
 impl std::fmt::Debug for Controller {
@@ -63,6 +68,13 @@ impl std::fmt::Debug for Controller {
             .field("name", &self.name)
             .finish_non_exhaustive()
     }
+}
+
+/// The informer resync period: random in [min, 2×min), as kube-controller-manager's
+/// `ResyncPeriod(c)`.
+pub fn resync_period(min: Duration) -> Duration {
+    let factor = rand::random::<f64>() + 1.0;
+    min.mul_f64(factor)
 }
 
 /// How the process ended.
@@ -149,31 +161,55 @@ pub async fn run(
     };
 
     tracing::info!(controllers = ?names, "starting controllers");
-    let controllers_cancel = stop.child_token();
-    let mut tasks = Vec::new();
+    let factory = InformerFactory::new(
+        client.clone(),
+        InformerOptions {
+            resync_period: resync_period(options.min_resync_period),
+            ..Default::default()
+        },
+    );
+    let ctx = ControllerContext {
+        client: client.clone(),
+        factory: factory.clone(),
+        options: options.clone(),
+    };
+    let mut runs = Vec::new();
     for controller in enabled {
-        let synced = Arc::new(AtomicBool::new(false));
-        let flag = synced.clone();
-        endpoints.add_check(
-            &format!("{}-cache-sync", controller.name),
-            Probe::Ready,
-            Arc::new(move || {
-                if flag.load(Ordering::SeqCst) {
-                    Ok(())
-                } else {
-                    Err("caches not synced yet".into())
-                }
-            }),
-        );
-        let ctx = ControllerContext {
-            client: client.clone(),
-            cancel: controllers_cancel.clone(),
-            endpoints: endpoints.clone(),
-            synced,
-        };
-        let name = controller.name;
+        let run = (controller.build)(&ctx)
+            .map_err(|e| anyhow::anyhow!("starting {}: {e:#}", controller.name))?;
+        runs.push((controller.name, run));
+    }
+    let controllers_cancel = stop.child_token();
+    factory.start(&controllers_cancel);
+
+    let synced = Arc::new(AtomicBool::new(false));
+    let flag = synced.clone();
+    endpoints.add_check(
+        "informer-sync",
+        Probe::Ready,
+        Arc::new(move || {
+            if flag.load(Ordering::SeqCst) {
+                Ok(())
+            } else {
+                Err("caches not synced yet".into())
+            }
+        }),
+    );
+    let sync_factory = factory.clone();
+    let sync_cancel = controllers_cancel.clone();
+    tokio::spawn(async move {
+        let result = sync_factory.wait_for_cache_sync(None, &sync_cancel).await;
+        if result.values().all(|s| *s) {
+            tracing::info!(informers = ?result.keys().collect::<Vec<_>>(), "caches are synced");
+            synced.store(true, Ordering::SeqCst);
+        }
+    });
+
+    let mut tasks = Vec::new();
+    for (name, run) in runs {
+        let cancel = controllers_cancel.clone();
         tasks.push(tokio::spawn(async move {
-            (controller.run)(ctx).await;
+            run(cancel).await;
             tracing::info!(controller = name, "controller stopped");
         }));
     }
@@ -199,6 +235,7 @@ pub async fn run(
     if tokio::time::timeout(SHUTDOWN_GRACE, all).await.is_err() {
         tracing::warn!(grace = ?SHUTDOWN_GRACE, "controllers did not stop in time; exiting anyway");
     }
+    factory.shutdown().await;
     serve_cancel.cancel();
     Ok(exit)
 }

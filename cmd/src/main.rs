@@ -6,10 +6,62 @@ use clap::Parser;
 use kcm::app::{self, Exit};
 use kcm::options::Options;
 
-/// The controllers compiled into this binary. The Deployment and ReplicaSet controllers are
-/// added here as their crates become runnable (see README.md, Status).
+/// The controllers compiled into this binary, under their canonical `--controllers` names.
 fn controllers() -> Vec<app::Controller> {
-    Vec::new()
+    vec![
+        app::Controller {
+            name: "deployment-controller",
+            build: Box::new(|ctx: &app::ControllerContext| {
+                let factory = &ctx.factory;
+                strip_managed_fields::<k8s_openapi::api::apps::v1::Deployment>(factory)?;
+                strip_managed_fields::<k8s_openapi::api::apps::v1::ReplicaSet>(factory)?;
+                let config = kcm_deployment::DeploymentControllerConfig {
+                    workers: ctx.options.concurrent_deployment_syncs as usize,
+                    ..Default::default()
+                };
+                let controller =
+                    kcm_deployment::DeploymentController::new(ctx.client.clone(), factory, config)?;
+                Ok(Box::new(move |cancel| {
+                    Box::pin(controller.run(cancel)) as app::RunFuture
+                }))
+            }),
+        },
+        app::Controller {
+            name: "replicaset-controller",
+            build: Box::new(|ctx: &app::ControllerContext| {
+                let factory = &ctx.factory;
+                strip_managed_fields::<k8s_openapi::api::apps::v1::ReplicaSet>(factory)?;
+                let config = kcm_replicaset::ReplicaSetControllerConfig {
+                    workers: ctx.options.concurrent_replicaset_syncs as usize,
+                    ..Default::default()
+                };
+                let controller =
+                    kcm_replicaset::ReplicaSetController::new(ctx.client.clone(), factory, config)?;
+                Ok(Box::new(move |cancel| {
+                    Box::pin(controller.run(cancel)) as app::RunFuture
+                }))
+            }),
+        },
+    ]
+}
+
+/// Caches never hold managedFields: the controllers do not read them, and they are often the
+/// largest part of an object. (Pods are cached as `PodView`, which never parses them.)
+fn strip_managed_fields<K>(factory: &kcm_informer::InformerFactory) -> anyhow::Result<()>
+where
+    K: kcm_informer::informer::InformerObject
+        + k8s_openapi::Metadata<Ty = k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
+{
+    let informer = factory.informer::<K>();
+    if informer.is_started() {
+        return Ok(());
+    }
+    // A second controller asking for the same informer sets the same transform again.
+    informer.set_transform(|mut obj: K| {
+        obj.metadata_mut().managed_fields = None;
+        obj
+    })?;
+    Ok(())
 }
 
 fn main() -> ExitCode {
