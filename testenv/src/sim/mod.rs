@@ -66,6 +66,9 @@ pub enum SimError {
     /// A simulation bug (an object that could not be built).
     #[error("internal simulation error: {0}")]
     Internal(String),
+    /// The test API server did not start.
+    #[error("starting the test API server: {0}")]
+    Env(#[from] crate::TestEnvError),
 }
 
 impl SimError {
@@ -127,6 +130,24 @@ impl Simulation {
             token,
             tasks,
         })
+    }
+}
+
+impl Simulation {
+    /// Start a test API server and a simulation against it. The server's built-in namespace
+    /// cleanup is turned off when the simulated namespace controller runs, so namespaces are
+    /// emptied as upstream does it (pods terminating gracefully, finalizers honoured).
+    pub async fn start_with_env(
+        env_config: crate::TestEnvConfig,
+        config: SimConfig,
+    ) -> Result<(crate::TestEnv, SimHandle), SimError> {
+        let env = crate::TestEnv::start(crate::TestEnvConfig {
+            namespace_cleanup: env_config.namespace_cleanup && !config.namespace_controller,
+            ..env_config
+        })
+        .await?;
+        let sim = Simulation::start(env.client(), config).await?;
+        Ok((env, sim))
     }
 }
 

@@ -24,17 +24,9 @@ pub fn fast_config() -> SimConfig {
 }
 
 pub async fn start_sim(config: SimConfig) -> (TestEnv, SimHandle) {
-    // The simulated namespace controller does the server's namespace cleanup, as upstream.
-    let env = TestEnv::start(TestEnvConfig {
-        namespace_cleanup: !config.namespace_controller,
-        ..TestEnvConfig::default()
-    })
-    .await
-    .expect("test env");
-    let sim = Simulation::start(env.client(), config)
+    Simulation::start_with_env(TestEnvConfig::default(), config)
         .await
-        .expect("simulation");
-    (env, sim)
+        .expect("test env and simulation")
 }
 
 pub fn pod(name: &str, annotations: &[(&str, &str)]) -> Pod {
