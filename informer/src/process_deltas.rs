@@ -10,6 +10,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use kcm_reflector::delta::into_arcs;
 use kcm_reflector::{DeletedFinalStateUnknown, DeletedObject, ReflectorStore};
 use kcm_store::ObjectKey;
 
@@ -66,7 +67,7 @@ impl<K: InformerObject> ReflectorStore<K> for InformerStore<K> {
     }
 
     fn replace(&mut self, objects: Vec<K>, resource_version: String) {
-        let objects: Vec<Arc<K>> = objects.into_iter().map(|o| self.prepare(o)).collect();
+        let objects: Vec<Arc<K>> = into_arcs(objects, |o| self.prepare(o));
         let processor = self.inner.processor.lock();
         let store = &self.inner.store;
         let listed: HashSet<ObjectKey> = objects.iter().map(|o| o.key()).collect();

@@ -115,6 +115,21 @@ where
     }
 }
 
+/// Moves every object of a (re)list into an `Arc` (through `wrap`, e.g. a transform), in order,
+/// releasing the list's buffer as it empties so that the list and the cached objects are never
+/// both fully resident.
+pub fn into_arcs<K>(mut objects: Vec<K>, mut wrap: impl FnMut(K) -> Arc<K>) -> Vec<Arc<K>> {
+    objects.reverse();
+    let mut out = Vec::with_capacity(objects.len());
+    while let Some(obj) = objects.pop() {
+        out.push(wrap(obj));
+        if objects.capacity() > 1024 && objects.len() < objects.capacity() / 2 {
+            objects.shrink_to_fit();
+        }
+    }
+    out
+}
+
 /// Tombstones for a relist: every known key absent from `listed_keys`, with its last known state,
 /// in `known` iteration order.
 pub fn relist_tombstones<'a, K: 'a>(
@@ -201,9 +216,9 @@ where
     }
 
     fn replace(&mut self, objects: Vec<K>, resource_version: String) {
-        let objects: Vec<(String, Arc<K>)> = objects
+        let objects: Vec<(String, Arc<K>)> = into_arcs(objects, Arc::new)
             .into_iter()
-            .map(|o| (object_key(&o), Arc::new(o)))
+            .map(|o| (object_key(o.as_ref()), o))
             .collect();
         let listed: HashSet<String> = objects.iter().map(|(k, _)| k.clone()).collect();
         let mut known_sorted: Vec<(&String, &Arc<K>)> = self.known.iter().collect();
@@ -357,6 +372,14 @@ mod tests {
                 "ListComplete 3"
             ]
         );
+    }
+
+    #[test]
+    fn into_arcs_keeps_order_across_buffer_shrinks() {
+        let v: Vec<u32> = (0..5000).collect();
+        let arcs = into_arcs(v, Arc::new);
+        let back: Vec<u32> = arcs.iter().map(|a| **a).collect();
+        assert_eq!(back, (0..5000).collect::<Vec<u32>>());
     }
 
     #[test]
