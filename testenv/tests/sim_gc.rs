@@ -360,39 +360,7 @@ async fn foreground_deletion_cascades_through_replicasets() {
     let pods: Api<Pod> = Api::namespaced(env.client(), "default");
     let rss: Api<ReplicaSet> = Api::namespaced(env.client(), "default");
     let deps: Api<Deployment> = Api::namespaced(env.client(), "default");
-    let d: Deployment = serde_json::from_value(json!({
-        "metadata": {"name": "chain"},
-        "spec": {
-            "selector": {"matchLabels": {"app": "chain"}},
-            "template": {"metadata": {"labels": {"app": "chain"}},
-                         "spec": {"containers": [{"name": "app", "image": "nginx"}]}},
-        },
-    }))
-    .expect("deployment");
-    let d = deps
-        .create(&PostParams::default(), &d)
-        .await
-        .expect("create deployment");
-    let mut rs = replicaset("chain-rs");
-    rs.metadata.owner_references = Some(vec![
-        serde_json::from_value(json!({
-            "apiVersion": "apps/v1", "kind": "Deployment", "name": "chain",
-            "uid": d.metadata.uid, "controller": true, "blockOwnerDeletion": true,
-        }))
-        .expect("ref"),
-    ]);
-    let rs = rss
-        .create(&PostParams::default(), &rs)
-        .await
-        .expect("create rs");
-    for i in 0..2 {
-        pods.create(
-            &PostParams::default(),
-            &owned_pod(&format!("chain-{i}"), &[&rs]),
-        )
-        .await
-        .expect("create pod");
-    }
+    deployment_chain(&deps, &rss, &pods).await;
     let rv = rss
         .get("chain-rs")
         .await
@@ -474,6 +442,69 @@ async fn namespace_with_a_metadata_finalizer_waits_for_it() {
         .await
         .expect("remove finalizer");
     wait_gone(&namespaces, "held").await;
+    sim.shutdown().await;
+    env.shutdown().await;
+}
+
+/// A Deployment `chain` owning ReplicaSet `chain-rs` owning pods `chain-0` and `chain-1`.
+async fn deployment_chain(
+    deps: &Api<k8s_openapi::api::apps::v1::Deployment>,
+    rss: &Api<ReplicaSet>,
+    pods: &Api<Pod>,
+) -> ReplicaSet {
+    use k8s_openapi::api::apps::v1::Deployment;
+    let d: Deployment = serde_json::from_value(json!({
+        "metadata": {"name": "chain"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "chain"}},
+            "template": {"metadata": {"labels": {"app": "chain"}},
+                         "spec": {"containers": [{"name": "app", "image": "nginx"}]}},
+        },
+    }))
+    .expect("deployment");
+    let d = deps
+        .create(&PostParams::default(), &d)
+        .await
+        .expect("create deployment");
+    let mut rs = replicaset("chain-rs");
+    rs.metadata.owner_references = Some(vec![
+        serde_json::from_value(json!({
+            "apiVersion": "apps/v1", "kind": "Deployment", "name": "chain",
+            "uid": d.metadata.uid, "controller": true, "blockOwnerDeletion": true,
+        }))
+        .expect("ref"),
+    ]);
+    let rs = rss
+        .create(&PostParams::default(), &rs)
+        .await
+        .expect("create rs");
+    for i in 0..2 {
+        pods.create(
+            &PostParams::default(),
+            &owned_pod(&format!("chain-{i}"), &[&rs]),
+        )
+        .await
+        .expect("create pod");
+    }
+    rs
+}
+
+/// Background deletion of a Deployment goes down the chain too: the ReplicaSet, then its pods.
+#[tokio::test]
+async fn background_deletion_cascades_through_replicasets() {
+    let (env, sim) = start_sim(fast_config()).await;
+    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
+    let rss: Api<ReplicaSet> = Api::namespaced(env.client(), "default");
+    let deps: Api<k8s_openapi::api::apps::v1::Deployment> =
+        Api::namespaced(env.client(), "default");
+    deployment_chain(&deps, &rss, &pods).await;
+    deps.delete("chain", &with_policy(PropagationPolicy::Background))
+        .await
+        .expect("delete");
+    assert!(deps.get_opt("chain").await.expect("get").is_none());
+    wait_gone(&rss, "chain-rs").await;
+    wait_gone(&pods, "chain-0").await;
+    wait_gone(&pods, "chain-1").await;
     sim.shutdown().await;
     env.shutdown().await;
 }
