@@ -137,7 +137,8 @@ pub fn delete_in_txn(
     let old = txn
         .get(id, key)
         .ok_or_else(|| ApiError::not_found(res, name))?;
-    let uid = meta::uid_of(&old.value).to_string();
+    let old_v = old.value();
+    let uid = meta::uid_of(&old_v).to_string();
     if let Some(u) = &o.uid
         && *u != uid
     {
@@ -161,7 +162,7 @@ pub fn delete_in_txn(
             ),
         ));
     }
-    let mut obj = old.value.clone();
+    let mut obj = old_v.clone();
     let already = meta::at(&obj, &["metadata", "deletionTimestamp"]).is_some();
     if id == StorageId::Namespaces {
         if already {
@@ -262,7 +263,7 @@ pub fn delete_in_txn(
         }
         let mut cmp = obj.clone();
         meta_mut(&mut cmp).insert("resourceVersion".into(), Value::String(old.rv.to_string()));
-        if cmp == old.value {
+        if cmp == old_v {
             return Ok(Deleted::Pending(old));
         }
         return Ok(Deleted::Pending(txn.put(id, key, obj)));
@@ -276,9 +277,10 @@ pub fn delete_in_txn(
 }
 
 fn success_status(res: &ResourceInfo, obj: &ObjRef) -> Value {
+    let v = obj.value();
     json!({
         "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
-        "details": {"name": meta::name_of(&obj.value), "group": res.group, "kind": res.plural, "uid": meta::uid_of(&obj.value)},
+        "details": {"name": meta::name_of(&v), "group": res.group, "kind": res.plural, "uid": meta::uid_of(&v)},
     })
 }
 
@@ -324,10 +326,11 @@ pub fn delete_collection(srv: &Arc<ApiServer>, t: &Target, ctx: &Ctx) -> ApiResu
     };
     let (items, _) = srv
         .store
-        .snapshot(t.res.storage, &prefix, &|v| f.matches(v));
+        .snapshot(t.res.storage, &prefix, &|o| f.matches_obj(o));
     for it in items {
-        let name = meta::name_of(&it.value).to_string();
-        let key = key_of(meta::namespace_of(&it.value), &name);
+        let v = it.value();
+        let name = meta::name_of(&v).to_string();
+        let key = key_of(meta::namespace_of(&v), &name);
         let _ = srv
             .store
             .write(|txn| delete_in_txn(txn, t.res, &key, &name, &o));
@@ -353,7 +356,7 @@ fn spawn_namespace_cleanup(srv: Arc<ApiServer>, ns: String) {
         ] {
             let (items, _) = srv.store.snapshot(id, &prefix, &|_| true);
             for it in items {
-                let key = key_of(&ns, meta::name_of(&it.value));
+                let key = key_of(&ns, it.field("metadata.name").unwrap_or(""));
                 srv.store.write(|txn| {
                     txn.remove(id, &key);
                 });
@@ -363,7 +366,7 @@ fn spawn_namespace_cleanup(srv: Arc<ApiServer>, ns: String) {
             let Some(n) = txn.get(StorageId::Namespaces, &ns) else {
                 return;
             };
-            let mut v = n.value.clone();
+            let mut v = n.value();
             if let Some(s) = v.get_mut("spec").and_then(Value::as_object_mut) {
                 s.insert("finalizers".into(), json!([]));
             }

@@ -69,7 +69,7 @@ pub fn to_core(v1: Value) -> Value {
 /// The serialized form of a stored object as seen through `res`.
 pub fn view_json(res: &ResourceInfo, obj: &ObjRef) -> Bytes {
     if res.is_events_v1() {
-        Bytes::from(serde_json::to_vec(&to_v1(&obj.value)).unwrap_or_default())
+        Bytes::from(serde_json::to_vec(&to_v1(&obj.value())).unwrap_or_default())
     } else {
         obj.json.clone()
     }

@@ -123,7 +123,7 @@ pub fn get(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body>> 
         .get(t.res.storage, &key)
         .ok_or_else(|| ApiError::not_found(t.res, url_name(t)))?;
     if ctx.wants_table() {
-        return Ok(table::single(t.res, &view_value(t.res, &obj.value), ctx));
+        return Ok(table::single(t.res, &view_value(t.res, &obj.value()), ctx));
     }
     Ok(obj_response(t.res, 200, &obj))
 }
@@ -135,7 +135,7 @@ fn admit_namespace(txn: &Txn<'_>, res: &ResourceInfo, ns: &str, name: &str) -> A
     }
     match txn.get(StorageId::Namespaces, ns) {
         None => Err(ApiError::namespace_not_found(ns)),
-        Some(n) if meta::at(&n.value, &["metadata", "deletionTimestamp"]).is_some() => {
+        Some(n) if meta::at(&n.value(), &["metadata", "deletionTimestamp"]).is_some() => {
             Err(ApiError::namespace_terminating(res, name, ns))
         }
         Some(_) => Ok(()),
@@ -207,14 +207,14 @@ fn create_in_txn(txn: &mut Txn<'_>, t: &Target, mut obj: Value, dry: bool) -> Ap
         match txn.get(id, &key) {
             None => {
                 if dry {
-                    return Ok(Arc::new(Obj::at(obj, txn.rv())));
+                    return Ok(Arc::new(Obj::at(id, obj, txn.rv())));
                 }
                 return Ok(txn.put(id, &key, obj));
             }
             Some(existing) => {
-                let deleting =
-                    meta::at(&existing.value, &["metadata", "deletionTimestamp"]).is_some();
-                if explicit || !meta::meta_str(&existing.value, "name").starts_with(&gen_name) {
+                let existing_v = existing.value();
+                let deleting = meta::at(&existing_v, &["metadata", "deletionTimestamp"]).is_some();
+                if explicit || !meta::meta_str(&existing_v, "name").starts_with(&gen_name) {
                     return Err(ApiError::already_exists(t.res, &name, deleting));
                 }
                 tries += 1;
@@ -256,21 +256,22 @@ pub fn update_in_txn(
     dry: bool,
 ) -> ApiResult<ObjRef> {
     let id = res.storage;
-    let name = meta::name_of(&old.value).to_string();
+    let old_v = old.value();
+    let name = meta::name_of(&old_v).to_string();
     defaults::apply(id, &mut new);
-    strategy::prepare_for_update(id, sub, &old.value, &mut new);
-    let errs = validation::validate(id, &new, Some(&old.value), sub);
+    strategy::prepare_for_update(id, sub, &old_v, &mut new);
+    let errs = validation::validate(id, &new, Some(&old_v), sub);
     if !errs.is_empty() {
         return Err(ApiError::invalid_object(res, &name, &errs));
     }
     meta_mut(&mut new).insert("resourceVersion".into(), Value::String(old.rv.to_string()));
-    if new == old.value {
+    if new == old_v {
         return Ok(old.clone());
     }
     if dry {
-        return Ok(Arc::new(Obj::at(new, old.rv)));
+        return Ok(Arc::new(Obj::at(id, new, old.rv)));
     }
-    let key = key_of(meta::namespace_of(&old.value), &name);
+    let key = key_of(meta::namespace_of(&old_v), &name);
     let deleting = meta::at(&new, &["metadata", "deletionTimestamp"]).is_some();
     let grace = meta::at(&new, &["metadata", "deletionGracePeriodSeconds"])
         .and_then(Value::as_i64)
@@ -291,7 +292,8 @@ pub fn check_preconditions(
     new: &Value,
     require_rv: bool,
 ) -> ApiResult<()> {
-    let name = meta::name_of(&old.value);
+    let old_v = old.value();
+    let name = meta::name_of(&old_v);
     let rv = meta::rv_of(new);
     if rv.is_empty() {
         if require_rv {
@@ -312,7 +314,7 @@ pub fn check_preconditions(
         return Err(ApiError::conflict(res, name));
     }
     let uid = meta::uid_of(new);
-    let have = meta::uid_of(&old.value);
+    let have = meta::uid_of(&old_v);
     if !uid.is_empty() && uid != have {
         return Err(ApiError::uid_precondition(res, name, uid, have));
     }
@@ -369,7 +371,7 @@ pub fn patch(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body>
         let old = txn
             .get(t.res.storage, &key)
             .ok_or_else(|| ApiError::not_found(t.res, &name))?;
-        let doc = view_value(t.res, &old.value);
+        let doc = view_value(t.res, &old.value());
         let patched = patch::apply(kind, t.res.storage, doc, &body)?;
         let (mut new, w) = decode_checked(t.res, patched, ctx)?;
         warnings = w;

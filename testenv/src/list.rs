@@ -12,7 +12,7 @@ use crate::routes::Target;
 use crate::selectors::{FieldSelector, LabelSelector};
 use crate::server::{ApiServer, Body, Ctx, json_response};
 use crate::status::{ApiError, ApiResult, FieldError};
-use crate::storage::{ObjRef, Page, TooOld};
+use crate::storage::{Obj, ObjRef, Page, TooOld};
 
 /// Parsed selectors plus the namespace of a request, as one object filter.
 #[derive(Debug, Clone, Default)]
@@ -35,6 +35,11 @@ impl Filter {
     /// Whether the object matches.
     pub fn matches(&self, v: &Value) -> bool {
         self.labels.matches(meta::at(v, &["metadata", "labels"])) && self.fields.matches(v)
+    }
+
+    /// Whether a stored object matches (from its extracted labels and fields, no parsing).
+    pub fn matches_obj(&self, o: &Obj) -> bool {
+        self.labels.matches_with(|k| o.label(k)) && self.fields.matches_with(|f| o.field(f))
     }
 
     /// Whether there is no selector at all.
@@ -201,7 +206,7 @@ pub fn expired_continue(srv: &ApiServer, start: &str) -> ApiError {
 pub fn fetch(srv: &ApiServer, t: &Target, ctx: &Ctx, f: &Filter) -> ApiResult<Page> {
     let p = plan(srv, ctx)?;
     let prefix = prefix_of(t, f);
-    let filter = |v: &Value| f.matches(v);
+    let filter = |o: &Obj| f.matches_obj(o);
     let count = f.is_empty();
     match srv.store.list_page(
         t.res.storage,

@@ -55,7 +55,7 @@ pub fn selector_string(sel: Option<&Value>) -> String {
 }
 
 fn scale_doc(obj: &ObjRef) -> Value {
-    let v = &obj.value;
+    let v = &obj.value();
     json!({
         "kind": "Scale",
         "apiVersion": "autoscaling/v1",
@@ -127,7 +127,8 @@ pub fn scale(srv: &ApiServer, t: &Target, verb: &str, ctx: &Ctx) -> ApiResult<Re
             ));
         }
         let uid = meta::uid_of(&new_scale);
-        let have = meta::uid_of(&old.value);
+        let old_v = old.value();
+        let have = meta::uid_of(&old_v);
         if !uid.is_empty() && uid != have {
             return Err(ApiError::conflict_msg(
                 &scale_target(t.res),
@@ -143,7 +144,7 @@ pub fn scale(srv: &ApiServer, t: &Target, verb: &str, ctx: &Ctx) -> ApiResult<Re
         if !rv.is_empty() && rv != old.rv.to_string() {
             return Err(ApiError::conflict(t.res, &name));
         }
-        let mut parent = old.value.clone();
+        let mut parent = old_v.clone();
         if let Some(s) = parent.get_mut("spec").and_then(Value::as_object_mut) {
             s.insert("replicas".into(), json!(replicas));
         }
@@ -175,7 +176,8 @@ pub fn binding(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Bod
         let old = txn
             .get(t.res.storage, &key)
             .ok_or_else(|| ApiError::not_found(t.res, &name))?;
-        let cur = meta::at(&old.value, &["spec", "nodeName"]).and_then(Value::as_str).unwrap_or("");
+        let old_v = old.value();
+        let cur = meta::at(&old_v, &["spec", "nodeName"]).and_then(Value::as_str).unwrap_or("");
         if !cur.is_empty() {
             return Err(ApiError::conflict_msg(
                 "pods/binding",
@@ -185,7 +187,7 @@ pub fn binding(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Bod
                 &format!("pod {name} is already assigned to node \"{cur}\""),
             ));
         }
-        if meta::at(&old.value, &["metadata", "deletionTimestamp"]).is_some() {
+        if meta::at(&old_v, &["metadata", "deletionTimestamp"]).is_some() {
             return Err(ApiError::conflict_msg(
                 "pods/binding",
                 "",
@@ -194,7 +196,7 @@ pub fn binding(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Bod
                 &format!("pod {name} is being deleted, cannot be assigned to a host"),
             ));
         }
-        let mut v = old.value.clone();
+        let mut v = old_v.clone();
         if let Some(s) = v.get_mut("spec").and_then(Value::as_object_mut) {
             s.insert("nodeName".into(), Value::String(node.clone()));
         }

@@ -177,7 +177,11 @@ impl LabelSelector {
 
     /// Whether the labels (a JSON object or null) match.
     pub fn matches(&self, labels: Option<&Value>) -> bool {
-        let get = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
+        self.matches_with(|k| labels.and_then(|l| l.get(k)).and_then(Value::as_str))
+    }
+
+    /// Whether labels looked up through `get` match.
+    pub fn matches_with<'a>(&self, get: impl Fn(&str) -> Option<&'a str>) -> bool {
         self.0.iter().all(|r| match r {
             Requirement::Equals(k, v) => get(k) == Some(v.as_str()),
             Requirement::NotEquals(k, v) => get(k) != Some(v.as_str()),
@@ -224,7 +228,7 @@ pub struct FieldRequirement {
 pub struct FieldSelector(pub Vec<FieldRequirement>);
 
 /// The field labels a bucket supports beyond `metadata.name`/`metadata.namespace`.
-fn extra_fields(id: StorageId) -> &'static [&'static str] {
+pub fn extra_fields(id: StorageId) -> &'static [&'static str] {
     match id {
         StorageId::Pods => &[
             "spec.nodeName",
@@ -306,6 +310,13 @@ impl FieldSelector {
         self.0
             .iter()
             .all(|r| (field_value(obj, &r.field) == r.value) != r.negate)
+    }
+
+    /// Whether field values looked up through `get` match (missing fields are `""`).
+    pub fn matches_with<'a>(&self, get: impl Fn(&str) -> Option<&'a str>) -> bool {
+        self.0
+            .iter()
+            .all(|r| (get(&r.field).unwrap_or("") == r.value) != r.negate)
     }
 
     /// The value of `metadata.name=X` if the selector pins one name.

@@ -18,29 +18,79 @@ use tokio::sync::watch;
 
 use crate::registry::{STORAGE_COUNT, StorageId};
 
-/// A stored object: its JSON value (with `metadata.resourceVersion` set) and the
-/// serialized bytes, produced once per write and shared by every reader.
+/// A stored object: the serialized bytes (produced once per write and shared by every
+/// reader) plus the few values selectors need. The full JSON value is parsed on demand,
+/// which keeps a stored pod near its serialized size instead of a `serde_json::Value` tree.
 #[derive(Debug)]
 pub struct Obj {
-    /// The object.
-    pub value: Value,
-    /// `serde_json` serialization of `value`.
+    /// `serde_json` serialization of the object (with `metadata.resourceVersion` set).
     pub json: Bytes,
     /// The revision that wrote it.
     pub rv: u64,
+    /// `metadata.labels`.
+    labels: Vec<(Box<str>, Box<str>)>,
+    /// Values of the bucket's field labels (`metadata.name`, `spec.nodeName`, ...).
+    fields: Vec<(&'static str, Box<str>)>,
 }
 
 /// Shared handle on a stored object.
 pub type ObjRef = Arc<Obj>;
 
 impl Obj {
-    /// Build an object at a revision: sets `metadata.resourceVersion` and serializes.
-    pub fn at(mut value: Value, rv: u64) -> Obj {
+    /// Build an object of bucket `id` at a revision: sets `metadata.resourceVersion`,
+    /// serializes, and extracts labels and field-selector values.
+    pub fn at(id: StorageId, mut value: Value, rv: u64) -> Obj {
         if let Some(m) = value.get_mut("metadata").and_then(Value::as_object_mut) {
             m.insert("resourceVersion".into(), Value::String(rv.to_string()));
         }
         let json = Bytes::from(serde_json::to_vec(&value).unwrap_or_default());
-        Obj { value, json, rv }
+        let labels = value
+            .get("metadata")
+            .and_then(|m| m.get("labels"))
+            .and_then(Value::as_object)
+            .map(|l| {
+                l.iter()
+                    .map(|(k, v)| (k.as_str().into(), v.as_str().unwrap_or("").into()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let fields = ["metadata.name", "metadata.namespace"]
+            .iter()
+            .chain(crate::selectors::extra_fields(id))
+            .map(|f| {
+                (
+                    *f,
+                    crate::selectors::field_value(&value, f).into_boxed_str(),
+                )
+            })
+            .collect();
+        Obj {
+            json,
+            rv,
+            labels,
+            fields,
+        }
+    }
+
+    /// The object as a JSON value (parsed from the stored bytes).
+    pub fn value(&self) -> Value {
+        serde_json::from_slice(&self.json).unwrap_or(Value::Null)
+    }
+
+    /// A label value.
+    pub fn label(&self, k: &str) -> Option<&str> {
+        self.labels
+            .iter()
+            .find(|(lk, _)| &**lk == k)
+            .map(|(_, v)| &**v)
+    }
+
+    /// The value of a field label of this bucket (`None` if the bucket does not support it).
+    pub fn field(&self, f: &str) -> Option<&str> {
+        self.fields
+            .iter()
+            .find(|(fk, _)| *fk == f)
+            .map(|(_, v)| &**v)
     }
 }
 
@@ -114,12 +164,8 @@ impl StoredEvent {
     pub fn left_line(&self) -> Bytes {
         self.as_left
             .get_or_init(|| {
-                let prev = self
-                    .prev
-                    .as_ref()
-                    .map(|p| p.value.clone())
-                    .unwrap_or(Value::Null);
-                let o = Obj::at(prev, self.rv);
+                let prev = self.prev.as_ref().map(|p| p.value()).unwrap_or(Value::Null);
+                let o = Obj::at(self.storage, prev, self.rv);
                 watch_line("DELETED", &o.json)
             })
             .clone()
@@ -208,7 +254,7 @@ impl Txn<'_> {
     /// Create or replace an object; emits ADDED or MODIFIED.
     pub fn put(&mut self, id: StorageId, key: &str, value: Value) -> ObjRef {
         let rv = self.st.rv + 1;
-        let obj = Arc::new(Obj::at(value, rv));
+        let obj = Arc::new(Obj::at(id, value, rv));
         let prev = self.st.buckets[id.index()].insert(key.to_string(), obj.clone());
         let kind = if prev.is_some() {
             EventType::Modified
@@ -222,7 +268,7 @@ impl Txn<'_> {
     /// Remove an object; emits DELETED carrying the delete's revision.
     pub fn remove(&mut self, id: StorageId, key: &str) -> Option<ObjRef> {
         let prev = self.st.buckets[id.index()].remove(key)?;
-        let tomb = Arc::new(Obj::at(prev.value.clone(), self.st.rv + 1));
+        let tomb = Arc::new(Obj::at(id, prev.value(), self.st.rv + 1));
         self.push(id, key, EventType::Deleted, tomb.clone(), Some(prev));
         Some(tomb)
     }
@@ -323,13 +369,13 @@ impl Store {
         &self,
         id: StorageId,
         prefix: &str,
-        filter: &dyn Fn(&Value) -> bool,
+        filter: &dyn Fn(&Obj) -> bool,
     ) -> (Vec<ObjRef>, u64) {
         let g = self.state.read();
         let items = g.buckets[id.index()]
             .range(prefix.to_string()..)
             .take_while(|(k, _)| k.starts_with(prefix))
-            .filter(|(_, v)| filter(&v.value))
+            .filter(|(_, v)| filter(v))
             .map(|(_, v)| v.clone())
             .collect();
         (items, g.rv)
@@ -372,7 +418,7 @@ impl Store {
         prefix: &str,
         start: Option<&str>,
         at: Option<u64>,
-        filter: &dyn Fn(&Value) -> bool,
+        filter: &dyn Fn(&Obj) -> bool,
         limit: Option<usize>,
         count_remaining: bool,
         is_continue: bool,
@@ -441,7 +487,7 @@ impl Store {
                 }
                 continue;
             }
-            if filter(&v.value) {
+            if filter(v) {
                 items.push(v.clone());
                 if limit.is_some_and(|l| items.len() >= l) {
                     full = true;
@@ -584,7 +630,7 @@ mod tests {
             .write(|t| t.remove(StorageId::Pods, "a/x"))
             .expect("existed");
         assert_eq!(tomb.rv, 12);
-        assert_eq!(tomb.value["metadata"]["resourceVersion"], "12");
+        assert_eq!(tomb.value()["metadata"]["resourceVersion"], "12");
         assert!(s.get(StorageId::Pods, "a/x").is_none());
     }
 
@@ -596,7 +642,7 @@ mod tests {
                 t.put(StorageId::Pods, &format!("ns/{n}"), pod("ns", n, 0));
             }
         });
-        let all = |_: &Value| true;
+        let all = |_: &Obj| true;
         let p1 = s
             .list_page(
                 StorageId::Pods,
@@ -634,10 +680,10 @@ mod tests {
         let names: Vec<_> = p2
             .items
             .iter()
-            .map(|o| o.value["metadata"]["name"].clone())
+            .map(|o| o.value()["metadata"]["name"].clone())
             .collect();
         assert_eq!(names, vec![json!("c"), json!("d")]);
-        assert_eq!(p2.items[1].value["v"], 0);
+        assert_eq!(p2.items[1].value()["v"], 0);
         assert!(p2.last_key.is_none());
         assert_eq!(p2.rv, p1.rv);
         s.expire_continue_tokens();

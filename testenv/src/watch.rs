@@ -171,8 +171,8 @@ fn event_line(
     let (t, which) = if f.is_empty() {
         (e.kind.as_str(), 0)
     } else {
-        let new_m = f.matches(&e.obj.value);
-        let old_m = e.prev.as_ref().is_some_and(|p| f.matches(&p.value));
+        let new_m = f.matches_obj(&e.obj);
+        let old_m = e.prev.as_ref().is_some_and(|p| f.matches_obj(p));
         match e.kind {
             EventType::Added if new_m => ("ADDED", 0),
             EventType::Deleted if old_m => ("DELETED", 0),
@@ -193,17 +193,13 @@ fn event_line(
         });
     }
     if which == 2 {
-        let mut prev = e
-            .prev
-            .as_ref()
-            .map(|p| p.value.clone())
-            .unwrap_or(Value::Null);
+        let mut prev = e.prev.as_ref().map(|p| p.value()).unwrap_or(Value::Null);
         if let Some(m) = prev.get_mut("metadata").and_then(Value::as_object_mut) {
             m.insert("resourceVersion".into(), Value::String(e.rv.to_string()));
         }
         return Some(render_obj(res, mode, t, &prev, first_table));
     }
-    Some(render_obj(res, mode, t, &e.obj.value, first_table))
+    Some(render_obj(res, mode, t, &e.obj.value(), first_table))
 }
 
 /// Start a watch: answer the headers at once and stream events from a task.
@@ -291,12 +287,12 @@ async fn run(
         Start::After(u64::MAX) => store.rv(),
         Start::After(n) => n,
         Start::Initial { end_bookmark } => {
-            let (items, rv) = store.snapshot(res.storage, list_prefix, &|v| f.matches(v));
+            let (items, rv) = store.snapshot(res.storage, list_prefix, &|o| f.matches_obj(o));
             for o in items {
                 let line = match mode {
                     Render::Shared => watch_line("ADDED", &o.json),
                     Render::Converted => watch_line("ADDED", &view_json(res, &o)),
-                    Render::Table => render_obj(res, mode, "ADDED", &o.value, &mut first_table),
+                    Render::Table => render_obj(res, mode, "ADDED", &o.value(), &mut first_table),
                 };
                 send!(line);
             }

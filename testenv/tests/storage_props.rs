@@ -4,7 +4,7 @@
 use std::collections::BTreeMap as Model;
 
 use kcm_testenv::registry::StorageId;
-use kcm_testenv::storage::{ObjRef, Store, TooOld, key_of};
+use kcm_testenv::storage::{Obj, ObjRef, Store, TooOld, key_of};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -64,7 +64,7 @@ proptest! {
             .filter(|(k, _)| k.starts_with(&ns))
             .map(|(k, v)| (k.clone(), *v))
             .collect();
-        let all = |_: &Value| true;
+        let all = |_: &Obj| true;
         let first = s.list_page(StorageId::Pods, &ns, None, None, &all, Some(limit), true, false).expect("page");
         let at = first.rv;
         let mut got: Vec<ObjRef> = first.items.clone();
@@ -83,7 +83,7 @@ proptest! {
         }
         let got: Vec<(String, i64)> = got
             .iter()
-            .map(|o| (key_of(o.value["metadata"]["namespace"].as_str().unwrap_or(""), o.value["metadata"]["name"].as_str().unwrap_or("")), o.value["v"].as_i64().unwrap_or(0)))
+            .map(|o| (key_of(o.value()["metadata"]["namespace"].as_str().unwrap_or(""), o.value()["metadata"]["name"].as_str().unwrap_or("")), o.value()["v"].as_i64().unwrap_or(0)))
             .collect();
         prop_assert_eq!(got, want);
     }

@@ -131,7 +131,7 @@ pub fn list(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body>>
         .map(|o| {
             row(
                 t.res,
-                &crate::events_v1::view_value(t.res, &o.value),
+                &crate::events_v1::view_value(t.res, &o.value()),
                 include,
             )
         })
