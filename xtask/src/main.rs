@@ -2,10 +2,15 @@
 //!
 //! - `cargo xtask ci`: format check, clippy with `-D warnings`, every test (unit, integration,
 //!   doctests) of the workspace. This is the command CI runs.
+//! - `cargo xtask demo [--exit]`: the main job — a rollout on an embedded cluster.
 //! - `cargo xtask bench <name>`: run a benchmark workload; each prints one JSON line per workload.
 
 mod bench;
 mod ci;
+mod cluster;
+mod demo;
+mod e2e;
+mod observe;
 
 use std::process::ExitCode;
 
@@ -13,6 +18,8 @@ const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
   ci                 fmt check + clippy -D warnings + all tests (what CI runs)
+  demo [--exit]      a rollout told live on an embedded cluster (kcm-testenv + kcm)
+  e2e                end-to-end scenarios: kcm binary + kcm-testenv + kubectl, invariant checks
   bench <name>...    run benchmark workloads (names: see `cargo xtask bench --list`)
 ";
 
@@ -21,6 +28,8 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
+        Some("demo") => demo::run(&args[1..]),
+        Some("e2e") => e2e::run(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

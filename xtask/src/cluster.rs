@@ -1,0 +1,237 @@
+//! Processes the e2e scenarios and the demo run: a `kcm-testenv` cluster, `kcm` instances, and
+//! the real `kubectl` (always with a fresh `--cache-dir`).
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+
+/// Where cargo puts debug binaries for this workspace (honours `CARGO_TARGET_DIR`).
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| crate::workspace_root().join("target"))
+}
+
+/// Builds the two binaries the scenarios run.
+pub fn build_binaries() -> anyhow::Result<()> {
+    crate::run_cmd(
+        "cargo",
+        &["build", "--locked", "-p", "kcm", "-p", "kcm-testenv"],
+    )
+}
+
+/// A child process killed when dropped.
+#[derive(Debug)]
+pub struct Proc {
+    child: Child,
+    name: String,
+}
+
+impl Proc {
+    /// Sends SIGKILL and waits.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Sends SIGTERM (graceful stop) and waits up to `grace` before killing.
+    pub fn terminate(&mut self, grace: Duration) -> Option<std::process::ExitStatus> {
+        let pid = self.child.id().to_string();
+        let _ = Command::new("kill").args(["-TERM", &pid]).status();
+        let deadline = Instant::now() + grace;
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        eprintln!(
+            "xtask: {} did not stop within {grace:?}; killing it",
+            self.name
+        );
+        self.kill();
+        None
+    }
+
+    /// Whether the process still runs.
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A running `kcm-testenv` with its kubeconfig.
+#[derive(Debug)]
+pub struct Cluster {
+    /// The server process (killed when the cluster is dropped).
+    _proc: Proc,
+    /// Kubeconfig written by the server.
+    pub kubeconfig: PathBuf,
+    /// Server URL.
+    pub url: String,
+    dir: PathBuf,
+}
+
+impl Cluster {
+    /// Starts `kcm-testenv` with `args` (e.g. `--nodes 3`), logging to `dir/testenv.log`, and
+    /// waits for its ready line.
+    pub fn start(dir: &Path, args: &[&str]) -> anyhow::Result<Cluster> {
+        std::fs::create_dir_all(dir)?;
+        let kubeconfig = dir.join("kubeconfig");
+        let bin = target_dir().join("debug").join("kcm-testenv");
+        let log = std::fs::File::create(dir.join("testenv.log"))?;
+        let mut child = Command::new(&bin)
+            .args(["--listen", "127.0.0.1:0", "--kubeconfig-out"])
+            .arg(&kubeconfig)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(log)
+            .spawn()
+            .with_context(|| format!("starting {}", bin.display()))?;
+        let stdout = child.stdout.take().context("kcm-testenv stdout")?;
+        let mut lines = BufReader::new(stdout).lines();
+        let proc = Proc {
+            child,
+            name: "kcm-testenv".into(),
+        };
+        let line = lines.next().transpose()?.with_context(|| {
+            format!(
+                "kcm-testenv exited before it was ready; see {}",
+                dir.join("testenv.log").display()
+            )
+        })?;
+        let Some(rest) = line.strip_prefix("kcm-testenv ready: ") else {
+            bail!("unexpected first line from kcm-testenv: {line:?}");
+        };
+        let url = rest
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        // Keep draining stdout so the server never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        Ok(Cluster {
+            _proc: proc,
+            kubeconfig,
+            url,
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    /// Starts a `kcm` process against this cluster, logging to `dir/<name>.log`.
+    pub fn start_kcm(&self, name: &str, args: &[&str]) -> anyhow::Result<Proc> {
+        let bin = target_dir().join("debug").join("kcm");
+        let log = std::fs::File::create(self.dir.join(format!("{name}.log")))?;
+        let child = Command::new(&bin)
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .args(["--secure-port", "0", "-v", "2"])
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .with_context(|| format!("starting {}", bin.display()))?;
+        Ok(Proc {
+            child,
+            name: name.into(),
+        })
+    }
+
+    /// Runs kubectl against the cluster; returns stdout, fails with stderr on a non-zero exit.
+    pub fn kubectl(&self, args: &[&str]) -> anyhow::Result<String> {
+        kubectl(
+            &self.kubeconfig,
+            &self.dir.join("kubectl-cache"),
+            args,
+            None,
+        )
+    }
+
+    /// Runs kubectl with `stdin` as standard input (for `apply -f -`).
+    pub fn kubectl_stdin(&self, args: &[&str], stdin: &str) -> anyhow::Result<String> {
+        kubectl(
+            &self.kubeconfig,
+            &self.dir.join("kubectl-cache"),
+            args,
+            Some(stdin),
+        )
+    }
+
+    /// Reads one object or list as JSON.
+    pub fn get_json(&self, args: &[&str]) -> anyhow::Result<serde_json::Value> {
+        let mut all = vec!["get"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["-o", "json"]);
+        let out = self.kubectl(&all)?;
+        serde_json::from_str(&out).context("kubectl printed invalid JSON")
+    }
+}
+
+/// Runs the real kubectl with a kubeconfig and a cache dir of its own.
+pub fn kubectl(
+    kubeconfig: &Path,
+    cache: &Path,
+    args: &[&str],
+    stdin: Option<&str>,
+) -> anyhow::Result<String> {
+    use std::io::Write;
+    let mut cmd = Command::new("kubectl");
+    cmd.arg("--kubeconfig")
+        .arg(kubeconfig)
+        .arg("--cache-dir")
+        .arg(cache)
+        .args(args);
+    cmd.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    });
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().context("starting kubectl (is it installed?)")?;
+    if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        pipe.write_all(input.as_bytes())?;
+    }
+    let out = child.wait_with_output()?;
+    if !out.status.success() {
+        bail!(
+            "kubectl {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Polls `check` every 200 ms until it returns `Some` or `timeout` passes.
+pub fn wait_for<T>(
+    what: &str,
+    timeout: Duration,
+    mut check: impl FnMut() -> anyhow::Result<Option<T>>,
+) -> anyhow::Result<T> {
+    let deadline = Instant::now() + timeout;
+    let mut last_err = None;
+    loop {
+        match check() {
+            Ok(Some(v)) => return Ok(v),
+            Ok(None) => {}
+            Err(e) => last_err = Some(e),
+        }
+        if Instant::now() >= deadline {
+            match last_err {
+                Some(e) => {
+                    bail!("timed out after {timeout:?} waiting for {what} (last error: {e:#})")
+                }
+                None => bail!("timed out after {timeout:?} waiting for {what}"),
+            }
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
