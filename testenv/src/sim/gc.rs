@@ -3,23 +3,28 @@
 //! `blockOwnerDeletion`), and orphaning (owner references removed, then the `orphan` finalizer).
 //! Owners are checked with live GETs (by name, then uid) before anything is deleted.
 
-use std::collections::{HashSet, VecDeque};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::join_all;
 use kube::api::{
     DeleteParams, DynamicObject, Patch, PatchParams, Preconditions, PropagationPolicy,
 };
+use parking_lot::RwLock;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::gc_graph::{FOREGROUND, Graph, GraphNode, ORPHAN, OwnerRef, Work};
+use super::gc_queue::WorkQueue;
 use super::informer::{Change, spawn_informer};
 use super::kinds::{KINDS, KindInfo, resolve};
 
 const RETRY: Duration = Duration::from_millis(100);
 const CONFLICT_ATTEMPTS: usize = 5;
+
+/// Concurrent GC workers (upstream `--concurrent-gc-syncs` defaults to 20).
+const WORKERS: usize = 4;
 
 /// Run the garbage collector until `token` is cancelled.
 pub(crate) async fn run(client: kube::Client, token: CancellationToken) {
@@ -44,57 +49,59 @@ pub(crate) async fn run(client: kube::Client, token: CancellationToken) {
         _ = token.cancelled() => return,
         _ = tokio::time::timeout(Duration::from_secs(5), synced) => {}
     }
-    let (retry_tx, mut retry_rx) = mpsc::unbounded_channel::<Work>();
-    let mut graph = Graph::default();
-    let mut queue: VecDeque<Work> = VecDeque::new();
-    let mut queued: HashSet<Work> = HashSet::new();
-    let push = |queue: &mut VecDeque<Work>, queued: &mut HashSet<Work>, w: Work| {
-        if queued.insert(w.clone()) {
-            queue.push_back(w);
-        }
-    };
-    loop {
-        tokio::select! {
-            biased;
-            _ = token.cancelled() => return,
-            c = rx.recv() => {
-                let Some((kind, change)) = c else { return };
-                let work = match change {
-                    Change::Applied(obj) => match GraphNode::from_object(kind, &obj) {
-                        Some(n) => graph.upsert(n),
-                        None => Vec::new(),
-                    },
-                    Change::Deleted(obj) => match &obj.metadata.uid {
-                        Some(uid) => graph.remove(uid),
-                        None => Vec::new(),
-                    },
+    let graph = Arc::new(RwLock::new(Graph::default()));
+    let queue = Arc::new(WorkQueue::new());
+    let mut workers = Vec::new();
+    for _ in 0..WORKERS {
+        let (client, graph, queue, token) =
+            (client.clone(), graph.clone(), queue.clone(), token.clone());
+        workers.push(tokio::spawn(async move {
+            loop {
+                let w = tokio::select! {
+                    _ = token.cancelled() => return,
+                    w = queue.get() => w,
                 };
-                for w in work {
-                    push(&mut queue, &mut queued, w);
-                }
-            }
-            w = retry_rx.recv() => {
-                if let Some(w) = w {
-                    push(&mut queue, &mut queued, w);
-                }
-            }
-            _ = std::future::ready(()), if !queue.is_empty() => {
-                let Some(w) = queue.pop_front() else { continue };
-                queued.remove(&w);
                 let result = match &w {
                     Work::AttemptToDelete(uid) => attempt_to_delete(&client, &graph, uid).await,
                     Work::Orphan(uid) => orphan(&client, &graph, uid).await,
                 };
+                queue.done(&w);
                 if let Err(e) = result {
                     tracing::debug!(work = ?w, error = %e, "sim gc: retrying");
-                    let tx = retry_tx.clone();
+                    let queue = queue.clone();
                     tokio::spawn(async move {
                         tokio::time::sleep(RETRY).await;
-                        let _ = tx.send(w);
+                        queue.add(w);
                     });
                 }
             }
+        }));
+    }
+    loop {
+        let c = tokio::select! {
+            _ = token.cancelled() => break,
+            c = rx.recv() => c,
+        };
+        let Some((kind, change)) = c else { break };
+        let work = {
+            let mut g = graph.write();
+            match change {
+                Change::Applied(obj) => match GraphNode::from_object(kind, &obj) {
+                    Some(n) => g.upsert(n),
+                    None => Vec::new(),
+                },
+                Change::Deleted(obj) => match &obj.metadata.uid {
+                    Some(uid) => g.remove(uid),
+                    None => Vec::new(),
+                },
+            }
+        };
+        for w in work {
+            queue.add(w);
         }
+    }
+    for w in workers {
+        let _ = w.await;
     }
 }
 
@@ -159,10 +166,10 @@ async fn classify(
 
 async fn attempt_to_delete(
     client: &kube::Client,
-    graph: &Graph,
+    graph: &RwLock<Graph>,
     uid: &str,
 ) -> Result<(), kube::Error> {
-    let Some(item) = graph.get(uid) else {
+    let Some(item) = graph.read().get(uid).cloned() else {
         return Ok(());
     };
     let kind = &KINDS[item.kind];
@@ -198,7 +205,7 @@ async fn attempt_to_delete(
         }
         return Ok(());
     }
-    let dependents = graph.dependents(uid);
+    let dependents: Vec<GraphNode> = graph.read().dependents(uid).into_iter().cloned().collect();
     let policy = if waiting > 0 && !dependents.is_empty() {
         if dependents.iter().any(|d| d.deleting_dependents()) {
             // Possible cycle: make this object's references non-blocking before deleting it in
@@ -233,10 +240,15 @@ async fn attempt_to_delete(
 /// A foreground-deleting owner: wait for blocking dependents, then drop `foregroundDeletion`.
 async fn process_deleting_dependents(
     client: &kube::Client,
-    graph: &Graph,
+    graph: &RwLock<Graph>,
     owner: &GraphNode,
 ) -> Result<(), kube::Error> {
-    let blocking = graph.blocking_dependents(&owner.uid);
+    let blocking: Vec<GraphNode> = graph
+        .read()
+        .blocking_dependents(&owner.uid)
+        .into_iter()
+        .cloned()
+        .collect();
     if blocking.is_empty() {
         return remove_finalizer(client, owner, FOREGROUND).await;
     }
@@ -249,11 +261,20 @@ async fn process_deleting_dependents(
 }
 
 /// Remove the owner's references from every dependent, then its `orphan` finalizer.
-async fn orphan(client: &kube::Client, graph: &Graph, uid: &str) -> Result<(), kube::Error> {
-    let Some(owner) = graph.get(uid) else {
-        return Ok(());
+async fn orphan(
+    client: &kube::Client,
+    graph: &RwLock<Graph>,
+    uid: &str,
+) -> Result<(), kube::Error> {
+    let (owner, dependents) = {
+        let g = graph.read();
+        let Some(owner) = g.get(uid).cloned() else {
+            return Ok(());
+        };
+        let deps: Vec<GraphNode> = g.dependents(uid).into_iter().cloned().collect();
+        (owner, deps)
     };
-    for dep in graph.dependents(uid) {
+    for dep in dependents {
         let kind = &KINDS[dep.kind];
         remove_owner_refs(
             client,
@@ -265,7 +286,7 @@ async fn orphan(client: &kube::Client, graph: &Graph, uid: &str) -> Result<(), k
         )
         .await?;
     }
-    remove_finalizer(client, owner, ORPHAN).await
+    remove_finalizer(client, &owner, ORPHAN).await
 }
 
 /// Upstream `deleteOwnerRefStrategicMergePatch`: a strategic merge patch deleting the references by

@@ -29,6 +29,7 @@ mod duration;
 mod events;
 mod gc;
 mod gc_graph;
+mod gc_queue;
 mod informer;
 mod kinds;
 mod kubelet;
