@@ -203,6 +203,14 @@ fn main() -> anyhow::Result<()> {
     let pod_deletes = delta("delete", "pods");
     let event_writes = delta("create", "events") + delta("patch", "events");
     let rs_gets = delta("get", "replicasets");
+    let conflicts = |c: &kcm_testenv::RequestCounts| {
+        c.requests
+            .iter()
+            .filter(|((v, r, code), _)| v == "update" && r == "replicasets/status" && *code == 409)
+            .map(|(_, n)| n)
+            .sum::<u64>()
+    };
+    let status_conflicts = conflicts(&after) - conflicts(&before);
 
     cancel.cancel();
     ctrl_rt.block_on(async {
@@ -226,6 +234,7 @@ fn main() -> anyhow::Result<()> {
         "time_to_all_ready_ms": elapsing_ms(elapsed_ready.1),
         "pod_creates": pod_creates,
         "status_updates": status_updates,
+        "status_conflicts": status_conflicts,
         "controller_writes": pod_creates + status_updates + pod_patches + pod_deletes,
         "min_writes": pods + n_rs as u64,
         "pod_patches": pod_patches,
