@@ -267,6 +267,35 @@ fn hand_encoded_objects() {
                             "renewTime": "2023-11-14T22:13:20.123456Z", "leaseTransitions": 0}}),
         ),
         (
+            "core v1 event with zero and set times",
+            envelope(
+                "v1",
+                "Event",
+                &cat(&[
+                    lf(1, &cat(&[meta("e.1"), sf(3, "default")])),
+                    lf(
+                        2,
+                        &cat(&[sf(1, "Pod"), sf(2, "default"), sf(3, "p"), sf(5, "v1")]),
+                    ),
+                    sf(3, "Scheduled"),
+                    sf(4, "assigned"),
+                    lf(5, &sf(1, "scheduler")),
+                    lf(6, &vf(1, 0)),
+                    lf(7, b""),
+                    vf(8, 2),
+                    sf(9, "Normal"),
+                    lf(10, b""),
+                    sf(14, ""),
+                ]),
+            ),
+            json!({"apiVersion": "v1", "kind": "Event",
+                   "metadata": {"name": "e.1", "namespace": "default"},
+                   "involvedObject": {"kind": "Pod", "namespace": "default", "name": "p", "apiVersion": "v1"},
+                   "reason": "Scheduled", "message": "assigned", "source": {"component": "scheduler"},
+                   "firstTimestamp": "1970-01-01T00:00:00Z", "lastTimestamp": null, "count": 2,
+                   "type": "Normal", "eventTime": null}),
+        ),
+        (
             "negative int32 is sign-extended on the wire",
             envelope(
                 "apps/v1",
