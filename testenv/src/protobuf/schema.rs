@@ -4,9 +4,10 @@
 //! (`k8s.io/api/{apps,core,coordination}/v1`, `k8s.io/apimachinery/pkg/apis/meta/v1`,
 //! `pkg/util/intstr`, `pkg/api/resource`, `pkg/runtime`); JSON names are the Go `json` tags.
 
+mod msg;
 mod tables;
 
-pub use tables::Msg;
+pub use msg::Msg;
 
 /// How one field's payload is turned into JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,212 +2,9 @@
 //!
 //! Numbers follow upstream `generated.proto` (apps/v1, core/v1, coordination/v1, meta/v1).
 
-use super::{Field, Kind};
+use super::{Field, Kind, Msg};
 
-/// Every message type the decoder knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Msg {
-    /// `ObjectMeta`
-    ObjectMeta,
-    /// `OwnerReference`
-    OwnerReference,
-    /// `LabelSelector`
-    LabelSelector,
-    /// `LabelSelectorRequirement`
-    LabelSelectorRequirement,
-    /// `Deployment`
-    Deployment,
-    /// `DeploymentSpec`
-    DeploymentSpec,
-    /// `DeploymentStrategy`
-    DeploymentStrategy,
-    /// `RollingUpdateDeployment`
-    RollingUpdateDeployment,
-    /// `DeploymentStatus`
-    DeploymentStatus,
-    /// `DeploymentCondition`
-    DeploymentCondition,
-    /// `ReplicaSet`
-    ReplicaSet,
-    /// `ReplicaSetSpec`
-    ReplicaSetSpec,
-    /// `ReplicaSetStatus`
-    ReplicaSetStatus,
-    /// `ReplicaSetCondition`
-    ReplicaSetCondition,
-    /// `Namespace`
-    Namespace,
-    /// `NamespaceSpec`
-    NamespaceSpec,
-    /// `NamespaceStatus`
-    NamespaceStatus,
-    /// `NamespaceCondition`
-    NamespaceCondition,
-    /// `Pod`
-    Pod,
-    /// `PodSpec`
-    PodSpec,
-    /// `PodTemplateSpec`
-    PodTemplateSpec,
-    /// `Container`
-    Container,
-    /// `ContainerPort`
-    ContainerPort,
-    /// `EnvVar`
-    EnvVar,
-    /// `EnvVarSource`
-    EnvVarSource,
-    /// `ObjectFieldSelector`
-    ObjectFieldSelector,
-    /// `ResourceFieldSelector`
-    ResourceFieldSelector,
-    /// `ConfigMapKeySelector`
-    ConfigMapKeySelector,
-    /// `SecretKeySelector`
-    SecretKeySelector,
-    /// `EnvFromSource`
-    EnvFromSource,
-    /// `ConfigMapEnvSource`
-    ConfigMapEnvSource,
-    /// `SecretEnvSource`
-    SecretEnvSource,
-    /// `ResourceRequirements`
-    ResourceRequirements,
-    /// `ResourceClaim`
-    ResourceClaim,
-    /// `VolumeMount`
-    VolumeMount,
-    /// `PodSecurityContext`
-    PodSecurityContext,
-    /// `SecurityContext`
-    SecurityContext,
-    /// `Capabilities`
-    Capabilities,
-    /// `Toleration`
-    Toleration,
-    /// `LocalObjectReference`
-    LocalObjectReference,
-    /// `Event`
-    Event,
-    /// `EventSource`
-    EventSource,
-    /// `EventSeries`
-    EventSeries,
-    /// `ObjectReference`
-    ObjectReference,
-    /// `Lease`
-    Lease,
-    /// `LeaseSpec`
-    LeaseSpec,
-}
-
-impl Msg {
-    /// The upstream message name, for error messages.
-    pub fn name(self) -> &'static str {
-        match self {
-            Msg::ObjectMeta => "ObjectMeta",
-            Msg::OwnerReference => "OwnerReference",
-            Msg::LabelSelector => "LabelSelector",
-            Msg::LabelSelectorRequirement => "LabelSelectorRequirement",
-            Msg::Deployment => "Deployment",
-            Msg::DeploymentSpec => "DeploymentSpec",
-            Msg::DeploymentStrategy => "DeploymentStrategy",
-            Msg::RollingUpdateDeployment => "RollingUpdateDeployment",
-            Msg::DeploymentStatus => "DeploymentStatus",
-            Msg::DeploymentCondition => "DeploymentCondition",
-            Msg::ReplicaSet => "ReplicaSet",
-            Msg::ReplicaSetSpec => "ReplicaSetSpec",
-            Msg::ReplicaSetStatus => "ReplicaSetStatus",
-            Msg::ReplicaSetCondition => "ReplicaSetCondition",
-            Msg::Namespace => "Namespace",
-            Msg::NamespaceSpec => "NamespaceSpec",
-            Msg::NamespaceStatus => "NamespaceStatus",
-            Msg::NamespaceCondition => "NamespaceCondition",
-            Msg::Pod => "Pod",
-            Msg::PodSpec => "PodSpec",
-            Msg::PodTemplateSpec => "PodTemplateSpec",
-            Msg::Container => "Container",
-            Msg::ContainerPort => "ContainerPort",
-            Msg::EnvVar => "EnvVar",
-            Msg::EnvVarSource => "EnvVarSource",
-            Msg::ObjectFieldSelector => "ObjectFieldSelector",
-            Msg::ResourceFieldSelector => "ResourceFieldSelector",
-            Msg::ConfigMapKeySelector => "ConfigMapKeySelector",
-            Msg::SecretKeySelector => "SecretKeySelector",
-            Msg::EnvFromSource => "EnvFromSource",
-            Msg::ConfigMapEnvSource => "ConfigMapEnvSource",
-            Msg::SecretEnvSource => "SecretEnvSource",
-            Msg::ResourceRequirements => "ResourceRequirements",
-            Msg::ResourceClaim => "ResourceClaim",
-            Msg::VolumeMount => "VolumeMount",
-            Msg::PodSecurityContext => "PodSecurityContext",
-            Msg::SecurityContext => "SecurityContext",
-            Msg::Capabilities => "Capabilities",
-            Msg::Toleration => "Toleration",
-            Msg::LocalObjectReference => "LocalObjectReference",
-            Msg::Event => "Event",
-            Msg::EventSource => "EventSource",
-            Msg::EventSeries => "EventSeries",
-            Msg::ObjectReference => "ObjectReference",
-            Msg::Lease => "Lease",
-            Msg::LeaseSpec => "LeaseSpec",
-        }
-    }
-
-    /// The message's fields, by field number.
-    pub fn fields(self) -> &'static [Field] {
-        match self {
-            Msg::ObjectMeta => OBJECT_META,
-            Msg::OwnerReference => OWNER_REFERENCE,
-            Msg::LabelSelector => LABEL_SELECTOR,
-            Msg::LabelSelectorRequirement => LABEL_SELECTOR_REQUIREMENT,
-            Msg::Deployment => DEPLOYMENT,
-            Msg::DeploymentSpec => DEPLOYMENT_SPEC,
-            Msg::DeploymentStrategy => DEPLOYMENT_STRATEGY,
-            Msg::RollingUpdateDeployment => ROLLING_UPDATE_DEPLOYMENT,
-            Msg::DeploymentStatus => DEPLOYMENT_STATUS,
-            Msg::DeploymentCondition => DEPLOYMENT_CONDITION,
-            Msg::ReplicaSet => REPLICA_SET,
-            Msg::ReplicaSetSpec => REPLICA_SET_SPEC,
-            Msg::ReplicaSetStatus => REPLICA_SET_STATUS,
-            Msg::ReplicaSetCondition => REPLICA_SET_CONDITION,
-            Msg::Namespace => NAMESPACE,
-            Msg::NamespaceSpec => NAMESPACE_SPEC,
-            Msg::NamespaceStatus => NAMESPACE_STATUS,
-            Msg::NamespaceCondition => NAMESPACE_CONDITION,
-            Msg::Pod => POD,
-            Msg::PodSpec => POD_SPEC,
-            Msg::PodTemplateSpec => POD_TEMPLATE_SPEC,
-            Msg::Container => CONTAINER,
-            Msg::ContainerPort => CONTAINER_PORT,
-            Msg::EnvVar => ENV_VAR,
-            Msg::EnvVarSource => ENV_VAR_SOURCE,
-            Msg::ObjectFieldSelector => OBJECT_FIELD_SELECTOR,
-            Msg::ResourceFieldSelector => RESOURCE_FIELD_SELECTOR,
-            Msg::ConfigMapKeySelector => CONFIG_MAP_KEY_SELECTOR,
-            Msg::SecretKeySelector => SECRET_KEY_SELECTOR,
-            Msg::EnvFromSource => ENV_FROM_SOURCE,
-            Msg::ConfigMapEnvSource => CONFIG_MAP_ENV_SOURCE,
-            Msg::SecretEnvSource => SECRET_ENV_SOURCE,
-            Msg::ResourceRequirements => RESOURCE_REQUIREMENTS,
-            Msg::ResourceClaim => RESOURCE_CLAIM,
-            Msg::VolumeMount => VOLUME_MOUNT,
-            Msg::PodSecurityContext => POD_SECURITY_CONTEXT,
-            Msg::SecurityContext => SECURITY_CONTEXT,
-            Msg::Capabilities => CAPABILITIES,
-            Msg::Toleration => TOLERATION,
-            Msg::LocalObjectReference => LOCAL_OBJECT_REFERENCE,
-            Msg::Event => EVENT,
-            Msg::EventSource => EVENT_SOURCE,
-            Msg::EventSeries => EVENT_SERIES,
-            Msg::ObjectReference => OBJECT_REFERENCE,
-            Msg::Lease => LEASE,
-            Msg::LeaseSpec => LEASE_SPEC,
-        }
-    }
-}
-
-const OBJECT_META: &[Field] = &[
+pub(super) const OBJECT_META: &[Field] = &[
     Field::new(1, "name", Kind::String),
     Field::new(2, "generateName", Kind::String),
     Field::new(3, "namespace", Kind::String),
@@ -224,7 +21,7 @@ const OBJECT_META: &[Field] = &[
     Field::new(14, "finalizers", Kind::String).repeated(),
     Field::new(17, "managedFields", Kind::Skip).repeated(),
 ];
-const OWNER_REFERENCE: &[Field] = &[
+pub(super) const OWNER_REFERENCE: &[Field] = &[
     Field::new(1, "kind", Kind::String),
     Field::new(3, "name", Kind::String),
     Field::new(4, "uid", Kind::String),
@@ -232,7 +29,7 @@ const OWNER_REFERENCE: &[Field] = &[
     Field::new(6, "controller", Kind::Bool).pointer(),
     Field::new(7, "blockOwnerDeletion", Kind::Bool).pointer(),
 ];
-const LABEL_SELECTOR: &[Field] = &[
+pub(super) const LABEL_SELECTOR: &[Field] = &[
     Field::new(1, "matchLabels", Kind::MapString),
     Field::new(
         2,
@@ -241,17 +38,17 @@ const LABEL_SELECTOR: &[Field] = &[
     )
     .repeated(),
 ];
-const LABEL_SELECTOR_REQUIREMENT: &[Field] = &[
+pub(super) const LABEL_SELECTOR_REQUIREMENT: &[Field] = &[
     Field::new(1, "key", Kind::String),
     Field::new(2, "operator", Kind::String),
     Field::new(3, "values", Kind::String).repeated(),
 ];
-const DEPLOYMENT: &[Field] = &[
+pub(super) const DEPLOYMENT: &[Field] = &[
     Field::new(1, "metadata", Kind::Message(Msg::ObjectMeta)),
     Field::new(2, "spec", Kind::Message(Msg::DeploymentSpec)),
     Field::new(3, "status", Kind::Message(Msg::DeploymentStatus)),
 ];
-const DEPLOYMENT_SPEC: &[Field] = &[
+pub(super) const DEPLOYMENT_SPEC: &[Field] = &[
     Field::new(1, "replicas", Kind::Int32).pointer(),
     Field::new(2, "selector", Kind::Message(Msg::LabelSelector)),
     Field::new(3, "template", Kind::Message(Msg::PodTemplateSpec)),
@@ -261,7 +58,7 @@ const DEPLOYMENT_SPEC: &[Field] = &[
     Field::new(7, "paused", Kind::Bool),
     Field::new(9, "progressDeadlineSeconds", Kind::Int32).pointer(),
 ];
-const DEPLOYMENT_STRATEGY: &[Field] = &[
+pub(super) const DEPLOYMENT_STRATEGY: &[Field] = &[
     Field::new(1, "type", Kind::String),
     Field::new(
         2,
@@ -269,11 +66,11 @@ const DEPLOYMENT_STRATEGY: &[Field] = &[
         Kind::Message(Msg::RollingUpdateDeployment),
     ),
 ];
-const ROLLING_UPDATE_DEPLOYMENT: &[Field] = &[
+pub(super) const ROLLING_UPDATE_DEPLOYMENT: &[Field] = &[
     Field::new(1, "maxUnavailable", Kind::IntOrString),
     Field::new(2, "maxSurge", Kind::IntOrString),
 ];
-const DEPLOYMENT_STATUS: &[Field] = &[
+pub(super) const DEPLOYMENT_STATUS: &[Field] = &[
     Field::new(1, "observedGeneration", Kind::Int64),
     Field::new(2, "replicas", Kind::Int32),
     Field::new(3, "updatedReplicas", Kind::Int32),
@@ -284,7 +81,7 @@ const DEPLOYMENT_STATUS: &[Field] = &[
     Field::new(8, "collisionCount", Kind::Int32).pointer(),
     Field::new(9, "terminatingReplicas", Kind::Int32).pointer(),
 ];
-const DEPLOYMENT_CONDITION: &[Field] = &[
+pub(super) const DEPLOYMENT_CONDITION: &[Field] = &[
     Field::new(1, "type", Kind::String),
     Field::new(2, "status", Kind::String),
     Field::new(4, "reason", Kind::String),
@@ -292,18 +89,18 @@ const DEPLOYMENT_CONDITION: &[Field] = &[
     Field::new(6, "lastUpdateTime", Kind::Time),
     Field::new(7, "lastTransitionTime", Kind::Time),
 ];
-const REPLICA_SET: &[Field] = &[
+pub(super) const REPLICA_SET: &[Field] = &[
     Field::new(1, "metadata", Kind::Message(Msg::ObjectMeta)),
     Field::new(2, "spec", Kind::Message(Msg::ReplicaSetSpec)),
     Field::new(3, "status", Kind::Message(Msg::ReplicaSetStatus)),
 ];
-const REPLICA_SET_SPEC: &[Field] = &[
+pub(super) const REPLICA_SET_SPEC: &[Field] = &[
     Field::new(1, "replicas", Kind::Int32).pointer(),
     Field::new(2, "selector", Kind::Message(Msg::LabelSelector)),
     Field::new(3, "template", Kind::Message(Msg::PodTemplateSpec)),
     Field::new(4, "minReadySeconds", Kind::Int32),
 ];
-const REPLICA_SET_STATUS: &[Field] = &[
+pub(super) const REPLICA_SET_STATUS: &[Field] = &[
     Field::new(1, "replicas", Kind::Int32),
     Field::new(2, "fullyLabeledReplicas", Kind::Int32),
     Field::new(3, "observedGeneration", Kind::Int64),
@@ -312,36 +109,36 @@ const REPLICA_SET_STATUS: &[Field] = &[
     Field::new(6, "conditions", Kind::Message(Msg::ReplicaSetCondition)).repeated(),
     Field::new(7, "terminatingReplicas", Kind::Int32).pointer(),
 ];
-const REPLICA_SET_CONDITION: &[Field] = &[
+pub(super) const REPLICA_SET_CONDITION: &[Field] = &[
     Field::new(1, "type", Kind::String),
     Field::new(2, "status", Kind::String),
     Field::new(3, "lastTransitionTime", Kind::Time),
     Field::new(4, "reason", Kind::String),
     Field::new(5, "message", Kind::String),
 ];
-const NAMESPACE: &[Field] = &[
+pub(super) const NAMESPACE: &[Field] = &[
     Field::new(1, "metadata", Kind::Message(Msg::ObjectMeta)),
     Field::new(2, "spec", Kind::Message(Msg::NamespaceSpec)),
     Field::new(3, "status", Kind::Message(Msg::NamespaceStatus)),
 ];
-const NAMESPACE_SPEC: &[Field] = &[Field::new(1, "finalizers", Kind::String).repeated()];
-const NAMESPACE_STATUS: &[Field] = &[
+pub(super) const NAMESPACE_SPEC: &[Field] = &[Field::new(1, "finalizers", Kind::String).repeated()];
+pub(super) const NAMESPACE_STATUS: &[Field] = &[
     Field::new(1, "phase", Kind::String),
     Field::new(2, "conditions", Kind::Message(Msg::NamespaceCondition)).repeated(),
 ];
-const NAMESPACE_CONDITION: &[Field] = &[
+pub(super) const NAMESPACE_CONDITION: &[Field] = &[
     Field::new(1, "type", Kind::String),
     Field::new(2, "status", Kind::String),
     Field::new(4, "lastTransitionTime", Kind::Time),
     Field::new(5, "reason", Kind::String),
     Field::new(6, "message", Kind::String),
 ];
-const POD: &[Field] = &[
+pub(super) const POD: &[Field] = &[
     Field::new(1, "metadata", Kind::Message(Msg::ObjectMeta)),
     Field::new(2, "spec", Kind::Message(Msg::PodSpec)),
     Field::new(3, "status", Kind::Unsupported("PodStatus")),
 ];
-const POD_SPEC: &[Field] = &[
+pub(super) const POD_SPEC: &[Field] = &[
     Field::new(1, "volumes", Kind::Unsupported("Volume")).repeated(),
     Field::new(2, "containers", Kind::Message(Msg::Container)).repeated(),
     Field::new(3, "restartPolicy", Kind::String),
@@ -409,11 +206,11 @@ const POD_SPEC: &[Field] = &[
     Field::new(41, "hostnameOverride", Kind::String).pointer(),
     Field::new(42, "workloadRef", Kind::Unsupported("WorkloadReference")),
 ];
-const POD_TEMPLATE_SPEC: &[Field] = &[
+pub(super) const POD_TEMPLATE_SPEC: &[Field] = &[
     Field::new(1, "metadata", Kind::Message(Msg::ObjectMeta)),
     Field::new(2, "spec", Kind::Message(Msg::PodSpec)),
 ];
-const CONTAINER: &[Field] = &[
+pub(super) const CONTAINER: &[Field] = &[
     Field::new(1, "name", Kind::String),
     Field::new(2, "image", Kind::String),
     Field::new(3, "command", Kind::String).repeated(),
@@ -450,19 +247,19 @@ const CONTAINER: &[Field] = &[
     )
     .repeated(),
 ];
-const CONTAINER_PORT: &[Field] = &[
+pub(super) const CONTAINER_PORT: &[Field] = &[
     Field::new(1, "name", Kind::String),
     Field::new(2, "hostPort", Kind::Int32),
     Field::new(3, "containerPort", Kind::Int32),
     Field::new(4, "protocol", Kind::String),
     Field::new(5, "hostIP", Kind::String),
 ];
-const ENV_VAR: &[Field] = &[
+pub(super) const ENV_VAR: &[Field] = &[
     Field::new(1, "name", Kind::String),
     Field::new(2, "value", Kind::String),
     Field::new(3, "valueFrom", Kind::Message(Msg::EnvVarSource)),
 ];
-const ENV_VAR_SOURCE: &[Field] = &[
+pub(super) const ENV_VAR_SOURCE: &[Field] = &[
     Field::new(1, "fieldRef", Kind::Message(Msg::ObjectFieldSelector)),
     Field::new(
         2,
@@ -477,16 +274,16 @@ const ENV_VAR_SOURCE: &[Field] = &[
     Field::new(4, "secretKeyRef", Kind::Message(Msg::SecretKeySelector)),
     Field::new(5, "fileKeyRef", Kind::Unsupported("FileKeySelector")),
 ];
-const OBJECT_FIELD_SELECTOR: &[Field] = &[
+pub(super) const OBJECT_FIELD_SELECTOR: &[Field] = &[
     Field::new(1, "apiVersion", Kind::String),
     Field::new(2, "fieldPath", Kind::String),
 ];
-const RESOURCE_FIELD_SELECTOR: &[Field] = &[
+pub(super) const RESOURCE_FIELD_SELECTOR: &[Field] = &[
     Field::new(1, "containerName", Kind::String),
     Field::new(2, "resource", Kind::String),
     Field::new(3, "divisor", Kind::Quantity),
 ];
-const CONFIG_MAP_KEY_SELECTOR: &[Field] = &[
+pub(super) const CONFIG_MAP_KEY_SELECTOR: &[Field] = &[
     Field::new(
         1,
         "localObjectReference",
@@ -495,7 +292,7 @@ const CONFIG_MAP_KEY_SELECTOR: &[Field] = &[
     Field::new(2, "key", Kind::String),
     Field::new(3, "optional", Kind::Bool).pointer(),
 ];
-const SECRET_KEY_SELECTOR: &[Field] = &[
+pub(super) const SECRET_KEY_SELECTOR: &[Field] = &[
     Field::new(
         1,
         "localObjectReference",
@@ -504,12 +301,12 @@ const SECRET_KEY_SELECTOR: &[Field] = &[
     Field::new(2, "key", Kind::String),
     Field::new(3, "optional", Kind::Bool).pointer(),
 ];
-const ENV_FROM_SOURCE: &[Field] = &[
+pub(super) const ENV_FROM_SOURCE: &[Field] = &[
     Field::new(1, "prefix", Kind::String),
     Field::new(2, "configMapRef", Kind::Message(Msg::ConfigMapEnvSource)),
     Field::new(3, "secretRef", Kind::Message(Msg::SecretEnvSource)),
 ];
-const CONFIG_MAP_ENV_SOURCE: &[Field] = &[
+pub(super) const CONFIG_MAP_ENV_SOURCE: &[Field] = &[
     Field::new(
         1,
         "localObjectReference",
@@ -517,7 +314,7 @@ const CONFIG_MAP_ENV_SOURCE: &[Field] = &[
     ),
     Field::new(2, "optional", Kind::Bool).pointer(),
 ];
-const SECRET_ENV_SOURCE: &[Field] = &[
+pub(super) const SECRET_ENV_SOURCE: &[Field] = &[
     Field::new(
         1,
         "localObjectReference",
@@ -525,16 +322,16 @@ const SECRET_ENV_SOURCE: &[Field] = &[
     ),
     Field::new(2, "optional", Kind::Bool).pointer(),
 ];
-const RESOURCE_REQUIREMENTS: &[Field] = &[
+pub(super) const RESOURCE_REQUIREMENTS: &[Field] = &[
     Field::new(1, "limits", Kind::MapQuantity),
     Field::new(2, "requests", Kind::MapQuantity),
     Field::new(3, "claims", Kind::Message(Msg::ResourceClaim)).repeated(),
 ];
-const RESOURCE_CLAIM: &[Field] = &[
+pub(super) const RESOURCE_CLAIM: &[Field] = &[
     Field::new(1, "name", Kind::String),
     Field::new(2, "request", Kind::String),
 ];
-const VOLUME_MOUNT: &[Field] = &[
+pub(super) const VOLUME_MOUNT: &[Field] = &[
     Field::new(1, "name", Kind::String),
     Field::new(2, "readOnly", Kind::Bool),
     Field::new(3, "mountPath", Kind::String),
@@ -543,7 +340,7 @@ const VOLUME_MOUNT: &[Field] = &[
     Field::new(6, "subPathExpr", Kind::String),
     Field::new(7, "recursiveReadOnly", Kind::String).pointer(),
 ];
-const POD_SECURITY_CONTEXT: &[Field] = &[
+pub(super) const POD_SECURITY_CONTEXT: &[Field] = &[
     Field::new(1, "seLinuxOptions", Kind::Unsupported("SeLinuxOptions")),
     Field::new(2, "runAsUser", Kind::Int64).pointer(),
     Field::new(3, "runAsNonRoot", Kind::Bool).pointer(),
@@ -562,7 +359,7 @@ const POD_SECURITY_CONTEXT: &[Field] = &[
     Field::new(12, "supplementalGroupsPolicy", Kind::String).pointer(),
     Field::new(13, "seLinuxChangePolicy", Kind::String).pointer(),
 ];
-const SECURITY_CONTEXT: &[Field] = &[
+pub(super) const SECURITY_CONTEXT: &[Field] = &[
     Field::new(1, "capabilities", Kind::Message(Msg::Capabilities)),
     Field::new(2, "privileged", Kind::Bool).pointer(),
     Field::new(3, "seLinuxOptions", Kind::Unsupported("SeLinuxOptions")),
@@ -580,19 +377,19 @@ const SECURITY_CONTEXT: &[Field] = &[
     Field::new(11, "seccompProfile", Kind::Unsupported("SeccompProfile")),
     Field::new(12, "appArmorProfile", Kind::Unsupported("AppArmorProfile")),
 ];
-const CAPABILITIES: &[Field] = &[
+pub(super) const CAPABILITIES: &[Field] = &[
     Field::new(1, "add", Kind::String).repeated(),
     Field::new(2, "drop", Kind::String).repeated(),
 ];
-const TOLERATION: &[Field] = &[
+pub(super) const TOLERATION: &[Field] = &[
     Field::new(1, "key", Kind::String),
     Field::new(2, "operator", Kind::String),
     Field::new(3, "value", Kind::String),
     Field::new(4, "effect", Kind::String),
     Field::new(5, "tolerationSeconds", Kind::Int64).pointer(),
 ];
-const LOCAL_OBJECT_REFERENCE: &[Field] = &[Field::new(1, "name", Kind::String)];
-const EVENT: &[Field] = &[
+pub(super) const LOCAL_OBJECT_REFERENCE: &[Field] = &[Field::new(1, "name", Kind::String)];
+pub(super) const EVENT: &[Field] = &[
     Field::new(1, "metadata", Kind::Message(Msg::ObjectMeta)),
     Field::new(2, "involvedObject", Kind::Message(Msg::ObjectReference)),
     Field::new(3, "reason", Kind::String),
@@ -609,15 +406,15 @@ const EVENT: &[Field] = &[
     Field::new(14, "reportingComponent", Kind::String),
     Field::new(15, "reportingInstance", Kind::String),
 ];
-const EVENT_SOURCE: &[Field] = &[
+pub(super) const EVENT_SOURCE: &[Field] = &[
     Field::new(1, "component", Kind::String),
     Field::new(2, "host", Kind::String),
 ];
-const EVENT_SERIES: &[Field] = &[
+pub(super) const EVENT_SERIES: &[Field] = &[
     Field::new(1, "count", Kind::Int32),
     Field::new(2, "lastObservedTime", Kind::MicroTime),
 ];
-const OBJECT_REFERENCE: &[Field] = &[
+pub(super) const OBJECT_REFERENCE: &[Field] = &[
     Field::new(1, "kind", Kind::String),
     Field::new(2, "namespace", Kind::String),
     Field::new(3, "name", Kind::String),
@@ -626,11 +423,11 @@ const OBJECT_REFERENCE: &[Field] = &[
     Field::new(6, "resourceVersion", Kind::String),
     Field::new(7, "fieldPath", Kind::String),
 ];
-const LEASE: &[Field] = &[
+pub(super) const LEASE: &[Field] = &[
     Field::new(1, "metadata", Kind::Message(Msg::ObjectMeta)),
     Field::new(2, "spec", Kind::Message(Msg::LeaseSpec)),
 ];
-const LEASE_SPEC: &[Field] = &[
+pub(super) const LEASE_SPEC: &[Field] = &[
     Field::new(1, "holderIdentity", Kind::String).pointer(),
     Field::new(2, "leaseDurationSeconds", Kind::Int32).pointer(),
     Field::new(3, "acquireTime", Kind::MicroTime),
