@@ -39,6 +39,7 @@ pub mod list;
 pub mod meta;
 pub mod metrics;
 pub mod patch;
+pub mod protobuf;
 pub mod quantity;
 pub mod registry;
 pub mod routes;

@@ -307,11 +307,21 @@ impl ApiServer {
         method: &Method,
         t: Target,
         verb: &'static str,
-        ctx: Ctx,
+        mut ctx: Ctx,
     ) -> ApiResult<Response<Body>> {
         if matches!(*method, Method::POST | Method::PUT) {
             let ct = ctx.content_type.to_ascii_lowercase();
-            if ct.contains("protobuf") || ct.contains("cbor") {
+            if ct.starts_with("application/vnd.kubernetes.protobuf") {
+                // kubectl's imperative creates (`kubectl create deployment`, `create namespace`)
+                // send protobuf; decode it to the JSON the rest of the server works on.
+                let json = crate::protobuf::decode_body(&ctx.body).map_err(|e| {
+                    let mut err = ApiError::unsupported_media_type(&ctx.content_type);
+                    err.message = format!("{}: {e}", err.message);
+                    err
+                })?;
+                ctx.body = Bytes::from(json.to_string());
+                ctx.content_type = "application/json".to_string();
+            } else if ct.contains("protobuf") || ct.contains("cbor") {
                 return Err(ApiError::unsupported_media_type(&ctx.content_type));
             }
         }
