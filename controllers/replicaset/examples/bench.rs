@@ -120,7 +120,10 @@ fn main() -> anyhow::Result<()> {
         let sim = Simulation::start(
             env.client(),
             SimConfig {
-                nodes: 10,
+                // Simulated nodes take 110 pods each (upstream default): ~100 per node.
+                nodes: (n_rs * usize::try_from(replicas).unwrap_or(0))
+                    .div_ceil(100)
+                    .max(1),
                 pod_ready_after: Duration::from_millis(100),
                 gc: false,
                 namespace_controller: false,
