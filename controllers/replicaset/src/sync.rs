@@ -146,3 +146,7 @@ impl Core {
 #[cfg(test)]
 #[path = "sync_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "sync_claim_tests.rs"]
+mod claim_tests;
