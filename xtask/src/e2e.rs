@@ -41,8 +41,17 @@ fn deployment(ns: &str, name: &str, replicas: i64, image: &str, strategy: Value)
     .to_string()
 }
 
+/// An IntOrString: "25%" stays a string, "2" becomes the integer 2 (a string without `%` is
+/// invalid, as upstream validation says).
+fn int_or_percent(v: &str) -> Value {
+    v.parse::<i64>()
+        .map(Value::from)
+        .unwrap_or_else(|_| Value::from(v))
+}
+
 fn rolling(surge: &str, unavailable: &str) -> Value {
-    json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": surge, "maxUnavailable": unavailable}})
+    json!({"type": "RollingUpdate", "rollingUpdate": {
+        "maxSurge": int_or_percent(surge), "maxUnavailable": int_or_percent(unavailable)}})
 }
 
 fn create_namespace(c: &Cluster, ns: &str) -> anyhow::Result<()> {
@@ -403,6 +412,231 @@ fn scenario_cascade(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sample>> {
     Ok(obs.samples)
 }
 
+fn apply_patched(
+    c: &Cluster,
+    ns: &str,
+    name: &str,
+    replicas: i64,
+    strategy: Value,
+    patch: impl FnOnce(&mut Value),
+) -> anyhow::Result<()> {
+    let mut d: Value = serde_json::from_str(&deployment(ns, name, replicas, "app:v1", strategy))?;
+    patch(&mut d);
+    c.kubectl_stdin(&["apply", "-f", "-"], &d.to_string())?;
+    Ok(())
+}
+
+/// Rolls `name` to a template whose pods never become Ready.
+fn roll_to_never_ready(c: &Cluster, ns: &str, name: &str) -> anyhow::Result<()> {
+    let patch = json!({"spec": {"template": {"metadata": {"annotations": {"sim.kcm-rs.io/never-ready": "true"}},
+        "spec": {"containers": [{"name": "app", "image": "app:broken"}]}}}});
+    c.kubectl(&[
+        "-n",
+        ns,
+        "patch",
+        &format!("deployment/{name}"),
+        "--type=strategic",
+        "-p",
+        &patch.to_string(),
+    ])?;
+    Ok(())
+}
+
+fn progressing_reason(c: &Cluster, ns: &str, name: &str) -> anyhow::Result<Option<String>> {
+    let d = c.get_json(&["deployment", name, "-n", ns])?;
+    Ok(d["status"]["conditions"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|x| x["type"] == "Progressing"))
+        .and_then(|x| x["reason"].as_str().map(str::to_string)))
+}
+
+fn scenario_progress_deadline(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sample>> {
+    let r = Rollout {
+        ns: ns.into(),
+        name: "web".into(),
+        max_surge: 1,
+        max_unavailable: 0,
+        recreate: false,
+    };
+    let mut obs = Observer::new(true);
+    apply_patched(c, ns, "web", 3, rolling("1", "0"), |d| {
+        d["spec"]["progressDeadlineSeconds"] = json!(3)
+    })?;
+    watch(c, &r, &mut obs, false, |c| complete(c, ns, "web"))?;
+    roll_to_never_ready(c, ns, "web")?;
+    watch(c, &r, &mut obs, true, |c| {
+        Ok(progressing_reason(c, ns, "web")?.as_deref() == Some("ProgressDeadlineExceeded"))
+    })?;
+    let last = obs.observe(c, ns, "web")?.clone();
+    ensure!(
+        last.rs.iter().map(|x| x.replicas).sum::<i64>() == 4,
+        "stalled at the surge limit (3 old + 1 new): {:?}",
+        last.rs
+    );
+    let status = c.kubectl(&[
+        "-n",
+        ns,
+        "rollout",
+        "status",
+        "deployment/web",
+        "--timeout=10s",
+    ]);
+    ensure!(
+        status.is_err(),
+        "kubectl rollout status must fail on an exceeded progress deadline"
+    );
+    Ok(obs.samples)
+}
+
+fn scenario_proportional_scaling(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sample>> {
+    let r = Rollout {
+        ns: ns.into(),
+        name: "web".into(),
+        max_surge: 3,
+        max_unavailable: 2,
+        recreate: false,
+    };
+    let mut obs = Observer::new(true);
+    c.kubectl_stdin(
+        &["apply", "-f", "-"],
+        &deployment(ns, "web", 10, "app:v1", rolling("3", "2")),
+    )?;
+    watch(c, &r, &mut obs, false, |c| complete(c, ns, "web"))?;
+    roll_to_never_ready(c, ns, "web")?;
+    // Stalled: old 8 (10 − maxUnavailable), new 5 (13 − 8).
+    let stalled = wait_for("the rollout to stall", TIMEOUT, || {
+        let s = obs.observe(c, ns, "web")?.clone();
+        Ok((s.rs.len() == 2 && s.rs[0].replicas == 8 && s.rs[1].replicas == 5).then_some(s))
+    })?;
+    check(&r, &stalled, true).map_err(anyhow::Error::msg)?;
+    c.kubectl(&["-n", ns, "scale", "deployment/web", "--replicas=20"])?;
+    // maxSurge is an absolute 3, so 13 → 23 (20 + 3): the 10 extra replicas are split in
+    // proportion to 8:5 with upstream's rounding, round(8·23/13) = 14 and round(5·23/13) = 9.
+    let scaled = wait_for("proportional scaling", TIMEOUT, || {
+        let s = obs.observe(c, ns, "web")?.clone();
+        Ok((s.rs.iter().map(|x| x.replicas).sum::<i64>() == 23).then_some(s))
+    })?;
+    check(&r, &scaled, false).map_err(anyhow::Error::msg)?;
+    ensure!(
+        (scaled.rs[0].replicas, scaled.rs[1].replicas) == (14, 9),
+        "old 14, new 9: {:?}",
+        scaled.rs
+    );
+    Ok(obs.samples)
+}
+
+fn scenario_min_ready_seconds(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sample>> {
+    let r = Rollout {
+        ns: ns.into(),
+        name: "web".into(),
+        max_surge: 1,
+        max_unavailable: 0,
+        recreate: false,
+    };
+    let mut obs = Observer::new(true);
+    apply_patched(c, ns, "web", 2, rolling("1", "0"), |d| {
+        d["spec"]["minReadySeconds"] = json!(2)
+    })?;
+    let mut saw_ready_not_available = false;
+    watch(c, &r, &mut obs, false, |c| {
+        let d = c.get_json(&["deployment", "web", "-n", ns])?;
+        let ready = d["status"]["readyReplicas"].as_i64().unwrap_or(0);
+        let available = d["status"]["availableReplicas"].as_i64().unwrap_or(0);
+        saw_ready_not_available |= ready > available;
+        complete(c, ns, "web")
+    })?;
+    ensure!(
+        saw_ready_not_available,
+        "with minReadySeconds=2, pods are Ready before they count as available"
+    );
+    Ok(obs.samples)
+}
+
+fn scenario_revision_history_limit(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sample>> {
+    let r = Rollout {
+        ns: ns.into(),
+        name: "web".into(),
+        max_surge: 1,
+        max_unavailable: 0,
+        recreate: false,
+    };
+    let mut obs = Observer::new(true);
+    apply_patched(c, ns, "web", 2, rolling("1", "0"), |d| {
+        d["spec"]["revisionHistoryLimit"] = json!(1)
+    })?;
+    watch(c, &r, &mut obs, false, |c| complete(c, ns, "web"))?;
+    for image in ["app:v2", "app:v3", "app:v4"] {
+        c.kubectl(&[
+            "-n",
+            ns,
+            "set",
+            "image",
+            "deployment/web",
+            &format!("app={image}"),
+        ])?;
+        std::thread::sleep(Duration::from_millis(300));
+        watch(c, &r, &mut obs, true, |c| complete(c, ns, "web"))?;
+    }
+    wait_for(
+        "old ReplicaSets beyond the limit to be deleted",
+        TIMEOUT,
+        || {
+            let rs = c.get_json(&["replicasets", "-n", ns])?;
+            Ok((rs["items"].as_array().map(Vec::len) == Some(2)).then_some(()))
+        },
+    )?;
+    Ok(obs.samples)
+}
+
+fn scenario_adopt_release(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sample>> {
+    let r = Rollout {
+        ns: ns.into(),
+        name: "web".into(),
+        max_surge: 1,
+        max_unavailable: 0,
+        recreate: false,
+    };
+    let mut obs = Observer::new(true);
+    c.kubectl_stdin(
+        &["apply", "-f", "-"],
+        &deployment(ns, "web", 2, "app:v1", rolling("1", "0")),
+    )?;
+    watch(c, &r, &mut obs, false, |c| complete(c, ns, "web"))?;
+    // Release: a pod relabelled out of the selector loses its owner reference and is replaced.
+    let pod = active_pods(c, ns, "web")?
+        .first()
+        .and_then(|p| p["metadata"]["name"].as_str().map(str::to_string))
+        .context("a pod")?;
+    c.kubectl(&[
+        "-n",
+        ns,
+        "label",
+        "pod",
+        &pod,
+        "app=elsewhere",
+        "--overwrite",
+    ])?;
+    wait_for("the pod to be released and replaced", TIMEOUT, || {
+        let p = c.get_json(&["pod", &pod, "-n", ns])?;
+        let released = p["metadata"]["ownerReferences"]
+            .as_array()
+            .is_none_or(|o| o.iter().all(|x| x["controller"] != true));
+        Ok((released && active_pods(c, ns, "web")?.len() == 2).then_some(()))
+    })?;
+    // Adoption: relabelled back, the orphan matches again and is adopted; one pod too many is deleted.
+    c.kubectl(&["-n", ns, "label", "pod", &pod, "app=web", "--overwrite"])?;
+    wait_for("adoption and scale-down back to 2", TIMEOUT, || {
+        let pods = active_pods(c, ns, "web")?;
+        let all_owned = pods.iter().all(|p| {
+            p["metadata"]["ownerReferences"]
+                .as_array()
+                .is_some_and(|o| o.iter().any(|x| x["controller"] == true))
+        });
+        Ok((pods.len() == 2 && all_owned).then_some(()))
+    })?;
+    Ok(obs.samples)
+}
+
 const SCENARIOS: &[(&str, Scenario)] = &[
     ("create-and-scale", scenario_scale),
     ("rolling-update-25pct", scenario_rolling_25),
@@ -416,6 +650,14 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     ("rollout-undo", scenario_undo),
     ("pod-deleted-is-replaced", scenario_pod_replaced),
     ("deployment-deletion-cascades", scenario_cascade),
+    ("progress-deadline-exceeded", scenario_progress_deadline),
+    (
+        "proportional-scaling-stalled-rollout",
+        scenario_proportional_scaling,
+    ),
+    ("min-ready-seconds", scenario_min_ready_seconds),
+    ("revision-history-limit", scenario_revision_history_limit),
+    ("adopt-and-release-pods", scenario_adopt_release),
 ];
 
 /// Two kcm instances with leader election: only the leader acts; after it is killed the other
