@@ -14,7 +14,6 @@ const WORKLOADS: &[(&str, &str, &str, &[&str])] = &[
     ("informer", "kcm-informer", "bench", &[]),
     ("controller", "kcm-controller", "bench", &[]),
     ("replicaset", "kcm-replicaset", "bench", &[]),
-    ("deployment", "kcm-deployment", "bench", &[]),
 ];
 
 pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
