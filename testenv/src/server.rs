@@ -62,6 +62,10 @@ pub struct RequestInfo {
 pub trait RequestHook: Send + Sync + std::fmt::Debug {
     /// Decide what happens to the request.
     fn before(&self, req: &RequestInfo) -> HookDecision;
+    /// Extra Prometheus text appended to `/metrics` (e.g. counters of injected faults).
+    fn metrics_text(&self) -> String {
+        String::new()
+    }
 }
 
 /// Parsed request context shared by the handlers.
@@ -284,7 +288,11 @@ impl ApiServer {
             Route::Version => Ok(value_response(200, &discovery::version())),
             Route::Health => Ok(text_response(200, "text/plain; charset=utf-8", "ok")),
             Route::Metrics => {
-                let mut r = json_response(200, self.metrics.render_prometheus());
+                let mut text = self.metrics.render_prometheus();
+                if let Some(hook) = self.hook.read().as_ref() {
+                    text.push_str(&hook.metrics_text());
+                }
+                let mut r = json_response(200, text);
                 r.headers_mut().insert(
                     header::CONTENT_TYPE,
                     HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),

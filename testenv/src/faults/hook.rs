@@ -60,6 +60,10 @@ impl crate::server::RequestHook for FaultInjector {
             HookDecision::Delay(decision.latency)
         }
     }
+
+    fn metrics_text(&self) -> String {
+        self.render_metrics()
+    }
 }
 
 impl FaultInjector {
