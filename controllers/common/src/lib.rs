@@ -14,6 +14,7 @@
 //! | [`controller_ref_manager`] | `ClaimPods`, `ClaimReplicaSets`, `RecheckDeletionTimestamp` | adopt/release dependents |
 //! | [`event_recorder`], [`event_correlator`] | `tools/record` | core/v1 Events with aggregation, dedup and spam filtering |
 //! | [`worker`] | `processNextWorkItem` / `handleErr` | worker loop over `kcm-workqueue` |
+//! | [`sync_metrics`] | — | sync durations for a process-wide observer (metrics) |
 //! | [`clock`] | `k8s.io/utils/clock` | real and fake clocks |
 //!
 //! Libraries using this crate pick no k8s-openapi version feature; binaries and
@@ -74,6 +75,7 @@ pub mod pod_util;
 pub mod ranking;
 pub mod rs_control;
 pub mod slow_start;
+pub mod sync_metrics;
 #[cfg(test)]
 mod testing;
 pub mod worker;

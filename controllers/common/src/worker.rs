@@ -11,6 +11,9 @@
 //!   policy's `forget_if` accepts (upstream: NamespaceTerminating) are forgotten
 //!   at once.
 //!
+//! Every sync is timed and reported to the observer installed with
+//! [`set_sync_observer`](crate::sync_metrics::set_sync_observer), under the queue's name.
+//!
 //! Shutdown is graceful: once the shutdown future completes, workers stop
 //! taking keys, the queue is shut down, and [`WorkerPool::run`] returns after
 //! every in-flight sync has finished.
@@ -19,11 +22,14 @@ use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::time::Instant;
 
 use futures::FutureExt;
 use kcm_workqueue::RateLimitingQueue;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
+
+use crate::sync_metrics::{self, SyncOutcome};
 
 /// Upstream Deployment controller's `maxRetries`.
 pub const DEPLOYMENT_MAX_RETRIES: usize = 15;
@@ -171,7 +177,14 @@ pub async fn process_item<E, F, Fut>(
     F: Fn(String) -> Fut,
     Fut: Future<Output = Result<(), E>>,
 {
+    let started = Instant::now();
     let result = AssertUnwindSafe(sync(key.clone())).catch_unwind().await;
+    let outcome = match &result {
+        Ok(Ok(())) => SyncOutcome::Success,
+        Ok(Err(_)) => SyncOutcome::Error,
+        Err(_) => SyncOutcome::Panic,
+    };
+    sync_metrics::observe(queue.queue().name(), started.elapsed(), outcome);
     match result {
         Ok(Ok(())) => queue.forget(&key),
         Ok(Err(err)) => handle_err(queue, policy, &key, &err),

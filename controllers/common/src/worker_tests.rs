@@ -170,3 +170,45 @@ async fn graceful_shutdown_finishes_in_flight_only() {
     assert_eq!(finished.load(Ordering::SeqCst), 1, "b was never taken");
     assert!(started.try_recv().is_err());
 }
+
+/// Records every observed sync; installed once for this test binary.
+#[derive(Debug, Default)]
+struct Recorder(parking_lot::Mutex<Vec<(String, crate::sync_metrics::SyncOutcome)>>);
+
+impl crate::sync_metrics::SyncObserver for Recorder {
+    fn observe(&self, queue: &str, _elapsed: Duration, outcome: crate::sync_metrics::SyncOutcome) {
+        self.0.lock().push((queue.to_string(), outcome));
+    }
+}
+
+#[tokio::test]
+async fn every_sync_is_reported_to_the_observer_under_the_queue_name() {
+    use crate::sync_metrics::{SyncOutcome, set_sync_observer};
+    let recorder = Arc::new(Recorder::default());
+    assert!(set_sync_observer(recorder.clone()), "only this test installs one");
+    let q: RateLimitingQueue<String> = RateLimitingQueue::builder().name("observed").build();
+    let policy = RetryPolicy::<String>::unlimited();
+    let sync = |k: String| async move {
+        match k.as_str() {
+            "ok" => Ok(()),
+            "fails" => Err("boom".to_string()),
+            _ => panic!("sync panicked on purpose"),
+        }
+    };
+    for key in ["ok", "fails", "panics"] {
+        q.add(key.to_string());
+        let key = q.get().await.expect("queued");
+        process_item(&q, &policy, &sync, key).await;
+    }
+    let seen: Vec<_> = recorder
+        .0
+        .lock()
+        .iter()
+        .filter(|(queue, _)| queue == "observed")
+        .map(|(_, outcome)| *outcome)
+        .collect();
+    assert_eq!(
+        seen,
+        [SyncOutcome::Success, SyncOutcome::Error, SyncOutcome::Panic]
+    );
+}
