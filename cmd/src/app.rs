@@ -13,13 +13,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use prometheus_client::metrics::gauge::Gauge;
 use tokio_util::sync::CancellationToken;
 
 use kcm_informer::{InformerFactory, InformerOptions};
 
 use crate::leader_election::{LeaderElectionConfig, LeaderElector, MAX_TOLERABLE_EXPIRED_LEASE};
 use crate::lease_lock::KubeLeaseLock;
+use crate::metrics::Metrics;
 use crate::options::Options;
 use crate::serving::{Endpoints, Probe};
 
@@ -98,19 +98,24 @@ pub fn identity() -> String {
 }
 
 /// Runs the enabled `controllers` with `client` until `stop` fires or leadership is lost.
+///
+/// `metrics` is served at `/metrics` and installed as the process-wide sink of work-queue and
+/// sync metrics (give `client` the same one, see [`build_client`](crate::client::build_client)).
 pub async fn run(
     options: &Options,
     client: kube::Client,
+    metrics: Metrics,
     controllers: Vec<Controller>,
     stop: CancellationToken,
 ) -> anyhow::Result<Exit> {
     let endpoints = Endpoints::new();
-    let leading = Gauge::<i64>::default();
-    endpoints.registry().write().register(
-        "leader_election_master_status",
-        "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
-        leading.clone(),
-    );
+    metrics.register(&mut endpoints.registry().write());
+    if !metrics.install_global() {
+        tracing::warn!(
+            "work-queue or sync metrics were already installed by someone else; /metrics lacks them"
+        );
+    }
+    let lease_name = options.leader_elect_resource_name.as_str();
 
     let enabled: Vec<Controller> = controllers
         .into_iter()
@@ -154,7 +159,7 @@ pub async fn run(
             serve_cancel.cancel();
             return Ok(Exit::Stopped);
         }
-        leading.set(1);
+        metrics.set_leader(lease_name, true);
         Some(elector)
     } else {
         None
@@ -217,7 +222,7 @@ pub async fn run(
     let exit = match &elector {
         Some(elector) => {
             if elector.renew(&stop).await {
-                leading.set(0);
+                metrics.set_leader(lease_name, false);
                 tracing::error!("leaderelection lost");
                 Exit::LeaderElectionLost
             } else {

@@ -8,5 +8,6 @@ pub mod duration;
 pub mod leader_election;
 pub mod lease_lock;
 pub mod logging;
+pub mod metrics;
 pub mod options;
 pub mod serving;

@@ -87,14 +87,15 @@ fn main() -> ExitCode {
                 kcm::client::load_config(options.kubeconfig.as_deref(), options.master.as_deref())
                     .await?;
             let limiter = kcm::client::rate_limiter(options.kube_api_qps, options.kube_api_burst)?;
-            let client = kcm::client::build_client(config, limiter)?;
+            let metrics = kcm::metrics::Metrics::new();
+            let client = kcm::client::build_client(config, limiter, &metrics)?;
             let stop = tokio_util::sync::CancellationToken::new();
             let signal_stop = stop.clone();
             tokio::spawn(async move {
                 app::shutdown_signal().await;
                 signal_stop.cancel();
             });
-            app::run(&options, client, controllers(), stop).await
+            app::run(&options, client, metrics, controllers(), stop).await
         }
         .await;
         match result {

@@ -1,0 +1,141 @@
+//! `/metrics` of a running kcm process (in-process, against the embedded test cluster):
+//! after a ReplicaSet was synced, the work-queue, REST client, leader and sync series are
+//! served with upstream's names and labels.
+
+use std::time::Duration;
+
+use clap::Parser;
+use k8s_openapi::api::apps::v1::ReplicaSet;
+use kcm::app::{self, Controller, ControllerContext, RunFuture};
+use kcm::metrics::Metrics;
+use kcm::options::Options;
+use kcm_testenv::{TestEnv, TestEnvConfig};
+use kube::api::{Api, PostParams};
+use tokio_util::sync::CancellationToken;
+
+fn replicaset_controller() -> Controller {
+    Controller {
+        name: "replicaset-controller",
+        build: Box::new(|ctx: &ControllerContext| {
+            let config = kcm_replicaset::ReplicaSetControllerConfig {
+                workers: 2,
+                ..Default::default()
+            };
+            let controller = kcm_replicaset::ReplicaSetController::new(
+                ctx.client.clone(),
+                &ctx.factory,
+                config,
+            )?;
+            Ok(Box::new(move |cancel| {
+                Box::pin(controller.run(cancel)) as RunFuture
+            }))
+        }),
+    }
+}
+
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("addr").port()
+}
+
+async fn scrape(port: u16) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let Ok(mut stream) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await else {
+        return String::new();
+    };
+    let request = b"GET /metrics HTTP/1.1\r\nhost: kcm\r\nconnection: close\r\n\r\n";
+    if stream.write_all(request).await.is_err() {
+        return String::new();
+    }
+    let mut body = String::new();
+    let _ = stream.read_to_string(&mut body).await;
+    body
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_endpoint_serves_queue_client_leader_and_sync_series() {
+    let env = TestEnv::start(TestEnvConfig::default())
+        .await
+        .expect("testenv");
+    let port = free_port();
+    let kubeconfig = env.kubeconfig_path().display().to_string();
+    let port_arg = port.to_string();
+    let options = Options::try_parse_from([
+        "kcm",
+        "--kubeconfig",
+        &kubeconfig,
+        "--bind-address",
+        "127.0.0.1",
+        "--secure-port",
+        &port_arg,
+        "--controllers",
+        "replicaset",
+    ])
+    .expect("flags");
+    let config = kcm::client::load_config(Some(env.kubeconfig_path()), None)
+        .await
+        .expect("kubeconfig");
+    let limiter = kcm::client::rate_limiter(100.0, 100).expect("limiter");
+    let metrics = Metrics::new();
+    let client = kcm::client::build_client(config, limiter, &metrics).expect("client");
+    let stop = CancellationToken::new();
+    let run = tokio::spawn({
+        let stop = stop.clone();
+        let client = client.clone();
+        async move {
+            app::run(
+                &options,
+                client,
+                metrics,
+                vec![replicaset_controller()],
+                stop,
+            )
+            .await
+        }
+    });
+
+    let rs: ReplicaSet = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "app", "image": "nginx"}]}
+            }
+        }
+    }))
+    .expect("replicaset");
+    Api::<ReplicaSet>::namespaced(env.client(), "default")
+        .create(&PostParams::default(), &rs)
+        .await
+        .expect("create");
+
+    let host = env.addr().to_string();
+    let expected = [
+        "leader_election_master_status{name=\"kube-controller-manager\"} 1\n".to_string(),
+        "workqueue_adds_total{name=\"replicaset\"}".to_string(),
+        "workqueue_work_duration_seconds_count{name=\"replicaset\"}".to_string(),
+        // Two pods, the lease and events: at least the pods were created.
+        format!("rest_client_requests_total{{code=\"201\",host=\"{host}\",method=\"POST\"}}"),
+        format!("rest_client_request_duration_seconds_count{{host=\"{host}\",verb=\"GET\"}}"),
+        format!("rest_client_rate_limiter_duration_seconds_count{{host=\"{host}\",verb=\"POST\"}}"),
+        "kcm_controller_sync_duration_seconds_count{controller=\"replicaset\",result=\"success\"}"
+            .to_string(),
+    ];
+    let mut text = String::new();
+    for _ in 0..200 {
+        text = scrape(port).await;
+        if expected.iter().all(|line| text.contains(line.as_str())) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    for line in &expected {
+        assert!(text.contains(line.as_str()), "missing {line:?} in\n{text}");
+    }
+    stop.cancel();
+    let exit = run.await.expect("join").expect("run");
+    assert_eq!(exit, app::Exit::Stopped);
+    env.shutdown().await;
+}
