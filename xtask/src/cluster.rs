@@ -1,5 +1,6 @@
-//! Processes the e2e scenarios and the demo run: a `kcm-testenv` cluster, `kcm` instances, and
-//! the real `kubectl` (always with a fresh `--cache-dir`).
+//! Processes the e2e scenarios and the demo run: a cluster (a `kcm-testenv` this crate starts, or
+//! any cluster reached through an external kubeconfig), `kcm` instances, and the real `kubectl`
+//! (always with a fresh `--cache-dir`).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -17,10 +18,16 @@ pub fn target_dir() -> PathBuf {
 
 /// Builds the two binaries the scenarios run.
 pub fn build_binaries() -> anyhow::Result<()> {
-    crate::run_cmd(
-        "cargo",
-        &["build", "--locked", "-p", "kcm", "-p", "kcm-testenv"],
-    )
+    build(&["kcm", "kcm-testenv"])
+}
+
+/// Builds the binaries of `packages` (debug profile, `--locked`).
+pub fn build(packages: &[&str]) -> anyhow::Result<()> {
+    let mut args = vec!["build", "--locked"];
+    for p in packages {
+        args.extend_from_slice(&["-p", p]);
+    }
+    crate::run_cmd("cargo", &args)
 }
 
 /// A child process killed when dropped.
@@ -68,12 +75,15 @@ impl Drop for Proc {
     }
 }
 
-/// A running `kcm-testenv` with its kubeconfig.
+/// A cluster the scenarios run against: a `kcm-testenv` started (and killed on drop) by this
+/// process, or an external cluster reached through a kubeconfig.
 #[derive(Debug)]
 pub struct Cluster {
-    /// The server process (killed when the cluster is dropped).
-    _proc: Proc,
-    /// Kubeconfig written by the server.
+    /// The `kcm-testenv` process (killed when the cluster is dropped); `None` for an external
+    /// cluster.
+    _server: Option<Proc>,
+    /// Kubeconfig every `kubectl` and `kcm` this crate runs uses: written by `kcm-testenv`, or
+    /// for an external cluster a self-contained copy pinned to one context.
     pub kubeconfig: PathBuf,
     /// Server URL.
     pub url: String,
@@ -119,8 +129,57 @@ impl Cluster {
         // Keep draining stdout so the server never blocks on a full pipe.
         std::thread::spawn(move || for _ in lines {});
         Ok(Cluster {
-            _proc: proc,
+            _server: Some(proc),
             kubeconfig,
+            url,
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    /// An existing cluster reached through `kubeconfig` (its `context`, or its current context).
+    ///
+    /// The chosen context is written, credentials inlined, to `dir/kubeconfig` (mode 0600) with
+    /// `kubectl config view --minify --flatten`, so that every kubectl and kcm started later talks
+    /// to the same cluster even if the user switches contexts meanwhile, and so that `kcm` (which
+    /// has no `--context` flag) can use it. Nothing is started.
+    pub fn external(
+        dir: &Path,
+        kubeconfig: &Path,
+        context: Option<&str>,
+    ) -> anyhow::Result<Cluster> {
+        std::fs::create_dir_all(dir)?;
+        let cache = dir.join("kubectl-cache");
+        let mut args = vec!["config", "view", "--minify", "--flatten", "--raw"];
+        if let Some(ctx) = context {
+            args.extend_from_slice(&["--context", ctx]);
+        }
+        let pinned = kubectl(kubeconfig, &cache, &args, None)
+            .with_context(|| format!("reading kubeconfig {}", kubeconfig.display()))?;
+        let pinned_path = dir.join("kubeconfig");
+        write_private(&pinned_path, &pinned)?;
+        let url = kubectl(
+            &pinned_path,
+            &cache,
+            &[
+                "config",
+                "view",
+                "-o",
+                "jsonpath={.clusters[0].cluster.server}",
+            ],
+            None,
+        )?
+        .trim()
+        .to_string();
+        if url.is_empty() {
+            bail!(
+                "kubeconfig {} has no cluster server for context {}",
+                kubeconfig.display(),
+                context.unwrap_or("(current)")
+            );
+        }
+        Ok(Cluster {
+            _server: None,
+            kubeconfig: pinned_path,
             url,
             dir: dir.to_path_buf(),
         })
@@ -173,6 +232,21 @@ impl Cluster {
         let out = self.kubectl(&all)?;
         serde_json::from_str(&out).context("kubectl printed invalid JSON")
     }
+}
+
+/// Writes `contents` to `path`, readable by the owner only (it may hold credentials).
+fn write_private(path: &Path, contents: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let _ = std::fs::remove_file(path);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("creating {}", path.display()))?;
+    f.write_all(contents.as_bytes())?;
+    Ok(())
 }
 
 /// Runs the real kubectl with a kubeconfig and a cache dir of its own.

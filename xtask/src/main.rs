@@ -3,6 +3,8 @@
 //! - `cargo xtask ci`: format check, clippy with `-D warnings`, every test (unit, integration,
 //!   doctests) of the workspace. This is the command CI runs.
 //! - `cargo xtask demo [--exit]`: the main job — a rollout on an embedded cluster.
+//! - `cargo xtask e2e [--kubeconfig PATH ...]`: the end-to-end scenarios, on an embedded cluster
+//!   or on any cluster (`cargo xtask e2e --help`).
 //! - `cargo xtask bench <name>`: run a benchmark workload; each prints one JSON line per workload.
 
 mod bench;
@@ -20,6 +22,8 @@ commands:
   ci                 fmt check + clippy -D warnings + all tests (what CI runs)
   demo [--exit]      a rollout told live on an embedded cluster (kcm-testenv + kcm)
   e2e                end-to-end scenarios: kcm binary + kcm-testenv + kubectl, invariant checks
+  e2e --kubeconfig PATH [--context NAME] [--no-kcm] ...
+                     the same scenarios against a real cluster (see `cargo xtask e2e --help`)
   bench <name>...    run benchmark workloads (names: see `cargo xtask bench --list`)
 ";
 

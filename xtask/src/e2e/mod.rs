@@ -1,25 +1,96 @@
-//! `cargo xtask e2e`: end-to-end scenarios — the real `kcm` binary against a `kcm-testenv`
-//! cluster (3 simulated nodes), user steps through the real kubectl, and a rollout invariant
-//! checker sampling every scenario's Deployment while it runs.
+//! `cargo xtask e2e`: end-to-end scenarios — the real `kcm` binary against a cluster, user
+//! steps through the real kubectl, and a rollout invariant checker sampling every scenario's
+//! Deployment while it runs.
 //!
 //! Invariants checked at every observed instant (RollingUpdate, healthy pods):
 //! Σ ReplicaSet replicas ≤ replicas + maxSurge, and available ≥ replicas − maxUnavailable once
 //! the first rollout completed; Recreate: old and new ReplicaSets never both have pods.
+//!
+//! # Where the scenarios run
+//!
+//! - `cargo xtask e2e` builds `kcm` and `kcm-testenv`, starts a `kcm-testenv` cluster (3
+//!   simulated nodes, pods Ready 300 ms after binding) and `kcm --leader-elect=false` against it.
+//!   Images are fake (`app:v1` …); a never-Ready pod is asked for with the testenv annotation
+//!   `sim.kcm-rs.io/never-ready`. This is what CI runs.
+//! - `cargo xtask e2e --kubeconfig PATH [--context NAME]` runs the same scenarios against any
+//!   cluster. No testenv is started; kube-controller-manager there must run with
+//!   `--controllers=*,-deployment-controller,-replicaset-controller`. A preflight checks the API
+//!   answers and warns loudly when upstream's controllers look active (its
+//!   `kube-system/kube-controller-manager` Lease renewed within a minute, and its pods' flags,
+//!   where visible, leave them on) or when a kcm deployed with `deploy/deployment.yaml` already
+//!   runs; `--strict` turns warnings into an abort. kcm is started locally against the cluster,
+//!   so the scenarios that SIGKILL kcm and that run two kcm candidates for leader election work
+//!   as on testenv (the election uses a Lease in the scenario's own namespace, never the one of
+//!   kube-controller-manager or of a deployed kcm).
+//!   Images are `registry.k8s.io/pause` 3.10, 3.9, 3.8 and 3.7 (`--image-repo` for a mirror);
+//!   never-Ready pods get a readinessProbe on a port nothing listens on (the testenv annotation
+//!   is set too, so the same manifests work on both). Containers carry a security context Pod
+//!   Security "restricted" admits. Waits are 3× longer (`--timeout-scale`).
+//!   Scenario namespaces are `kcm-e2e-<run>-<scenario>`, labelled `kcm-rs.io/e2e-run=<run>`,
+//!   deleted when each scenario ends (and any left over at exit), also on failure, unless
+//!   `--keep`.
+//! - `--no-kcm` (with `--kubeconfig`): kcm already runs in the cluster; none is started and the
+//!   two scenarios that kill and start kcm processes are reported as skipped.
+//!
+//! `cargo xtask e2e --help` lists every flag; `--only a,b` runs a subset, `--list` names them.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail, ensure};
 use serde_json::{Value, json};
 
-use crate::cluster::{Cluster, build_binaries, wait_for};
-use crate::observe::{Observer, Sample, write_timeline};
+use crate::cluster::{Cluster, wait_for};
+use crate::observe::{Observer, Sample};
 
+mod images;
+mod options;
+mod preflight;
+mod runner;
 mod scenarios;
 
-use scenarios::{SCENARIOS, scenario_kcm_restart, scenario_leader_election};
+use images::{Images, restricted_security_context};
 
-const TIMEOUT: Duration = Duration::from_secs(90);
+pub(crate) use runner::run;
+
+/// The longest a scenario step waits on kcm-testenv; multiplied by the timeout scale.
+const BASE_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// What every scenario gets: the cluster, the images of this kind of cluster, and its waits.
+pub(super) struct Ctx<'a> {
+    cluster: &'a Cluster,
+    images: &'a Images,
+    scale: f64,
+}
+
+impl std::ops::Deref for Ctx<'_> {
+    type Target = Cluster;
+
+    fn deref(&self) -> &Cluster {
+        self.cluster
+    }
+}
+
+impl Ctx<'_> {
+    /// `base` multiplied by the timeout scale.
+    fn scaled(&self, base: Duration) -> Duration {
+        base.mul_f64(self.scale)
+    }
+
+    /// The time a step may take before the scenario fails.
+    fn timeout(&self) -> Duration {
+        self.scaled(BASE_TIMEOUT)
+    }
+
+    /// `--timeout=Ns` for kubectl, scaled.
+    fn kubectl_timeout(&self, base_secs: u64) -> String {
+        format!(
+            "--timeout={}s",
+            self.scaled(Duration::from_secs(base_secs))
+                .as_secs_f64()
+                .ceil()
+        )
+    }
+}
 
 /// A scenario's Deployment and what its rollouts must respect.
 struct Rollout {
@@ -39,7 +110,8 @@ fn deployment(ns: &str, name: &str, replicas: i64, image: &str, strategy: Value)
             "selector": {"matchLabels": {"app": name}},
             "strategy": strategy,
             "template": {"metadata": {"labels": {"app": name}},
-                         "spec": {"containers": [{"name": "app", "image": image}]}}
+                         "spec": {"containers": [{"name": "app", "image": image,
+                                                  "securityContext": restricted_security_context()}]}}
         }
     })
     .to_string()
@@ -58,10 +130,15 @@ fn rolling(surge: &str, unavailable: &str) -> Value {
         "maxSurge": int_or_percent(surge), "maxUnavailable": int_or_percent(unavailable)}})
 }
 
-fn create_namespace(c: &Cluster, ns: &str) -> anyhow::Result<()> {
+/// The label every namespace of a run carries (value: the run id).
+const RUN_LABEL: &str = "kcm-rs.io/e2e-run";
+
+fn create_namespace(c: &Cluster, ns: &str, run: &str) -> anyhow::Result<()> {
     c.kubectl_stdin(
         &["apply", "-f", "-"],
-        &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}).to_string(),
+        &json!({"apiVersion": "v1", "kind": "Namespace",
+                "metadata": {"name": ns, "labels": {RUN_LABEL: run}}})
+        .to_string(),
     )?;
     Ok(())
 }
@@ -109,24 +186,25 @@ fn check(r: &Rollout, s: &Sample, first_rollout_done: bool) -> Result<(), String
 
 /// Samples the rollout until `done` says so, checking invariants at every sample.
 fn watch(
-    c: &Cluster,
+    c: &Ctx,
     r: &Rollout,
     obs: &mut Observer,
     settled: bool,
     mut done: impl FnMut(&Cluster) -> anyhow::Result<bool>,
 ) -> anyhow::Result<()> {
-    let deadline = Instant::now() + TIMEOUT;
+    let timeout = c.timeout();
+    let deadline = Instant::now() + timeout;
     loop {
         let s = obs.observe(c, &r.ns, &r.name)?.clone();
         if let Err(v) = check(r, &s, settled) {
             bail!("invariant violated: {v}");
         }
-        if done(c)? {
+        if done(c.cluster)? {
             return Ok(());
         }
         ensure!(
             Instant::now() < deadline,
-            "timed out after {TIMEOUT:?} ({}/{})",
+            "timed out after {timeout:?} ({}/{})",
             r.ns,
             r.name
         );
@@ -152,7 +230,7 @@ fn active_pods(c: &Cluster, ns: &str, app: &str) -> anyhow::Result<Vec<Value>> {
 /// first rollout while checking invariants; `limits` are maxSurge and maxUnavailable resolved
 /// to pod counts. Returns the rollout's limits and the observer holding its samples.
 fn start_web(
-    c: &Cluster,
+    c: &Ctx,
     ns: &str,
     replicas: i64,
     strategy: Value,
@@ -166,7 +244,8 @@ fn start_web(
         max_unavailable: limits.1,
         recreate: strategy["type"] == "Recreate",
     };
-    let mut d: Value = serde_json::from_str(&deployment(ns, "web", replicas, "app:v1", strategy))?;
+    let mut d: Value =
+        serde_json::from_str(&deployment(ns, "web", replicas, c.images.v(1), strategy))?;
     patch(&mut d);
     c.kubectl_stdin(&["apply", "-f", "-"], &d.to_string())?;
     let mut obs = Observer::new(true);
@@ -175,7 +254,7 @@ fn start_web(
 }
 
 /// `kubectl set image` to `image`, then follows the rollout to completion.
-fn roll_image(c: &Cluster, r: &Rollout, obs: &mut Observer, image: &str) -> anyhow::Result<()> {
+fn roll_image(c: &Ctx, r: &Rollout, obs: &mut Observer, image: &str) -> anyhow::Result<()> {
     c.kubectl(&[
         "-n",
         &r.ns,
@@ -186,66 +265,6 @@ fn roll_image(c: &Cluster, r: &Rollout, obs: &mut Observer, image: &str) -> anyh
     ])?;
     std::thread::sleep(Duration::from_millis(300));
     watch(c, r, obs, true, |c| complete(c, &r.ns, "web"))
-}
-
-pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
-    if let Some(a) = args.first() {
-        bail!("unknown argument `{a}` (usage: cargo xtask e2e)");
-    }
-    build_binaries()?;
-    let dir: PathBuf = crate::cluster::target_dir().join("e2e");
-    let _ = std::fs::remove_dir_all(&dir);
-    let c = Cluster::start(&dir, &["--nodes", "3", "--pod-ready-after", "300ms"])
-        .context("starting kcm-testenv")?;
-    let mut kcm = c.start_kcm("kcm", &["--leader-elect=false"])?;
-    let mut results: Vec<(String, Result<(), String>, f64)> = Vec::new();
-    let mut run_one = |name: &str, f: &mut dyn FnMut(&str) -> anyhow::Result<Vec<Sample>>| {
-        let ns = format!("e2e-{name}");
-        let start = Instant::now();
-        println!("e2e: {name} ...");
-        let outcome = create_namespace(&c, &ns)
-            .and_then(|_| f(&ns))
-            .and_then(|samples| {
-                write_timeline(
-                    &dir.join(format!("{name}.svg")),
-                    &format!("e2e {name}"),
-                    &samples,
-                    &[],
-                )
-            });
-        let secs = start.elapsed().as_secs_f64();
-        match &outcome {
-            Ok(()) => println!("e2e: {name} passed ({secs:.1}s)"),
-            Err(e) => println!("e2e: {name} FAILED ({secs:.1}s): {e:#}"),
-        }
-        results.push((
-            name.to_string(),
-            outcome.map_err(|e| format!("{e:#}")),
-            secs,
-        ));
-    };
-    for (name, scenario) in SCENARIOS {
-        run_one(name, &mut |ns| scenario(&c, ns));
-    }
-    run_one("kcm-killed-mid-rollout", &mut |ns| {
-        scenario_kcm_restart(&c, &mut kcm, ns)
-    });
-    run_one("leader-election", &mut |_| {
-        scenario_leader_election(&dir).map(|()| Vec::new())
-    });
-
-    println!("\n{:<36} {:>8}  result", "scenario", "seconds");
-    for (name, r, secs) in &results {
-        println!(
-            "{name:<36} {secs:>8.1}  {}",
-            if r.is_ok() { "passed" } else { "FAILED" }
-        );
-    }
-    let failed = results.iter().filter(|r| r.1.is_err()).count();
-    println!("\n{} passed, {failed} failed", results.len() - failed);
-    println!("timelines and logs: {}", dir.display());
-    ensure!(failed == 0, "{failed} e2e scenario(s) failed");
-    Ok(())
 }
 
 #[cfg(test)]

@@ -1,12 +1,28 @@
-//! The e2e scenarios, each in its own namespace on the shared cluster (leader election gets a
-//! cluster of its own).
+//! The e2e scenarios, each in its own namespace on the shared cluster. Images come from
+//! [`Ctx::images`] and waits from [`Ctx::timeout`], so the same steps run on kcm-testenv and on
+//! a real cluster.
 
+use super::images::never_ready_template_patch;
 use super::*;
+use crate::cluster::Proc;
 
-pub(super) type Scenario = fn(&Cluster, &str) -> anyhow::Result<Vec<Sample>>;
+/// A scenario: the context and its namespace; returns the rollout samples for the timeline.
+pub(super) type Scenario = fn(&Ctx, &str) -> anyhow::Result<Vec<Sample>>;
+
+/// A scenario that stops, kills or starts kcm processes; gets the run's kcm (`None` once
+/// stopped) and must leave one running when it returns.
+pub(super) type KcmScenario = fn(&Ctx, &mut Option<Proc>, &str) -> anyhow::Result<Vec<Sample>>;
+
+/// The two kinds of scenario.
+pub(super) enum Kind {
+    /// Needs a kcm running, whichever.
+    Plain(Scenario),
+    /// Needs the kcm processes of this run (skipped with `--no-kcm`).
+    OwnKcm(KcmScenario),
+}
 
 fn rolling_update(
-    c: &Cluster,
+    c: &Ctx,
     ns: &str,
     surge: &str,
     unavailable: &str,
@@ -21,7 +37,7 @@ fn rolling_update(
         (s_abs, u_abs),
         |_| {},
     )?;
-    roll_image(c, &r, &mut obs, "app:v2")?;
+    roll_image(c, &r, &mut obs, c.images.v(2))?;
     let last = obs.samples.last().context("no samples")?;
     ensure!(
         last.rs.len() == 2,
@@ -39,12 +55,12 @@ fn rolling_update(
         "rollout",
         "status",
         "deployment/web",
-        "--timeout=30s",
+        &c.kubectl_timeout(30),
     ])?;
     Ok(obs.samples)
 }
 
-fn scenario_scale(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sample>> {
+fn scenario_scale(c: &Ctx, ns: &str) -> anyhow::Result<Vec<Sample>> {
     let (r, mut obs) = start_web(c, ns, 3, rolling("1", "0"), (1, 0), |_| {})?;
     for n in ["7", "2", "5"] {
         c.kubectl(&[
@@ -56,36 +72,37 @@ fn scenario_scale(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sample>> {
         ])?;
         watch(c, &r, &mut obs, false, |c| complete(c, ns, "web"))?;
         let want: usize = n.parse()?;
-        wait_for("active pods to match", TIMEOUT, || {
+        wait_for("active pods to match", c.timeout(), || {
             Ok((active_pods(c, ns, "web")?.len() == want).then_some(()))
         })?;
     }
     Ok(obs.samples)
 }
 
-fn scenario_rolling_25(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sample>> {
+fn scenario_rolling_25(c: &Ctx, ns: &str) -> anyhow::Result<Vec<Sample>> {
     rolling_update(c, ns, "25%", "25%", 2, 2)
 }
 
-fn scenario_rolling_surge_only(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sample>> {
+fn scenario_rolling_surge_only(c: &Ctx, ns: &str) -> anyhow::Result<Vec<Sample>> {
     rolling_update(c, ns, "2", "0", 2, 0)
 }
 
-fn scenario_rolling_unavailable_only(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sample>> {
+fn scenario_rolling_unavailable_only(c: &Ctx, ns: &str) -> anyhow::Result<Vec<Sample>> {
     rolling_update(c, ns, "0", "3", 0, 3)
 }
 
-fn scenario_recreate(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sample>> {
+fn scenario_recreate(c: &Ctx, ns: &str) -> anyhow::Result<Vec<Sample>> {
     let (r, mut obs) = start_web(c, ns, 4, json!({"type": "Recreate"}), (0, 0), |_| {})?;
-    roll_image(c, &r, &mut obs, "app:v2")?;
+    roll_image(c, &r, &mut obs, c.images.v(2))?;
     Ok(obs.samples)
 }
 
-fn scenario_pause_resume(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sample>> {
+fn scenario_pause_resume(c: &Ctx, ns: &str) -> anyhow::Result<Vec<Sample>> {
     let (r, mut obs) = start_web(c, ns, 4, rolling("1", "1"), (1, 1), |_| {})?;
     c.kubectl(&["-n", ns, "rollout", "pause", "deployment/web"])?;
-    c.kubectl(&["-n", ns, "set", "image", "deployment/web", "app=app:v2"])?;
-    wait_for("the DeploymentPaused condition", TIMEOUT, || {
+    let v2 = format!("app={}", c.images.v(2));
+    c.kubectl(&["-n", ns, "set", "image", "deployment/web", &v2])?;
+    wait_for("the DeploymentPaused condition", c.timeout(), || {
         let d = c.get_json(&["deployment", "web", "-n", ns])?;
         let paused = d["status"]["conditions"].as_array().is_some_and(|cs| {
             cs.iter()
@@ -108,10 +125,10 @@ fn scenario_pause_resume(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sample>> {
     Ok(obs.samples)
 }
 
-fn scenario_undo(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sample>> {
+fn scenario_undo(c: &Ctx, ns: &str) -> anyhow::Result<Vec<Sample>> {
     let (r, mut obs) = start_web(c, ns, 4, rolling("1", "1"), (1, 1), |_| {})?;
-    for image in ["app:v2", "app:v3"] {
-        roll_image(c, &r, &mut obs, image)?;
+    for v in [2, 3] {
+        roll_image(c, &r, &mut obs, c.images.v(v))?;
     }
     c.kubectl(&["-n", ns, "rollout", "undo", "deployment/web"])?;
     std::thread::sleep(Duration::from_millis(300));
@@ -135,8 +152,9 @@ fn scenario_undo(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sample>> {
     );
     let d = c.get_json(&["deployment", "web", "-n", ns])?;
     ensure!(
-        d["spec"]["template"]["spec"]["containers"][0]["image"] == "app:v1",
-        "--to-revision=1 restores app:v1"
+        d["spec"]["template"]["spec"]["containers"][0]["image"] == c.images.v(1),
+        "--to-revision=1 restores {}",
+        c.images.v(1)
     );
     let newest = items
         .iter()
@@ -150,7 +168,7 @@ fn scenario_undo(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sample>> {
     Ok(obs.samples)
 }
 
-fn scenario_pod_replaced(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sample>> {
+fn scenario_pod_replaced(c: &Ctx, ns: &str) -> anyhow::Result<Vec<Sample>> {
     let (_r, obs) = start_web(c, ns, 3, rolling("1", "0"), (1, 0), |_| {})?;
     let pods = active_pods(c, ns, "web")?;
     let victim = pods
@@ -159,7 +177,7 @@ fn scenario_pod_replaced(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sample>> {
         .context("a pod")?
         .to_string();
     c.kubectl(&["-n", ns, "delete", "pod", &victim, "--wait=false"])?;
-    wait_for("a replacement pod", TIMEOUT, || {
+    wait_for("a replacement pod", c.timeout(), || {
         let pods = active_pods(c, ns, "web")?;
         let replaced = pods.len() == 3
             && pods
@@ -170,10 +188,10 @@ fn scenario_pod_replaced(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sample>> {
     Ok(obs.samples)
 }
 
-fn scenario_cascade(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sample>> {
+fn scenario_cascade(c: &Ctx, ns: &str) -> anyhow::Result<Vec<Sample>> {
     let (_r, obs) = start_web(c, ns, 2, rolling("1", "0"), (1, 0), |_| {})?;
     c.kubectl(&["-n", ns, "delete", "deployment", "web", "--wait=false"])?;
-    wait_for("ReplicaSets and pods to be collected", TIMEOUT, || {
+    wait_for("ReplicaSets and pods to be collected", c.timeout(), || {
         let rs = c.get_json(&["replicasets", "-n", ns])?;
         let none_rs = rs["items"].as_array().is_none_or(Vec::is_empty);
         Ok((none_rs && active_pods(c, ns, "web")?.is_empty()).then_some(()))
@@ -182,23 +200,24 @@ fn scenario_cascade(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sample>> {
 }
 
 fn apply_patched(
-    c: &Cluster,
+    c: &Ctx,
     ns: &str,
     name: &str,
     replicas: i64,
     strategy: Value,
     patch: impl FnOnce(&mut Value),
 ) -> anyhow::Result<()> {
-    let mut d: Value = serde_json::from_str(&deployment(ns, name, replicas, "app:v1", strategy))?;
+    let mut d: Value =
+        serde_json::from_str(&deployment(ns, name, replicas, c.images.v(1), strategy))?;
     patch(&mut d);
     c.kubectl_stdin(&["apply", "-f", "-"], &d.to_string())?;
     Ok(())
 }
 
-/// Rolls `name` to a template whose pods never become Ready.
-fn roll_to_never_ready(c: &Cluster, ns: &str, name: &str) -> anyhow::Result<()> {
-    let patch = json!({"spec": {"template": {"metadata": {"annotations": {"sim.kcm-rs.io/never-ready": "true"}},
-        "spec": {"containers": [{"name": "app", "image": "app:broken"}]}}}});
+/// Rolls `name` to a template whose pods run but never become Ready (the testenv annotation
+/// and a readinessProbe that cannot succeed: see [`never_ready_template_patch`]).
+fn roll_to_never_ready(c: &Ctx, ns: &str, name: &str) -> anyhow::Result<()> {
+    let patch = never_ready_template_patch(c.images);
     c.kubectl(&[
         "-n",
         ns,
@@ -219,7 +238,7 @@ fn progressing_reason(c: &Cluster, ns: &str, name: &str) -> anyhow::Result<Optio
         .and_then(|x| x["reason"].as_str().map(str::to_string)))
 }
 
-fn scenario_progress_deadline(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sample>> {
+fn scenario_progress_deadline(c: &Ctx, ns: &str) -> anyhow::Result<Vec<Sample>> {
     let (r, mut obs) = start_web(c, ns, 3, rolling("1", "0"), (1, 0), |d| {
         d["spec"]["progressDeadlineSeconds"] = json!(3)
     })?;
@@ -248,11 +267,11 @@ fn scenario_progress_deadline(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sampl
     Ok(obs.samples)
 }
 
-fn scenario_proportional_scaling(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sample>> {
+fn scenario_proportional_scaling(c: &Ctx, ns: &str) -> anyhow::Result<Vec<Sample>> {
     let (r, mut obs) = start_web(c, ns, 10, rolling("3", "2"), (3, 2), |_| {})?;
     roll_to_never_ready(c, ns, "web")?;
     // Stalled: old 8 (10 − maxUnavailable), new 5 (13 − 8).
-    let stalled = wait_for("the rollout to stall", TIMEOUT, || {
+    let stalled = wait_for("the rollout to stall", c.timeout(), || {
         let s = obs.observe(c, ns, "web")?.clone();
         Ok((s.rs.len() == 2 && s.rs[0].replicas == 8 && s.rs[1].replicas == 5).then_some(s))
     })?;
@@ -260,7 +279,7 @@ fn scenario_proportional_scaling(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sa
     c.kubectl(&["-n", ns, "scale", "deployment/web", "--replicas=20"])?;
     // maxSurge is an absolute 3, so 13 → 23 (20 + 3): the 10 extra replicas are split in
     // proportion to 8:5 with upstream's rounding, round(8·23/13) = 14 and round(5·23/13) = 9.
-    let scaled = wait_for("proportional scaling", TIMEOUT, || {
+    let scaled = wait_for("proportional scaling", c.timeout(), || {
         let s = obs.observe(c, ns, "web")?.clone();
         Ok((s.rs.iter().map(|x| x.replicas).sum::<i64>() == 23).then_some(s))
     })?;
@@ -273,7 +292,7 @@ fn scenario_proportional_scaling(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sa
     Ok(obs.samples)
 }
 
-fn scenario_min_ready_seconds(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sample>> {
+fn scenario_min_ready_seconds(c: &Ctx, ns: &str) -> anyhow::Result<Vec<Sample>> {
     let r = Rollout {
         ns: ns.into(),
         name: "web".into(),
@@ -300,16 +319,16 @@ fn scenario_min_ready_seconds(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sampl
     Ok(obs.samples)
 }
 
-fn scenario_revision_history_limit(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sample>> {
+fn scenario_revision_history_limit(c: &Ctx, ns: &str) -> anyhow::Result<Vec<Sample>> {
     let (r, mut obs) = start_web(c, ns, 2, rolling("1", "0"), (1, 0), |d| {
         d["spec"]["revisionHistoryLimit"] = json!(1)
     })?;
-    for image in ["app:v2", "app:v3", "app:v4"] {
-        roll_image(c, &r, &mut obs, image)?;
+    for v in [2, 3, 4] {
+        roll_image(c, &r, &mut obs, c.images.v(v))?;
     }
     wait_for(
         "old ReplicaSets beyond the limit to be deleted",
-        TIMEOUT,
+        c.timeout(),
         || {
             let rs = c.get_json(&["replicasets", "-n", ns])?;
             Ok((rs["items"].as_array().map(Vec::len) == Some(2)).then_some(()))
@@ -318,7 +337,7 @@ fn scenario_revision_history_limit(c: &Cluster, ns: &str) -> anyhow::Result<Vec<
     Ok(obs.samples)
 }
 
-fn scenario_adopt_release(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sample>> {
+fn scenario_adopt_release(c: &Ctx, ns: &str) -> anyhow::Result<Vec<Sample>> {
     let (_r, obs) = start_web(c, ns, 2, rolling("1", "0"), (1, 0), |_| {})?;
     // Release: a pod relabelled out of the selector loses its owner reference and is replaced.
     let pod = active_pods(c, ns, "web")?
@@ -334,7 +353,7 @@ fn scenario_adopt_release(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sample>> 
         "app=elsewhere",
         "--overwrite",
     ])?;
-    wait_for("the pod to be released and replaced", TIMEOUT, || {
+    wait_for("the pod to be released and replaced", c.timeout(), || {
         let p = c.get_json(&["pod", &pod, "-n", ns])?;
         let released = p["metadata"]["ownerReferences"]
             .as_array()
@@ -343,7 +362,7 @@ fn scenario_adopt_release(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sample>> 
     })?;
     // Adoption: relabelled back, the orphan matches again and is adopted; one pod too many is deleted.
     c.kubectl(&["-n", ns, "label", "pod", &pod, "app=web", "--overwrite"])?;
-    wait_for("adoption and scale-down back to 2", TIMEOUT, || {
+    wait_for("adoption and scale-down back to 2", c.timeout(), || {
         let pods = active_pods(c, ns, "web")?;
         let all_owned = pods.iter().all(|p| {
             p["metadata"]["ownerReferences"]
@@ -355,87 +374,120 @@ fn scenario_adopt_release(c: &Cluster, ns: &str) -> anyhow::Result<Vec<Sample>> 
     Ok(obs.samples)
 }
 
-pub(super) const SCENARIOS: &[(&str, Scenario)] = &[
-    ("create-and-scale", scenario_scale),
-    ("rolling-update-25pct", scenario_rolling_25),
-    ("rolling-update-surge-only", scenario_rolling_surge_only),
+/// Every scenario in the order they run. The two that own kcm processes come last: the
+/// leader-election one stops the run's kcm while its two candidates compete.
+pub(super) const ALL: &[(&str, Kind)] = &[
+    ("create-and-scale", Kind::Plain(scenario_scale)),
+    ("rolling-update-25pct", Kind::Plain(scenario_rolling_25)),
+    (
+        "rolling-update-surge-only",
+        Kind::Plain(scenario_rolling_surge_only),
+    ),
     (
         "rolling-update-unavailable-only",
-        scenario_rolling_unavailable_only,
+        Kind::Plain(scenario_rolling_unavailable_only),
     ),
-    ("recreate", scenario_recreate),
-    ("pause-resume", scenario_pause_resume),
-    ("rollout-undo", scenario_undo),
-    ("pod-deleted-is-replaced", scenario_pod_replaced),
-    ("deployment-deletion-cascades", scenario_cascade),
-    ("progress-deadline-exceeded", scenario_progress_deadline),
+    ("recreate", Kind::Plain(scenario_recreate)),
+    ("pause-resume", Kind::Plain(scenario_pause_resume)),
+    ("rollout-undo", Kind::Plain(scenario_undo)),
+    (
+        "pod-deleted-is-replaced",
+        Kind::Plain(scenario_pod_replaced),
+    ),
+    (
+        "deployment-deletion-cascades",
+        Kind::Plain(scenario_cascade),
+    ),
+    (
+        "progress-deadline-exceeded",
+        Kind::Plain(scenario_progress_deadline),
+    ),
     (
         "proportional-scaling-stalled-rollout",
-        scenario_proportional_scaling,
+        Kind::Plain(scenario_proportional_scaling),
     ),
-    ("min-ready-seconds", scenario_min_ready_seconds),
-    ("revision-history-limit", scenario_revision_history_limit),
-    ("adopt-and-release-pods", scenario_adopt_release),
+    ("min-ready-seconds", Kind::Plain(scenario_min_ready_seconds)),
+    (
+        "revision-history-limit",
+        Kind::Plain(scenario_revision_history_limit),
+    ),
+    (
+        "adopt-and-release-pods",
+        Kind::Plain(scenario_adopt_release),
+    ),
+    ("kcm-killed-mid-rollout", Kind::OwnKcm(scenario_kcm_restart)),
+    ("leader-election", Kind::OwnKcm(scenario_leader_election)),
 ];
 
+/// The Lease the two candidates compete for: in the scenario's own namespace, so it never
+/// collides with kube-controller-manager's (`kube-system/kube-controller-manager`) or a deployed
+/// kcm's (`kube-system/kcm`), and goes away with the namespace.
+const ELECTION_LEASE: &str = "kcm-e2e-leader-election";
+
+fn lease_holder(c: &Cluster, ns: &str) -> anyhow::Result<Option<String>> {
+    let l = c.get_json(&["lease", ELECTION_LEASE, "-n", ns])?;
+    Ok(l["spec"]["holderIdentity"]
+        .as_str()
+        .filter(|h| !h.is_empty())
+        .map(str::to_string))
+}
+
 /// Two kcm instances with leader election: only the leader acts; after it is killed the other
-/// takes over and keeps reconciling.
-pub(super) fn scenario_leader_election(dir: &std::path::Path) -> anyhow::Result<()> {
-    let c = Cluster::start(
-        &dir.join("leader-election"),
-        &["--nodes", "1", "--pod-ready-after", "200ms"],
-    )?;
-    let fast = [
+/// takes over and keeps reconciling. The run's own kcm is stopped meanwhile (it would reconcile
+/// regardless of the election) and started again afterwards.
+fn scenario_leader_election(
+    c: &Ctx,
+    kcm: &mut Option<Proc>,
+    ns: &str,
+) -> anyhow::Result<Vec<Sample>> {
+    if let Some(mut own) = kcm.take() {
+        let _ = own.terminate(Duration::from_secs(10));
+    }
+    let outcome = leader_election(c, ns);
+    *kcm = Some(c.start_kcm("kcm-after-leader-election", &["--leader-elect=false"])?);
+    outcome
+}
+
+fn leader_election(c: &Ctx, ns: &str) -> anyhow::Result<Vec<Sample>> {
+    let lease_name = format!("--leader-elect-resource-name={ELECTION_LEASE}");
+    let lease_ns = format!("--leader-elect-resource-namespace={ns}");
+    let args = [
+        "--leader-elect=true",
+        &lease_name,
+        &lease_ns,
         "--leader-elect-lease-duration=3s",
         "--leader-elect-renew-deadline=2s",
         "--leader-elect-retry-period=500ms",
     ];
-    let mut a = c.start_kcm("kcm-a", &fast)?;
-    let holder = wait_for("a leader", TIMEOUT, || {
-        let lease = c.get_json(&["lease", "kube-controller-manager", "-n", "kube-system"]);
-        Ok(lease
-            .ok()
-            .and_then(|l| l["spec"]["holderIdentity"].as_str().map(str::to_string)))
+    let mut a = c.start_kcm("kcm-a", &args)?;
+    let holder = wait_for("a leader", c.timeout(), || {
+        Ok(lease_holder(c, ns).ok().flatten())
     })?;
-    let mut b = c.start_kcm("kcm-b", &fast)?;
-    create_namespace(&c, "le")?;
-    c.kubectl_stdin(
-        &["apply", "-f", "-"],
-        &deployment("le", "web", 2, "app:v1", rolling("1", "0")),
-    )?;
-    wait_for("the leader to reconcile", TIMEOUT, || {
-        Ok(complete(&c, "le", "web")?.then_some(()))
-    })?;
+    let mut b = c.start_kcm("kcm-b", &args)?;
+    let (r, mut obs) = start_web(c, ns, 2, rolling("1", "0"), (1, 0), |_| {})?;
     a.kill();
     ensure!(b.is_running(), "the standby must keep running");
-    let new_holder = wait_for("the standby to take over", TIMEOUT, || {
-        let l = c.get_json(&["lease", "kube-controller-manager", "-n", "kube-system"])?;
-        Ok(l["spec"]["holderIdentity"]
-            .as_str()
-            .filter(|h| *h != holder)
-            .map(str::to_string))
+    let new_holder = wait_for("the standby to take over", c.timeout(), || {
+        Ok(lease_holder(c, ns)?.filter(|h| *h != holder))
     })?;
-    c.kubectl(&["-n", "le", "scale", "deployment/web", "--replicas=4"])?;
-    wait_for("the new leader to reconcile", TIMEOUT, || {
-        Ok(complete(&c, "le", "web")?.then_some(()))
-    })?;
+    c.kubectl(&["-n", ns, "scale", "deployment/web", "--replicas=4"])?;
+    watch(c, &r, &mut obs, false, |cl| complete(cl, ns, "web"))?;
     println!("    leader {holder} killed; {new_holder} took over and reconciled");
     let _ = b.terminate(Duration::from_secs(10));
-    Ok(())
+    Ok(obs.samples)
 }
 
 /// kcm killed with SIGKILL in the middle of a rollout and restarted converges without extra pods.
-pub(super) fn scenario_kcm_restart(
-    c: &Cluster,
-    kcm: &mut crate::cluster::Proc,
-    ns: &str,
-) -> anyhow::Result<Vec<Sample>> {
+fn scenario_kcm_restart(c: &Ctx, kcm: &mut Option<Proc>, ns: &str) -> anyhow::Result<Vec<Sample>> {
     let (r, mut obs) = start_web(c, ns, 6, rolling("1", "0"), (1, 0), |_| {})?;
-    c.kubectl(&["-n", ns, "set", "image", "deployment/web", "app=app:v2"])?;
+    let v2 = format!("app={}", c.images.v(2));
+    c.kubectl(&["-n", ns, "set", "image", "deployment/web", &v2])?;
     std::thread::sleep(Duration::from_millis(800));
-    kcm.kill();
-    *kcm = c.start_kcm("kcm-restarted", &["--leader-elect=false"])?;
-    watch(c, &r, &mut obs, true, |c| complete(c, ns, "web"))?;
+    if let Some(mut old) = kcm.take() {
+        old.kill();
+    }
+    *kcm = Some(c.start_kcm("kcm-restarted", &["--leader-elect=false"])?);
+    watch(c, &r, &mut obs, true, |cl| complete(cl, ns, "web"))?;
     let pods = active_pods(c, ns, "web")?;
     ensure!(
         pods.len() == 6,
