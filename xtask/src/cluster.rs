@@ -147,6 +147,9 @@ impl Cluster {
         kubeconfig: &Path,
         context: Option<&str>,
     ) -> anyhow::Result<Cluster> {
+        if !kubeconfig.is_file() {
+            bail!("kubeconfig {} is not a readable file", kubeconfig.display());
+        }
         std::fs::create_dir_all(dir)?;
         let cache = dir.join("kubectl-cache");
         let mut args = vec!["config", "view", "--minify", "--flatten", "--raw"];

@@ -281,10 +281,11 @@ pub(super) fn run(c: &Cluster, no_kcm: bool, strict: bool) -> anyhow::Result<()>
                 ),
                 Upstream::Enabled(on) => warnings.push(vec![
                     format!(
-                        "kube-controller-manager runs WITH {}: it will fight kcm over every",
+                        "kube-controller-manager runs WITH {} enabled:",
                         on.join(" and ")
                     ),
-                    "Deployment and ReplicaSet, and the scenarios prove nothing about kcm.".into(),
+                    "it fights kcm over every Deployment and ReplicaSet, and the scenarios".into(),
+                    "prove nothing about kcm.".into(),
                     format!("Start kube-controller-manager with {DISABLE_FLAG}"),
                     "(the aliases -deployment,-replicaset work too).".into(),
                 ]),
