@@ -141,11 +141,13 @@ impl LeaseLock for KubeLeaseLock {
             },
             spec: Some(spec),
         };
-        let created = self
-            .api
-            .create(&PostParams::default(), &lease)
-            .await
-            .map_err(|e| self.api_error(e))?;
+        let result = self.api.create(&PostParams::default(), &lease).await;
+        // Lease writes repeat every retry period: logged at -v=5 (trace), as client-go does.
+        tracing::trace!(
+            verb = "create", resource = "leases", object = %self.describe(),
+            reason = "acquire the leader lease", ok = result.is_ok(), "API write"
+        );
+        let created = result.map_err(|e| self.api_error(e))?;
         *self.last.lock() = Some(created);
         Ok(())
     }
@@ -157,11 +159,15 @@ impl LeaseLock for KubeLeaseLock {
         let mut spec = lease.spec.take().unwrap_or_default();
         record.apply_to(&mut spec);
         lease.spec = Some(spec);
-        let updated = self
+        let result = self
             .api
             .replace(&self.name, &PostParams::default(), &lease)
-            .await
-            .map_err(|e| self.api_error(e))?;
+            .await;
+        tracing::trace!(
+            verb = "update", resource = "leases", object = %self.describe(),
+            reason = "acquire or renew the leader lease", ok = result.is_ok(), "API write"
+        );
+        let updated = result.map_err(|e| self.api_error(e))?;
         *self.last.lock() = Some(updated);
         Ok(())
     }

@@ -19,6 +19,7 @@ use futures::future::BoxFuture;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
 use serde::Serialize;
 
+use crate::api_write::log_write;
 use crate::error::ControlError;
 use crate::pod_control::PodControl;
 use crate::pod_util::controller_ref;
@@ -300,6 +301,13 @@ impl Target<'_> {
         }
     }
 
+    fn resource(&self) -> &'static str {
+        match self {
+            Target::Pods(_) => "pods",
+            Target::ReplicaSets(_) => "replicasets",
+        }
+    }
+
     async fn patch(&self, ns: &str, name: &str, body: &str) -> Result<(), ControlError> {
         match self {
             Target::Pods(c) => c.patch_pod(ns, name, body).await,
@@ -396,14 +404,21 @@ impl<'a> ControllerRefManager<'a> {
                 ClaimDecision::Ignore => {}
                 ClaimDecision::Keep => claimed.push(obj.clone()),
                 ClaimDecision::Release => {
-                    tracing::debug!(
-                        kind = target.kind(), object = %format!("{ns}/{name}"),
-                        owner = %self.owner.name, "releasing controllerRef"
-                    );
                     let res = match release_patch(&self.owner.uid, uid) {
                         Ok(body) => target.patch(ns, name, &body).await,
                         Err(e) => Err(e),
                     };
+                    log_write(
+                        "patch",
+                        target.resource(),
+                        ns,
+                        name,
+                        format_args!(
+                            "release from {} {ns}/{}: labels no longer match its selector",
+                            self.owner.kind, self.owner.name
+                        ),
+                        res.as_ref().map(|_| ()),
+                    );
                     // Gone, or no longer carrying our reference (422): nothing to release.
                     if let Err(e) = res
                         && !e.is_not_found()
@@ -424,6 +439,17 @@ impl<'a> ControllerRefManager<'a> {
                         Ok(body) => target.patch(ns, name, &body).await,
                         Err(e) => Err(e),
                     };
+                    log_write(
+                        "patch",
+                        target.resource(),
+                        ns,
+                        name,
+                        format_args!(
+                            "adopt by {} {ns}/{}: orphan whose labels match its selector",
+                            self.owner.kind, self.owner.name
+                        ),
+                        res.as_ref().map(|_| ()),
+                    );
                     match res {
                         Ok(()) => claimed.push(obj.clone()),
                         Err(e) if e.is_not_found() => {}

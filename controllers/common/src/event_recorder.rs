@@ -30,6 +30,7 @@ use rand::Rng;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
+use crate::api_write::log_write;
 use crate::clock::{RealClock, SharedClock};
 use crate::error::{ControlError, NAMESPACE_TERMINATING_CAUSE};
 use crate::event_correlator::EventCorrelator;
@@ -364,6 +365,25 @@ pub(crate) async fn record_to_sink<S: EventSink + ?Sized>(
     }
 }
 
+fn log_event_write(verb: &str, event: &Event, result: &Result<Event, ControlError>) {
+    let object = &event.involved_object;
+    log_write(
+        verb,
+        "events",
+        event.metadata.namespace.as_deref().unwrap_or_default(),
+        event.metadata.name.as_deref().unwrap_or_default(),
+        format_args!(
+            "event {} for {} {}/{} (count {})",
+            event.reason.as_deref().unwrap_or_default(),
+            object.kind.as_deref().unwrap_or_default(),
+            object.namespace.as_deref().unwrap_or_default(),
+            object.name.as_deref().unwrap_or_default(),
+            event.count.unwrap_or(1)
+        ),
+        result.as_ref().map(|_| ()),
+    );
+}
+
 /// One write attempt; `true` when done (written, or rejected for good).
 async fn record_event<S: EventSink + ?Sized>(
     sink: &S,
@@ -374,7 +394,9 @@ async fn record_event<S: EventSink + ?Sized>(
 ) -> bool {
     let mut res = None;
     if update_existing && let Some(p) = patch {
-        res = Some(sink.patch(event, p).await);
+        let patched = sink.patch(event, p).await;
+        log_event_write("patch", event, &patched);
+        res = Some(patched);
     }
     let must_create = match &res {
         None => true,
@@ -383,7 +405,9 @@ async fn record_event<S: EventSink + ?Sized>(
     };
     if must_create {
         event.metadata.resource_version = None;
-        res = Some(sink.create(event).await);
+        let created = sink.create(event).await;
+        log_event_write("create", event, &created);
+        res = Some(created);
     }
     match res {
         Some(Ok(written)) => {

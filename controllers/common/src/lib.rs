@@ -4,6 +4,7 @@
 //!
 //! | module | upstream | what |
 //! | --- | --- | --- |
+//! | [`api_write`] | — | one debug line (`-v=2`) per API write: verb, resource, key, reason, result |
 //! | [`expectations`] | `ControllerExpectations`, `UIDTrackingControllerExpectations` | pending creates/deletes per controller key, 5-minute TTL |
 //! | [`pod`] | — | [`PodView`], a ~12× smaller cached Pod |
 //! | [`pod_util`] | `IsPodActive`, `IsPodReady`, `IsPodAvailable`, deletion cost | pod predicates over [`PodLike`](pod_util::PodLike) |
@@ -61,6 +62,7 @@
 //! # }
 //! ```
 
+pub mod api_write;
 pub mod clock;
 pub mod controller_ref_manager;
 pub mod error;

@@ -19,6 +19,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use parking_lot::Mutex;
 
+use crate::api_write::log_write;
 use crate::error::{ControlError, NAMESPACE_TERMINATING_CAUSE};
 use crate::event_recorder::{EventRecorder, EventType};
 use crate::names::is_dns1123_subdomain;
@@ -194,6 +195,10 @@ impl PodControl for KubePodControl {
                     "unable to create pods, no labels".to_string(),
                 ));
             }
+            let reason = format!(
+                "too few replicas for {} {namespace}/{owner_name}",
+                owner.kind.as_deref().unwrap_or("owner")
+            );
             match self
                 .api(namespace)
                 .create(&PostParams::default(), &pod)
@@ -201,11 +206,7 @@ impl PodControl for KubePodControl {
             {
                 Ok(created) => {
                     let name = created.metadata.name.as_deref().unwrap_or_default();
-                    tracing::debug!(
-                        controller = owner_name,
-                        pod = name,
-                        "controller created pod"
-                    );
+                    log_write::<str>("create", "pods", namespace, name, &reason, Ok(()));
                     self.recorder.record(
                         owner,
                         EventType::Normal,
@@ -219,6 +220,8 @@ impl PodControl for KubePodControl {
                 }
                 Err(e) => {
                     let e = ControlError::from(e);
+                    let prefix = pod.metadata.generate_name.as_deref().unwrap_or_default();
+                    log_write("create", "pods", namespace, prefix, &reason, Err(&e));
                     if !e.has_status_cause(NAMESPACE_TERMINATING_CAUSE) {
                         self.recorder.record(
                             owner,
@@ -240,12 +243,25 @@ impl PodControl for KubePodControl {
         owner: &'a ObjectReference,
     ) -> BoxFuture<'a, Result<(), ControlError>> {
         Box::pin(async move {
-            tracing::debug!(controller = ?owner.name, pod = %format!("{namespace}/{name}"), "deleting pod");
-            match self
+            let reason = format!(
+                "too many replicas for {} {namespace}/{}",
+                owner.kind.as_deref().unwrap_or("owner"),
+                owner.name.as_deref().unwrap_or_default()
+            );
+            let result = self
                 .api(namespace)
                 .delete(name, &DeleteParams::default())
                 .await
-            {
+                .map_err(ControlError::from);
+            log_write(
+                "delete",
+                "pods",
+                namespace,
+                name,
+                &reason,
+                result.as_ref().map(|_| ()),
+            );
+            match result {
                 Ok(_) => {
                     self.recorder.record(
                         owner,
@@ -256,7 +272,6 @@ impl PodControl for KubePodControl {
                     Ok(())
                 }
                 Err(e) => {
-                    let e = ControlError::from(e);
                     if e.is_not_found() {
                         tracing::debug!(pod = name, "pod has already been deleted");
                         return Err(e);

@@ -185,7 +185,10 @@ impl crate::sync_metrics::SyncObserver for Recorder {
 async fn every_sync_is_reported_to_the_observer_under_the_queue_name() {
     use crate::sync_metrics::{SyncOutcome, set_sync_observer};
     let recorder = Arc::new(Recorder::default());
-    assert!(set_sync_observer(recorder.clone()), "only this test installs one");
+    assert!(
+        set_sync_observer(recorder.clone()),
+        "only this test installs one"
+    );
     let q: RateLimitingQueue<String> = RateLimitingQueue::builder().name("observed").build();
     let policy = RetryPolicy::<String>::unlimited();
     let sync = |k: String| async move {

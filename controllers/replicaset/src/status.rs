@@ -9,6 +9,7 @@ use k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetCondition, ReplicaSetStat
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kcm_controller::ControlError;
+use kcm_controller::api_write::log_write;
 use kcm_controller::pod_util::{PodLike, is_pod_available, is_pod_ready};
 
 use crate::client::ReplicaSetClient;
@@ -221,14 +222,30 @@ pub async fn update_replica_set_status(
     let mut obj = rs.clone();
     let mut attempt = 0;
     loop {
-        tracing::debug!(
-            replicaset = %format!("{ns}/{name}"),
-            replicas = format!("{} -> {}", obj.status.as_ref().map_or(0, |s| s.replicas), new.replicas),
-            observed_generation = ?new.observed_generation,
-            "updating status"
+        let old = obj.status.clone().unwrap_or_default();
+        let reason = format!(
+            "status changed: replicas {} -> {}, ready {} -> {}, available {} -> {}, \
+             observedGeneration {} -> {}",
+            old.replicas,
+            new.replicas,
+            old.ready_replicas.unwrap_or(0),
+            new.ready_replicas.unwrap_or(0),
+            old.available_replicas.unwrap_or(0),
+            new.available_replicas.unwrap_or(0),
+            old.observed_generation.unwrap_or(0),
+            new.observed_generation.unwrap_or(0),
         );
         obj.status = Some(new.clone());
-        match client.update_status(&obj).await {
+        let result = client.update_status(&obj).await;
+        log_write(
+            "update",
+            "replicasets/status",
+            ns,
+            name,
+            &reason,
+            result.as_ref().map(|_| ()),
+        );
+        match result {
             Ok(updated) => return Ok(updated),
             Err(e) if attempt >= STATUS_UPDATE_RETRIES => return Err(e),
             Err(_) => {}

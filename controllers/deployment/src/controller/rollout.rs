@@ -9,6 +9,7 @@
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use kcm_controller::api_write::log_write;
 use kube::api::{Api, DeleteParams, PostParams};
 
 use crate::dispatch::sync_cleans_up;
@@ -38,12 +39,46 @@ fn rs_api(inner: &Inner, d: &Deployment) -> Api<ReplicaSet> {
     Api::namespaced(inner.client.clone(), namespace_of(d))
 }
 
-/// `UpdateStatus(d)`: PUT of the whole Deployment to `/status`.
-pub(crate) async fn update_status(inner: &Inner, d: &Deployment) -> Result<Deployment, SyncError> {
+/// `UpdateStatus(d)`: PUT of the whole Deployment to `/status`, logged with `why` and a
+/// summary of the status written.
+pub(crate) async fn update_status(
+    inner: &Inner,
+    d: &Deployment,
+    why: &str,
+) -> Result<Deployment, SyncError> {
     let api: Api<Deployment> = Api::namespaced(inner.client.clone(), namespace_of(d));
-    Ok(api
+    let result = api
         .replace_status(name_of(&d.metadata), &PostParams::default(), d)
-        .await?)
+        .await
+        .map_err(SyncError::from);
+    let status = d.status.clone().unwrap_or_default();
+    let progressing = status
+        .conditions
+        .iter()
+        .flatten()
+        .find(|c| c.type_ == "Progressing")
+        .map_or("none", |c| c.reason.as_deref().unwrap_or_default());
+    log_write(
+        "update",
+        "deployments/status",
+        namespace_of(d),
+        name_of(&d.metadata),
+        format_args!(
+            "{why} (replicas {}, updated {}, ready {}, available {}, observedGeneration {}, \
+             Progressing {progressing})",
+            status.replicas.unwrap_or(0),
+            status.updated_replicas.unwrap_or(0),
+            status.ready_replicas.unwrap_or(0),
+            status.available_replicas.unwrap_or(0),
+            status.observed_generation.unwrap_or(0),
+        ),
+        result.as_ref().map(|_| ()),
+    );
+    result
+}
+
+fn deployment_key(d: &Deployment) -> String {
+    format!("{}/{}", namespace_of(d), name_of(&d.metadata))
 }
 
 /// The old ReplicaSets and the new one (if any) after `getAllReplicaSetsAndSyncRevision`.
@@ -77,13 +112,28 @@ pub(crate) async fn get_all_replica_sets_and_sync_revision<'a>(
         let new_rs = match sync_existing_new_replica_set(d, existing, &classified.new_revision, now)
         {
             ExistingNewReplicaSetAction::UpdateReplicaSet(rs_copy) => {
-                rs_api(inner, d)
+                let result = rs_api(inner, d)
                     .replace(name_of(&rs_copy.metadata), &PostParams::default(), &rs_copy)
-                    .await?
+                    .await
+                    .map_err(SyncError::from);
+                log_write(
+                    "update",
+                    "replicasets",
+                    namespace_of(d),
+                    name_of(&rs_copy.metadata),
+                    format_args!(
+                        "sync revision and replica annotations of the new ReplicaSet of \
+                         deployment {} (revision {})",
+                        deployment_key(d),
+                        classified.new_revision
+                    ),
+                    result.as_ref().map(|_| ()),
+                );
+                result?
             }
             ExistingNewReplicaSetAction::UpdateDeploymentStatus(updated) => {
                 *d = updated;
-                update_status(inner, d).await?;
+                update_status(inner, d, "record the found new ReplicaSet in Progressing").await?;
                 existing.clone()
             }
             ExistingNewReplicaSetAction::Nothing => existing.clone(),
@@ -116,10 +166,21 @@ async fn create_new_replica_set(
 ) -> Result<ReplicaSet, SyncError> {
     let desired = new_replica_set(d, old_rss, new_revision)?;
     let rs_name = name_of(&desired.metadata).to_string();
-    let (created, really_created) = match rs_api(inner, d)
+    let result = rs_api(inner, d)
         .create(&PostParams::default(), &desired)
-        .await
-    {
+        .await;
+    log_write(
+        "create",
+        "replicasets",
+        namespace_of(d),
+        &rs_name,
+        format_args!(
+            "new pod template of deployment {} (revision {new_revision})",
+            deployment_key(d)
+        ),
+        result.as_ref().map(|_| ()),
+    );
+    let (created, really_created) = match result {
         Ok(created) => (created, true),
         Err(e) => {
             let err = SyncError::from(e);
@@ -136,7 +197,8 @@ async fn create_new_replica_set(
                         *d = *updated;
                         // Upstream ignores this write's error: the AlreadyExists error
                         // requeues the key and the next pass hashes with the new count.
-                        let _ = update_status(inner, d).await;
+                        let _ =
+                            update_status(inner, d, "hash collision: bump collisionCount").await;
                         return Err(err);
                     }
                 }
@@ -151,7 +213,12 @@ async fn create_new_replica_set(
                 );
                 if let Some(updated) = failure.status_update {
                     *d = updated;
-                    let _ = update_status(inner, d).await;
+                    let _ = update_status(
+                        inner,
+                        d,
+                        "creating the new ReplicaSet failed: ReplicaFailure",
+                    )
+                    .await;
                 }
                 inner.emit(d, &failure.event);
                 return Err(err);
@@ -165,7 +232,7 @@ async fn create_new_replica_set(
     }
     if let Some(updated) = after.status_update {
         *d = updated;
-        update_status(inner, d).await?;
+        update_status(inner, d, "record the created new ReplicaSet in Progressing").await?;
     }
     Ok(created)
 }
@@ -199,9 +266,31 @@ pub(crate) async fn execute_scale_steps(
         let Some(update) = outcome.update else {
             continue;
         };
-        let updated = api
+        let result = api
             .replace(&step.rs_name, &PostParams::default(), &update)
-            .await?;
+            .await
+            .map_err(SyncError::from);
+        let from = current.spec.as_ref().and_then(|s| s.replicas).unwrap_or(0);
+        let to = update.spec.as_ref().and_then(|s| s.replicas).unwrap_or(0);
+        let why = if from < to {
+            "scale up"
+        } else if from > to {
+            "scale down"
+        } else {
+            "sync replica annotations"
+        };
+        log_write(
+            "update",
+            "replicasets",
+            namespace_of(d),
+            &step.rs_name,
+            format_args!(
+                "{why} from {from} to {to} for deployment {}",
+                deployment_key(d)
+            ),
+            result.as_ref().map(|_| ()),
+        );
+        let updated = result?;
         if let Some(event) = &outcome.event {
             inner.emit(d, event);
             scaled = true;
@@ -221,19 +310,29 @@ pub(crate) async fn cleanup_deployment(
 ) -> Result<(), SyncError> {
     let api = rs_api(inner, d);
     for rs in replica_sets_to_clean_up(old_rss, d, &inner.features) {
-        tracing::debug!(
-            replica_set = name_of(&rs.metadata),
-            deployment = name_of(&d.metadata),
-            "Trying to cleanup replica set for deployment"
-        );
-        if let Err(e) = api
+        let result = api
             .delete(name_of(&rs.metadata), &DeleteParams::default())
             .await
+            .map_err(SyncError::from);
+        log_write(
+            "delete",
+            "replicasets",
+            namespace_of(d),
+            name_of(&rs.metadata),
+            format_args!(
+                "old ReplicaSet beyond revisionHistoryLimit {} of deployment {}",
+                d.spec
+                    .as_ref()
+                    .and_then(|s| s.revision_history_limit)
+                    .unwrap_or(10),
+                deployment_key(d)
+            ),
+            result.as_ref().map(|_| ()),
+        );
+        if let Err(err) = result
+            && !err.is_not_found()
         {
-            let err = SyncError::from(e);
-            if !err.is_not_found() {
-                return Err(err);
-            }
+            return Err(err);
         }
     }
     Ok(())
@@ -251,7 +350,7 @@ pub(crate) async fn sync_deployment_status(
         crate::sync::sync_deployment_status(all_rss, new_rs, d, &inner.features, now)
     {
         d.status = Some(status);
-        update_status(inner, d).await?;
+        update_status(inner, d, "status changed").await?;
     }
     Ok(())
 }
@@ -268,7 +367,7 @@ pub(crate) async fn sync_rollout_status(
     match decide_rollout_status(all_rss, new_rs, d, &inner.features, now) {
         RolloutStatusDecision::Update(status) => {
             d.status = Some(status);
-            update_status(inner, d).await?;
+            update_status(inner, d, "rollout status or conditions changed").await?;
         }
         RolloutStatusDecision::Unchanged(requeue) => match requeue {
             StuckRequeue::NotNeeded => {}
@@ -291,7 +390,7 @@ pub(crate) async fn check_paused_conditions(
 ) -> Result<(), SyncError> {
     if let Some(status) = crate::sync::check_paused_conditions(d, inner.clock.now()) {
         d.status = Some(status);
-        update_status(inner, d).await?;
+        update_status(inner, d, "paused or resumed").await?;
     }
     Ok(())
 }
@@ -445,12 +544,26 @@ pub(crate) async fn rollback(
         inner.emit(d, &outcome.event);
     }
     let api: Api<Deployment> = Api::namespaced(inner.client.clone(), namespace_of(d));
-    api.replace(
-        name_of(&outcome.deployment.metadata),
-        &PostParams::default(),
-        &outcome.deployment,
-    )
-    .await?;
+    let result = api
+        .replace(
+            name_of(&outcome.deployment.metadata),
+            &PostParams::default(),
+            &outcome.deployment,
+        )
+        .await
+        .map_err(SyncError::from);
+    log_write(
+        "update",
+        "deployments",
+        namespace_of(d),
+        name_of(&d.metadata),
+        format_args!(
+            "legacy rollback annotation handled ({}): {}",
+            outcome.event.reason, outcome.event.message
+        ),
+        result.as_ref().map(|_| ()),
+    );
+    result?;
     if outcome.performed {
         inner.emit(d, &outcome.event);
     }

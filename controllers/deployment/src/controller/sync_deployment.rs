@@ -80,7 +80,12 @@ async fn sync_inner(inner: &Inner, key: &str) -> Result<(), SyncError> {
                 .get_or_insert_with(Default::default)
                 .observed_generation = Some(generation(&d));
             // As upstream, the result of this write is ignored.
-            let _ = rollout::update_status(inner, &d).await;
+            let _ = rollout::update_status(
+                inner,
+                &d,
+                "selector selects everything: only observedGeneration",
+            )
+            .await;
         }
         return Ok(());
     }
