@@ -4,6 +4,8 @@
 //! server are logged at `-v=2`, as kube-controller-manager does), 5+ → trace. `RUST_LOG`
 //! overrides the mapping when set.
 
+use std::io::IsTerminal;
+
 use tracing_subscriber::EnvFilter;
 
 /// The tracing level for a klog verbosity.
@@ -29,8 +31,10 @@ pub fn init(verbosity: u8, format: &str) {
                  kcm_deployment={level}"
             ))
         });
+    // Colours only on a terminal: logs collected from a pod or a file stay plain text.
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr);
     let result = if format == "json" {
         builder.json().try_init()
