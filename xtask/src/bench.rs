@@ -14,6 +14,7 @@ const WORKLOADS: &[(&str, &str, &str, &[&str])] = &[
     ("informer", "kcm-informer", "bench", &[]),
     ("controller", "kcm-controller", "bench", &[]),
     ("replicaset", "kcm-replicaset", "bench", &[]),
+    ("deployment", "kcm-deployment", "bench", &[]),
 ];
 
 pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
