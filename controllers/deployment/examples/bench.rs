@@ -23,8 +23,9 @@
 //! counting layer, so the figures are exactly that controller's requests (the simulation's and
 //! this driver's requests do not appear in them). The server's own counters give the totals.
 //!
-//! Usage: `cargo run --release -p kcm-deployment --example bench [-- <deployments> <replicas>]`
-//! (default 1000 × 10). Prints one JSON line per phase (`create`, `rollout`) and a `total` line.
+//! Usage: `cargo run --release -p kcm-deployment --example bench [-- <deployments> <replicas>
+//! [<namespaces>]]` (default 1000 × 10, all in `default`; with k > 1 namespaces, Deployment i
+//! goes to `bench-<i mod k>`). Prints one JSON line per phase (`create`, `rollout`) and a `total` line.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -35,7 +36,7 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, ReplicaSet};
-use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
+use k8s_openapi::api::core::v1::{Container, Namespace, PodSpec, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use kcm_deployment::{DeploymentController, DeploymentControllerConfig};
 use kcm_informer::{InformerFactory, InformerOptions};
@@ -46,7 +47,6 @@ use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-const NS: &str = "default";
 const OLD_IMAGE: &str = "nginx:1.27";
 const NEW_IMAGE: &str = "nginx:1.28";
 /// How often the driver lists the Deployments (and ReplicaSets) to check completion.
@@ -330,14 +330,23 @@ fn round3(x: f64) -> f64 {
 // ---------------------------------------------------------------------------------------------
 // Objects and completion checks.
 
-fn deployment(i: usize, replicas: i32) -> Deployment {
+/// The namespace of Deployment `i`: `default` with one namespace, else `bench-<i mod k>`.
+fn namespace_of(i: usize, namespaces: usize) -> String {
+    if namespaces <= 1 {
+        "default".into()
+    } else {
+        format!("bench-{}", i % namespaces)
+    }
+}
+
+fn deployment(i: usize, replicas: i32, namespaces: usize) -> Deployment {
     let labels: BTreeMap<String, String> = [("app".to_string(), format!("app-{i}"))]
         .into_iter()
         .collect();
     Deployment {
         metadata: ObjectMeta {
             name: Some(format!("d-{i}")),
-            namespace: Some(NS.into()),
+            namespace: Some(namespace_of(i, namespaces)),
             ..Default::default()
         },
         // No strategy: the API server defaults it to RollingUpdate, maxSurge and
@@ -405,8 +414,8 @@ async fn wait_all_complete(
     old_image: Option<&str>,
     start: Instant,
 ) -> anyhow::Result<Duration> {
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), NS);
-    let replica_sets: Api<ReplicaSet> = Api::namespaced(client.clone(), NS);
+    let deployments: Api<Deployment> = Api::all(client.clone());
+    let replica_sets: Api<ReplicaSet> = Api::all(client.clone());
     let deadline = Instant::now() + Duration::from_secs(1800);
     let mut last_report = Instant::now();
     loop {
@@ -551,7 +560,15 @@ struct Logs {
     informer: RequestLog,
 }
 
-fn phase_json(p: &Phase, n: usize, replicas: i32, pods: u64, load: &str) -> Value {
+struct Shape {
+    deployments: usize,
+    replicas: i32,
+    namespaces: usize,
+}
+
+fn phase_json(p: &Phase, shape: &Shape, load: &str) -> Value {
+    let (n, replicas, namespaces) = (shape.deployments, shape.replicas, shape.namespaces);
+    let pods = n as u64 * u64::try_from(replicas).unwrap_or(0);
     let dep_writes = object_writes(&p.dep);
     let rs_writes = object_writes(&p.rs);
     let controller_writes = dep_writes + rs_writes;
@@ -562,6 +579,7 @@ fn phase_json(p: &Phase, n: usize, replicas: i32, pods: u64, load: &str) -> Valu
         "impl": "kcm-deployment + kcm-replicaset",
         "phase": p.name,
         "deployments": n,
+        "namespaces": namespaces,
         "replicas": replicas,
         "pods": pods,
         "driver_requests_ms": p.driver_ms,
@@ -620,6 +638,7 @@ fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let n: usize = args.first().map(|s| s.parse()).transpose()?.unwrap_or(1000);
     let replicas: i32 = args.get(1).map(|s| s.parse()).transpose()?.unwrap_or(10);
+    let namespaces: usize = args.get(2).map(|s| s.parse()).transpose()?.unwrap_or(1);
     anyhow::ensure!(replicas > 0, "replicas must be positive");
     let r = u64::try_from(replicas)?;
     let pods = n as u64 * r;
@@ -680,9 +699,31 @@ fn main() -> anyhow::Result<()> {
             .wait_for_cache_sync(Some(Duration::from_secs(60)), &cancel)
             .await;
     });
-    let driver = bench_rt.block_on(async { kube::Client::try_from(kube::Config::new(url)) })?;
+    let driver = bench_rt.block_on(async {
+        let driver = kube::Client::try_from(kube::Config::new(url))?;
+        let api: Api<Namespace> = Api::all(driver.clone());
+        for k in 0..namespaces.min(n) {
+            let name = namespace_of(k, namespaces);
+            if name != "default" {
+                let ns = Namespace {
+                    metadata: ObjectMeta {
+                        name: Some(name),
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                };
+                api.create(&PostParams::default(), &ns).await?;
+            }
+        }
+        anyhow::Ok(driver)
+    })?;
 
     let (s, u) = default_fenceposts(r);
+    let shape = Shape {
+        deployments: n,
+        replicas,
+        namespaces,
+    };
     let mut phases = Vec::new();
     let first_sample = (
         logs.dep.snapshot(),
@@ -695,12 +736,12 @@ fn main() -> anyhow::Result<()> {
     for phase in ["create", "rollout"] {
         let start = Instant::now();
         let (driver_ms, complete) = bench_rt.block_on(async {
-            let api: Api<Deployment> = Api::namespaced(driver.clone(), NS);
             let failed = if phase == "create" {
                 for_all(n, |i| {
-                    let api = api.clone();
+                    let api: Api<Deployment> =
+                        Api::namespaced(driver.clone(), &namespace_of(i, namespaces));
                     async move {
-                        api.create(&PostParams::default(), &deployment(i, replicas))
+                        api.create(&PostParams::default(), &deployment(i, replicas, namespaces))
                             .await
                             .map(drop)
                     }
@@ -711,7 +752,8 @@ fn main() -> anyhow::Result<()> {
                     "containers": [{"name": "c", "image": NEW_IMAGE}]
                 }}}});
                 for_all(n, |i| {
-                    let api = api.clone();
+                    let api: Api<Deployment> =
+                        Api::namespaced(driver.clone(), &namespace_of(i, namespaces));
                     let patch = patch.clone();
                     async move {
                         api.patch(
@@ -758,7 +800,7 @@ fn main() -> anyhow::Result<()> {
         });
         let load = load_average();
         if let Some(p) = phases.last() {
-            println!("{}", phase_json(p, n, replicas, pods, &load));
+            println!("{}", phase_json(p, &shape, &load));
         }
         before = after;
     }
@@ -775,7 +817,7 @@ fn main() -> anyhow::Result<()> {
         cpu: before.4.since(&first_sample.4),
         min_writes: phases.iter().map(|p| p.min_writes).sum(),
     };
-    let mut line = phase_json(&total, n, replicas, pods, &load_average());
+    let mut line = phase_json(&total, &shape, &load_average());
     if let Value::Object(m) = &mut line {
         let (create_size, steps) = rolling_scale_steps(r, s, u);
         m.insert(
