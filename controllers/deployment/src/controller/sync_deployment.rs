@@ -92,8 +92,6 @@ async fn sync_inner(inner: &Inner, key: &str) -> Result<(), SyncError> {
 
     let rs_list = get_replica_sets_for_deployment(inner, &d).await?;
     let rs_refs: Vec<&ReplicaSet> = rs_list.iter().map(Arc::as_ref).collect();
-    // Only Recreate consults the pods (are old pods still around?).
-    let pod_map = pod_map_for_deployment(&inner.pod_lister, &d, &rs_refs)?;
 
     if d.metadata.deletion_timestamp.is_some() {
         return rollout::sync_status_only(inner, &mut d, &rs_refs).await;
@@ -116,7 +114,14 @@ async fn sync_inner(inner: &Inner, key: &str) -> Result<(), SyncError> {
     }
 
     match strategy_type(&d) {
-        RECREATE_STRATEGY => rollout::rollout_recreate(inner, &mut d, &rs_refs, &pod_map).await,
+        RECREATE_STRATEGY => {
+            // Upstream builds the pod map on every sync, but only Recreate reads it (are old
+            // pods still around?). Scanning the namespace's pods costs O(pods) per sync, so it
+            // is built here only; it cannot fail where upstream's would not (the selector was
+            // already parsed to list the ReplicaSets).
+            let pod_map = pod_map_for_deployment(&inner.pod_lister, &d, &rs_refs)?;
+            rollout::rollout_recreate(inner, &mut d, &rs_refs, &pod_map).await
+        }
         ROLLING_UPDATE_STRATEGY => rollout::rollout_rolling(inner, &mut d, &rs_refs).await,
         other => Err(SyncError::Other(format!(
             "unexpected deployment strategy type: {other}"
