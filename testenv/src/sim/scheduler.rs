@@ -144,43 +144,114 @@ struct Scheduler {
     config: Arc<SimConfig>,
     pods: Arc<Cache<Pod>>,
     nodes: Arc<Cache<Node>>,
+    /// Pods per node (cache and our own bindings).
+    counts: PodCounts,
+    /// Keys of the pods seen unbound and not yet seen bound, finished or deleted: the ones
+    /// retried when nodes or pods change (whether they found no node or their binding failed).
+    pending: BTreeSet<String>,
+}
+
+/// Pods per node, kept up to date from pod events and our own bindings, so scheduling one pod
+/// does not walk every pod of the cluster. A pod counts on a node while the cache shows it
+/// there and not finished, or while we bound it there and the cache has not caught up.
+#[derive(Debug, Default)]
+struct PodCounts {
     /// Pods bound by us and not yet seen bound in the cache: uid → node.
     assumed: HashMap<String, String>,
+    /// Pods the cache shows on a node and not finished: uid → node.
+    bound: HashMap<String, String>,
+    /// `bound` plus `assumed`, per node.
+    per_node: HashMap<String, usize>,
+}
+
+impl PodCounts {
+    fn up(&mut self, node: &str) {
+        *self.per_node.entry(node.to_string()).or_default() += 1;
+    }
+
+    fn down(&mut self, node: &str) {
+        if let Some(n) = self.per_node.get_mut(node) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.per_node.remove(node);
+            }
+        }
+    }
+
+    /// Pods counted on `node`.
+    fn on(&self, node: &str) -> usize {
+        self.per_node.get(node).copied().unwrap_or(0)
+    }
+
+    fn is_assumed(&self, uid: &str) -> bool {
+        self.assumed.contains_key(uid)
+    }
+
+    /// Records a pod as the cache now shows it.
+    fn observe(&mut self, pod: &Pod) {
+        let Some(uid) = pod.metadata.uid.as_deref() else {
+            return;
+        };
+        let finished = matches!(
+            pod.status.as_ref().and_then(|s| s.phase.as_deref()),
+            Some("Succeeded" | "Failed")
+        );
+        let node = pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.node_name.as_deref())
+            .filter(|n| !n.is_empty() && !finished);
+        if node.is_some() {
+            // Seen bound: no longer an assumption of ours.
+            self.forget_assumed(uid);
+        }
+        let old = self.bound.get(uid).cloned();
+        if old.as_deref() == node {
+            return;
+        }
+        if let Some(old) = old {
+            self.down(&old);
+            self.bound.remove(uid);
+        }
+        if let Some(new) = node {
+            self.up(new);
+            self.bound.insert(uid.to_string(), new.to_string());
+        }
+    }
+
+    /// Forgets a deleted pod.
+    fn forget(&mut self, uid: &str) {
+        self.forget_assumed(uid);
+        if let Some(old) = self.bound.remove(uid) {
+            self.down(&old);
+        }
+    }
+
+    fn forget_assumed(&mut self, uid: &str) {
+        if let Some(node) = self.assumed.remove(uid) {
+            self.down(&node);
+        }
+    }
+
+    /// We bound `uid` to `node`; counts there until the cache shows it.
+    fn assume(&mut self, uid: String, node: String) {
+        if self.bound.contains_key(&uid) {
+            return;
+        }
+        if let Some(old) = self.assumed.insert(uid, node.clone()) {
+            self.down(&old);
+        }
+        self.up(&node);
+    }
 }
 
 impl Scheduler {
-    fn counts(&self) -> HashMap<String, usize> {
-        let mut counts: HashMap<String, usize> = HashMap::new();
-        let mut seen: BTreeSet<String> = BTreeSet::new();
-        for p in self.pods.list() {
-            let finished = matches!(
-                p.status.as_ref().and_then(|s| s.phase.as_deref()),
-                Some("Succeeded" | "Failed")
-            );
-            if let Some(n) = p.spec.as_ref().and_then(|s| s.node_name.as_deref())
-                && !n.is_empty()
-                && !finished
-            {
-                *counts.entry(n.to_string()).or_default() += 1;
-                if let Some(u) = &p.metadata.uid {
-                    seen.insert(u.clone());
-                }
-            }
-        }
-        for (uid, node) in &self.assumed {
-            if !seen.contains(uid) {
-                *counts.entry(node.clone()).or_default() += 1;
-            }
-        }
-        counts
-    }
-
     async fn schedule(&mut self, pod: &Pod) {
         if !wants_scheduling(pod) {
             return;
         }
         let uid = pod.metadata.uid.clone().unwrap_or_default();
-        if self.assumed.contains_key(&uid) {
+        if self.counts.is_assumed(&uid) {
             return;
         }
         let ns = pod.metadata.namespace.clone().unwrap_or_default();
@@ -191,12 +262,11 @@ impl Scheduler {
             self.config.pod_ready_after,
         );
         let nodes = self.nodes.list();
-        let counts = self.counts();
         let mut reasons = Vec::new();
         let mut best: Option<(usize, String)> = None;
         for node in &nodes {
             let node_name = node.metadata.name.clone().unwrap_or_default();
-            let count = counts.get(&node_name).copied().unwrap_or(0);
+            let count = self.counts.on(&node_name);
             let why = if behaviour.unschedulable {
                 Some(Unfit::Selector)
             } else {
@@ -242,7 +312,7 @@ impl Scheduler {
                         .await;
                     });
                 }
-                self.assumed.insert(uid, target);
+                self.counts.assume(uid, target);
             }
             Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => {}
             Err(e) => {
@@ -320,7 +390,8 @@ pub(crate) async fn run(
         config,
         pods,
         nodes,
-        assumed: HashMap::new(),
+        counts: PodCounts::default(),
+        pending: BTreeSet::new(),
         backoff: backoff_tx,
     };
     // Unschedulable pods are retried on node changes and every few seconds, as upstream's
@@ -332,15 +403,19 @@ pub(crate) async fn run(
             _ = token.cancelled() => break,
             c = prx.recv() => match c {
                 Some(Change::Applied(pod)) => {
+                    s.counts.observe(&pod);
                     let bound = pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).is_some_and(|n| !n.is_empty());
                     if bound || pod.metadata.deletion_timestamp.is_some() {
-                        if let Some(u) = &pod.metadata.uid { s.assumed.remove(u); }
+                        if let Some(u) = &pod.metadata.uid { s.counts.forget_assumed(u); }
+                        s.pending.remove(&key_of(&*pod));
                         continue;
                     }
+                    s.pending.insert(key_of(&*pod));
                     s.schedule(&pod).await;
                 }
                 Some(Change::Deleted(pod)) => {
-                    if let Some(u) = &pod.metadata.uid { s.assumed.remove(u); }
+                    if let Some(u) = &pod.metadata.uid { s.counts.forget(u); }
+                    s.pending.remove(&key_of(&*pod));
                     // A freed slot may fit a waiting pod.
                     retry_all(&mut s).await;
                 }
@@ -368,16 +443,17 @@ pub(crate) async fn run(
     let _ = node_task.await;
 }
 
+/// Tries every pending pod again, in key order (those we bound and the cache has not shown
+/// bound yet are skipped by `schedule`).
 async fn retry_all(s: &mut Scheduler) {
-    let mut waiting: Vec<Arc<Pod>> = s
-        .pods
-        .list()
-        .into_iter()
-        .filter(|p| wants_scheduling(p))
-        .collect();
-    waiting.sort_by_key(|p| key_of(&**p));
-    for p in waiting {
-        s.schedule(&p).await;
+    let keys: Vec<String> = s.pending.iter().cloned().collect();
+    for key in keys {
+        match s.pods.get(&key) {
+            Some(pod) if wants_scheduling(&pod) => s.schedule(&pod).await,
+            _ => {
+                s.pending.remove(&key);
+            }
+        }
     }
 }
 
@@ -452,6 +528,93 @@ mod tests {
         for (name, n, p, count, want) in cases {
             assert_eq!(unfit(&pod(p), &node(n), count), want, "{name}");
         }
+    }
+
+    /// The incremental counts equal a recount over the cache after every step of a sequence
+    /// of cache events and bindings (the way `schedule` counted before it kept them).
+    #[test]
+    fn pod_counts_match_a_full_recount() {
+        fn p(uid: &str, node: Option<&str>, phase: Option<&str>) -> Pod {
+            pod(
+                json!({"metadata": {"uid": uid}, "spec": {"nodeName": node}, "status": {"phase": phase}}),
+            )
+        }
+        enum Step {
+            Cache(Box<Pod>),
+            Delete(&'static str),
+            Bind(&'static str, &'static str),
+        }
+        let steps = vec![
+            Step::Cache(Box::new(p("a", None, None))),
+            Step::Bind("a", "n1"),
+            Step::Cache(Box::new(p("b", None, None))),
+            Step::Bind("b", "n1"),
+            // The cache catches up with our binding of a.
+            Step::Cache(Box::new(p("a", Some("n1"), None))),
+            Step::Cache(Box::new(p("c", Some("n2"), Some("Running")))),
+            // c finishes: no longer counted.
+            Step::Cache(Box::new(p("c", Some("n2"), Some("Succeeded")))),
+            // b is deleted before the cache showed it bound.
+            Step::Delete("b"),
+            // A binding someone else made.
+            Step::Cache(Box::new(p("d", Some("n2"), None))),
+            Step::Cache(Box::new(p("d", Some("n2"), Some("Running")))),
+            Step::Delete("a"),
+            Step::Delete("never-seen"),
+        ];
+        let mut counts = PodCounts::default();
+        let mut cache: BTreeMap<String, Pod> = BTreeMap::new();
+        let mut ours: HashMap<String, String> = HashMap::new();
+        for (i, step) in steps.into_iter().enumerate() {
+            match step {
+                Step::Cache(pod) => {
+                    counts.observe(&pod);
+                    let uid = pod.metadata.uid.clone().unwrap_or_default();
+                    if pod
+                        .spec
+                        .as_ref()
+                        .and_then(|s| s.node_name.as_ref())
+                        .is_some()
+                    {
+                        ours.remove(&uid);
+                    }
+                    cache.insert(uid, *pod);
+                }
+                Step::Delete(uid) => {
+                    counts.forget(uid);
+                    cache.remove(uid);
+                    ours.remove(uid);
+                }
+                Step::Bind(uid, node) => {
+                    counts.assume(uid.into(), node.into());
+                    ours.insert(uid.into(), node.into());
+                }
+            }
+            let mut recount: HashMap<String, usize> = HashMap::new();
+            for pod in cache.values() {
+                let finished = matches!(
+                    pod.status.as_ref().and_then(|s| s.phase.as_deref()),
+                    Some("Succeeded" | "Failed")
+                );
+                if let Some(n) = pod.spec.as_ref().and_then(|s| s.node_name.clone())
+                    && !finished
+                {
+                    *recount.entry(n).or_default() += 1;
+                }
+            }
+            for node in ours.values() {
+                *recount.entry(node.clone()).or_default() += 1;
+            }
+            for node in ["n1", "n2"] {
+                assert_eq!(
+                    counts.on(node),
+                    recount.get(node).copied().unwrap_or(0),
+                    "step {i}, node {node}"
+                );
+            }
+        }
+        assert_eq!(counts.on("n1"), 0);
+        assert_eq!(counts.on("n2"), 1);
     }
 
     #[test]
