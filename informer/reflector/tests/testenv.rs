@@ -215,6 +215,8 @@ async fn updates_and_deletes_are_observed_in_order_with_the_final_state() {
 struct Outage {
     on: AtomicBool,
     verbs: Vec<&'static str>,
+    /// Requests refused so far.
+    refused: std::sync::atomic::AtomicUsize,
 }
 
 impl Outage {
@@ -222,7 +224,19 @@ impl Outage {
         Arc::new(Self {
             on: AtomicBool::new(false),
             verbs: verbs.to_vec(),
+            refused: std::sync::atomic::AtomicUsize::new(0),
         })
+    }
+
+    /// Waits until a request was refused: the reflector's previous watch has ended for sure.
+    async fn wait_for_a_refusal(&self) {
+        for _ in 0..500 {
+            if self.refused.load(Ordering::SeqCst) > 0 {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("the reflector never retried during the outage");
     }
 }
 
@@ -232,6 +246,7 @@ impl RequestHook for Outage {
             && req.resource == "leases"
             && self.verbs.contains(&req.verb)
         {
+            self.refused.fetch_add(1, Ordering::SeqCst);
             HookDecision::Fail {
                 // Not 429/503/504: kube-client retries those itself, up to 15 times.
                 error: ApiError::new(500, "InternalError", "injected outage"),
@@ -267,6 +282,9 @@ async fn relist_after_a_watch_outage_yields_tombstones_with_last_known_state_and
     // The watch goes down and stays down while objects change.
     outage.on.store(true, Ordering::SeqCst);
     env.drop_watches();
+    // Change nothing before the old watch is gone: an event it still delivered would arrive as
+    // a watch delta instead of through the relist under test.
+    outage.wait_for_a_refusal().await;
     api.delete("b", &DeleteParams::default())
         .await
         .expect("delete b");
