@@ -37,6 +37,10 @@ pub fn log_write<E: Display + ?Sized>(
     reason: impl Display,
     result: Result<(), &E>,
 ) {
+    // Callers pass lazy `format_args!` reasons; build nothing when -v=2 is off.
+    if !tracing::enabled!(tracing::Level::DEBUG) {
+        return;
+    }
     let object = if namespace.is_empty() {
         name.to_string()
     } else {

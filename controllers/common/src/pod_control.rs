@@ -195,10 +195,7 @@ impl PodControl for KubePodControl {
                     "unable to create pods, no labels".to_string(),
                 ));
             }
-            let reason = format!(
-                "too few replicas for {} {namespace}/{owner_name}",
-                owner.kind.as_deref().unwrap_or("owner")
-            );
+            let kind = owner.kind.as_deref().unwrap_or("owner");
             match self
                 .api(namespace)
                 .create(&PostParams::default(), &pod)
@@ -206,7 +203,14 @@ impl PodControl for KubePodControl {
             {
                 Ok(created) => {
                     let name = created.metadata.name.as_deref().unwrap_or_default();
-                    log_write::<str>("create", "pods", namespace, name, &reason, Ok(()));
+                    log_write::<str>(
+                        "create",
+                        "pods",
+                        namespace,
+                        name,
+                        format_args!("too few replicas for {kind} {namespace}/{owner_name}"),
+                        Ok(()),
+                    );
                     self.recorder.record(
                         owner,
                         EventType::Normal,
@@ -221,7 +225,14 @@ impl PodControl for KubePodControl {
                 Err(e) => {
                     let e = ControlError::from(e);
                     let prefix = pod.metadata.generate_name.as_deref().unwrap_or_default();
-                    log_write("create", "pods", namespace, prefix, &reason, Err(&e));
+                    log_write(
+                        "create",
+                        "pods",
+                        namespace,
+                        prefix,
+                        format_args!("too few replicas for {kind} {namespace}/{owner_name}"),
+                        Err(&e),
+                    );
                     if !e.has_status_cause(NAMESPACE_TERMINATING_CAUSE) {
                         self.recorder.record(
                             owner,
@@ -243,11 +254,6 @@ impl PodControl for KubePodControl {
         owner: &'a ObjectReference,
     ) -> BoxFuture<'a, Result<(), ControlError>> {
         Box::pin(async move {
-            let reason = format!(
-                "too many replicas for {} {namespace}/{}",
-                owner.kind.as_deref().unwrap_or("owner"),
-                owner.name.as_deref().unwrap_or_default()
-            );
             let result = self
                 .api(namespace)
                 .delete(name, &DeleteParams::default())
@@ -258,7 +264,11 @@ impl PodControl for KubePodControl {
                 "pods",
                 namespace,
                 name,
-                &reason,
+                format_args!(
+                    "too many replicas for {} {namespace}/{}",
+                    owner.kind.as_deref().unwrap_or("owner"),
+                    owner.name.as_deref().unwrap_or_default()
+                ),
                 result.as_ref().map(|_| ()),
             );
             match result {

@@ -222,19 +222,7 @@ pub async fn update_replica_set_status(
     let mut obj = rs.clone();
     let mut attempt = 0;
     loop {
-        let old = obj.status.clone().unwrap_or_default();
-        let reason = format!(
-            "status changed: replicas {} -> {}, ready {} -> {}, available {} -> {}, \
-             observedGeneration {} -> {}",
-            old.replicas,
-            new.replicas,
-            old.ready_replicas.unwrap_or(0),
-            new.ready_replicas.unwrap_or(0),
-            old.available_replicas.unwrap_or(0),
-            new.available_replicas.unwrap_or(0),
-            old.observed_generation.unwrap_or(0),
-            new.observed_generation.unwrap_or(0),
-        );
+        let old = obj.status.take().unwrap_or_default();
         obj.status = Some(new.clone());
         let result = client.update_status(&obj).await;
         log_write(
@@ -242,7 +230,18 @@ pub async fn update_replica_set_status(
             "replicasets/status",
             ns,
             name,
-            &reason,
+            format_args!(
+                "status changed: replicas {} -> {}, ready {} -> {}, available {} -> {}, \
+                 observedGeneration {} -> {}",
+                old.replicas,
+                new.replicas,
+                old.ready_replicas.unwrap_or(0),
+                new.ready_replicas.unwrap_or(0),
+                old.available_replicas.unwrap_or(0),
+                new.available_replicas.unwrap_or(0),
+                old.observed_generation.unwrap_or(0),
+                new.observed_generation.unwrap_or(0),
+            ),
             result.as_ref().map(|_| ()),
         );
         match result {

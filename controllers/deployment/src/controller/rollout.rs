@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus, ReplicaSet};
 use kcm_controller::api_write::log_write;
 use kube::api::{Api, DeleteParams, PostParams};
 
@@ -51,12 +51,11 @@ pub(crate) async fn update_status(
         .replace_status(name_of(&d.metadata), &PostParams::default(), d)
         .await
         .map_err(SyncError::from);
-    let status = d.status.clone().unwrap_or_default();
+    let status = d.status.as_ref();
+    let field = |f: fn(&DeploymentStatus) -> Option<i64>| status.and_then(f).unwrap_or(0);
     let progressing = status
-        .conditions
-        .iter()
-        .flatten()
-        .find(|c| c.type_ == "Progressing")
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|c| c.iter().find(|c| c.type_ == "Progressing"))
         .map_or("none", |c| c.reason.as_deref().unwrap_or_default());
     log_write(
         "update",
@@ -66,19 +65,15 @@ pub(crate) async fn update_status(
         format_args!(
             "{why} (replicas {}, updated {}, ready {}, available {}, observedGeneration {}, \
              Progressing {progressing})",
-            status.replicas.unwrap_or(0),
-            status.updated_replicas.unwrap_or(0),
-            status.ready_replicas.unwrap_or(0),
-            status.available_replicas.unwrap_or(0),
-            status.observed_generation.unwrap_or(0),
+            field(|s| s.replicas.map(i64::from)),
+            field(|s| s.updated_replicas.map(i64::from)),
+            field(|s| s.ready_replicas.map(i64::from)),
+            field(|s| s.available_replicas.map(i64::from)),
+            field(|s| s.observed_generation),
         ),
         result.as_ref().map(|_| ()),
     );
     result
-}
-
-fn deployment_key(d: &Deployment) -> String {
-    format!("{}/{}", namespace_of(d), name_of(&d.metadata))
 }
 
 /// The old ReplicaSets and the new one (if any) after `getAllReplicaSetsAndSyncRevision`.
@@ -123,8 +118,9 @@ pub(crate) async fn get_all_replica_sets_and_sync_revision<'a>(
                     name_of(&rs_copy.metadata),
                     format_args!(
                         "sync revision and replica annotations of the new ReplicaSet of \
-                         deployment {} (revision {})",
-                        deployment_key(d),
+                         deployment {}/{} (revision {})",
+                        namespace_of(d),
+                        name_of(&d.metadata),
                         classified.new_revision
                     ),
                     result.as_ref().map(|_| ()),
@@ -175,8 +171,9 @@ async fn create_new_replica_set(
         namespace_of(d),
         &rs_name,
         format_args!(
-            "new pod template of deployment {} (revision {new_revision})",
-            deployment_key(d)
+            "new pod template of deployment {}/{} (revision {new_revision})",
+            namespace_of(d),
+            name_of(&d.metadata)
         ),
         result.as_ref().map(|_| ()),
     );
@@ -285,8 +282,9 @@ pub(crate) async fn execute_scale_steps(
             namespace_of(d),
             &step.rs_name,
             format_args!(
-                "{why} from {from} to {to} for deployment {}",
-                deployment_key(d)
+                "{why} from {from} to {to} for deployment {}/{}",
+                namespace_of(d),
+                name_of(&d.metadata)
             ),
             result.as_ref().map(|_| ()),
         );
@@ -320,12 +318,13 @@ pub(crate) async fn cleanup_deployment(
             namespace_of(d),
             name_of(&rs.metadata),
             format_args!(
-                "old ReplicaSet beyond revisionHistoryLimit {} of deployment {}",
+                "old ReplicaSet beyond revisionHistoryLimit {} of deployment {}/{}",
                 d.spec
                     .as_ref()
                     .and_then(|s| s.revision_history_limit)
                     .unwrap_or(10),
-                deployment_key(d)
+                namespace_of(d),
+                name_of(&d.metadata)
             ),
             result.as_ref().map(|_| ()),
         );
