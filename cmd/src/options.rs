@@ -128,12 +128,13 @@ pub struct Options {
     )]
     pub leader_elect_resource_lock: String,
 
-    /// The name of resource object that is used for locking during leader election.
+    /// The name of resource object that is used for locking during leader election. kcm's
+    /// own Lease by default, never kube-controller-manager's: the two run side by side.
     #[arg(
         long,
         help_heading = "Leader-election flags",
         value_name = "string",
-        default_value = "kube-controller-manager"
+        default_value = "kcm"
     )]
     pub leader_elect_resource_name: String,
 
@@ -294,7 +295,7 @@ mod tests {
         assert_eq!(o.leader_elect_renew_deadline, Duration::from_secs(10));
         assert_eq!(o.leader_elect_retry_period, Duration::from_secs(2));
         assert_eq!(o.leader_elect_resource_namespace, "kube-system");
-        assert_eq!(o.leader_elect_resource_name, "kube-controller-manager");
+        assert_eq!(o.leader_elect_resource_name, "kcm");
         assert_eq!(o.min_resync_period, Duration::from_secs(12 * 3600));
         assert_eq!(o.secure_port, 10257);
         assert!(o.validate().is_ok());

@@ -113,7 +113,7 @@ async fn metrics_endpoint_serves_queue_client_leader_and_sync_series() {
 
     let host = env.addr().to_string();
     let expected = [
-        "leader_election_master_status{name=\"kube-controller-manager\"} 1\n".to_string(),
+        "leader_election_master_status{name=\"kcm\"} 1\n".to_string(),
         "workqueue_adds_total{name=\"replicaset\"}".to_string(),
         "workqueue_work_duration_seconds_count{name=\"replicaset\"}".to_string(),
         // Two pods, the lease and events: at least the pods were created.
