@@ -9,7 +9,8 @@
 //! |---|---|---|
 //! | `watch-drop` | probability | chance, per open watch and per second, that the server closes the watch |
 //! | `compact-every` | Go duration | period of forced history compactions (watchers then get 410) |
-//! | `conflict` | probability | 409 `Conflict` (default scope: verb `update`) |
+//! | `conflict` | probability | 409 `Conflict` with a concurrent change (default scope: verb `update`) |
+//! | `conflict-bare` | probability | 409 `Conflict` and no change at all (default scope: verb `update`) |
 //! | `error500` | probability | 500 `InternalError` |
 //! | `error503` | probability | 503 `ServiceUnavailable` |
 //! | `throttle` | probability | 429 `TooManyRequests` with `Retry-After: 1` |
@@ -20,6 +21,13 @@
 //! meaning any. Verbs are the Kubernetes request verbs (`get`, `list`, `watch`, `create`, `update`,
 //! `patch`, `delete`, `deletecollection`) plus `read` and `write` (any non-mutating / mutating verb).
 //! A resource `pods` matches `pods` and its subresources (`pods/status`); `pods/status` matches only that.
+//! A real 409 means another client changed the object first, and a watcher sees that change. So an
+//! injected `conflict` on an `update` or `patch` of a named object comes with one: the object is
+//! rewritten unchanged just before the 409 is answered (its resourceVersion moves, watchers get a
+//! MODIFIED event). This needs the server, so it happens once the injector is installed with
+//! [`FaultInjector::attach`]. `conflict-bare` answers 409 without the change: it models a
+//! conflict whose watch event is lost, which a controller must survive without any event.
+//!
 //! Examples: `conflict=0.1@update:pods`, `error503=0.05@*:replicasets|deployments`,
 //! `latency=5ms..50ms@list|watch`, `throttle=0.2@write`. The same name may appear several times with
 //! different scopes, except the two timers.

@@ -112,6 +112,8 @@ async fn injected_errors_are_proper_status_responses() {
         other => panic!("expected a conflict, got {other:?}"),
     }
     injector.set_spec(FaultSpec::default());
+    // The conflict came with a concurrent change: the copy read before it is stale now.
+    let p = pods.get("c").await.expect("get");
     pods.replace("c", &PostParams::default(), &p)
         .await
         .expect("no faults any more");

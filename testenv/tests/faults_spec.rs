@@ -33,6 +33,14 @@ fn parse_valid_specs() {
             }],
         ),
         (
+            "conflict-bare=0.2",
+            vec![FaultRule::Probability {
+                kind: FaultKind::BareConflict,
+                p: 0.2,
+                scope: scope(&["update"], &[]),
+            }],
+        ),
+        (
             "conflict=0.1@update:pods",
             vec![FaultRule::Probability {
                 kind: FaultKind::Conflict,
@@ -319,7 +327,7 @@ fn counters_and_metrics() {
         text.lines()
             .filter(|l| l.starts_with("testenv_faults_injected_total{"))
             .count(),
-        8
+        9
     );
 }
 

@@ -1,12 +1,15 @@
 //! Wiring into the test API server: the request hook, timers applied to the server, and flags.
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use super::{FaultInjector, FaultSpec, FaultTimerEvent};
+use super::{FaultInjector, FaultKind, FaultSpec, FaultTimerEvent};
+use crate::registry::RESOURCES;
+use crate::server::ApiServer;
+use crate::storage::key_of;
 
 /// The API group named by a request path (`/apis/apps/v1/...` → `apps`, `/api/v1/...` → `""`).
 fn group_of_path(path: &str) -> &str {
@@ -24,9 +27,71 @@ fn is_write_verb(verb: &str) -> bool {
 
 /// The injector as the API server's request hook. Non-resource requests (discovery, `/version`,
 /// `/healthz`, `/metrics`) are never faulted. When a request draws both latency and an error, the
-/// error is answered at once (the hook cannot do both).
+/// error is answered at once (the hook cannot do both). Installed this way (without
+/// [`FaultInjector::attach`]) the injector knows no server, so its conflicts come without the
+/// concurrent change (as `conflict-bare`).
 impl crate::server::RequestHook for FaultInjector {
     fn before(&self, req: &crate::server::RequestInfo) -> crate::server::HookDecision {
+        self.before_on(req, None)
+    }
+
+    fn metrics_text(&self) -> String {
+        self.render_metrics()
+    }
+}
+
+/// The hook [`FaultInjector::attach`] installs: the injector plus the server it may change.
+/// Weak, since the server owns its hook.
+#[derive(Debug)]
+struct AttachedInjector {
+    injector: Arc<FaultInjector>,
+    server: Weak<ApiServer>,
+}
+
+impl crate::server::RequestHook for AttachedInjector {
+    fn before(&self, req: &crate::server::RequestInfo) -> crate::server::HookDecision {
+        let server = self.server.upgrade();
+        self.injector.before_on(req, server.as_deref())
+    }
+
+    fn metrics_text(&self) -> String {
+        self.injector.render_metrics()
+    }
+}
+
+/// The concurrent change that comes with an injected `conflict` on an update or patch: another
+/// client rewrites the named object unchanged, so its resourceVersion moves and watchers get a
+/// MODIFIED event before the 409 is answered. Nothing happens for other verbs or a missing object.
+fn touch_conflicting_object(server: &ApiServer, req: &crate::server::RequestInfo) {
+    if !matches!(req.verb, "update" | "patch") {
+        return;
+    }
+    let Some(name) = req.name.as_deref() else {
+        return;
+    };
+    let group = group_of_path(&req.path);
+    let Some(info) = RESOURCES
+        .iter()
+        .find(|r| r.plural == req.resource && r.group == group)
+    else {
+        return;
+    };
+    let key = key_of(req.namespace.as_deref().unwrap_or(""), name);
+    server.store.write(|txn| {
+        if let Some(current) = txn.get(info.storage, &key) {
+            txn.put(info.storage, &key, current.value());
+        }
+    });
+}
+
+impl FaultInjector {
+    /// [`RequestHook::before`](crate::server::RequestHook::before) with the server to change
+    /// for a `conflict` (`None`: every conflict is bare).
+    fn before_on(
+        &self,
+        req: &crate::server::RequestInfo,
+        server: Option<&ApiServer>,
+    ) -> crate::server::HookDecision {
         use crate::server::HookDecision;
         if req.resource.is_empty() {
             return HookDecision::Continue;
@@ -37,6 +102,11 @@ impl crate::server::RequestHook for FaultInjector {
         };
         let decision = self.decide(req.verb, &resource, is_write_verb(req.verb));
         if let Some(err) = decision.error {
+            if err.kind == FaultKind::Conflict
+                && let Some(server) = server
+            {
+                touch_conflicting_object(server, req);
+            }
             let body = err.status_body(
                 group_of_path(&req.path),
                 req.resource,
@@ -60,14 +130,11 @@ impl crate::server::RequestHook for FaultInjector {
             HookDecision::Delay(decision.latency)
         }
     }
-
-    fn metrics_text(&self) -> String {
-        self.render_metrics()
-    }
 }
 
 impl FaultInjector {
-    /// Install the injector on a running server: as its request hook, with compactions and restarts
+    /// Install the injector on a running server: as its request hook (an injected `conflict` then
+    /// comes with a concurrent change of the object, see [`FaultKind::Conflict`]), with compactions and restarts
     /// applied from the timers (a restart closes every watch, as a kube-apiserver restart does; the
     /// storage and its revisions survive), and watch drops drawn once per second.
     ///
@@ -78,7 +145,10 @@ impl FaultInjector {
         server: Arc<crate::server::ApiServer>,
         shutdown: CancellationToken,
     ) -> tokio::task::JoinHandle<()> {
-        *server.hook.write() = Some(self.clone() as Arc<dyn crate::server::RequestHook>);
+        *server.hook.write() = Some(Arc::new(AttachedInjector {
+            injector: self.clone(),
+            server: Arc::downgrade(&server),
+        }) as Arc<dyn crate::server::RequestHook>);
         let timers = tokio::spawn(self.clone().run_timers(shutdown.clone()));
         let injector = self.clone();
         let mut events = self.subscribe();

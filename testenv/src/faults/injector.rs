@@ -38,7 +38,7 @@ impl InjectedError {
             format!("{resource}.{group}")
         };
         let (message, details) = match self.kind {
-            FaultKind::Conflict => (
+            FaultKind::Conflict | FaultKind::BareConflict => (
                 format!(
                     "Operation cannot be fulfilled on {qualified} \"{name}\": the object has been modified; \
                      please apply your changes to the latest version and try again"
@@ -99,7 +99,7 @@ pub enum FaultTimerEvent {
 pub struct FaultInjector {
     spec: RwLock<FaultSpec>,
     rng: Mutex<StdRng>,
-    counters: [AtomicU64; 8],
+    counters: [AtomicU64; 9],
     spec_version: watch::Sender<u64>,
     events: broadcast::Sender<FaultTimerEvent>,
 }
@@ -132,8 +132,9 @@ impl FaultInjector {
     /// Decide the faults for one request. `verb` is the Kubernetes verb, `resource` the plural with an
     /// optional `/subresource`, `is_write` whether the request mutates.
     ///
-    /// Random numbers are drawn in a fixed order (latency rules, then throttle, 503, 500 and conflict rules
-    /// in spec order), only for rules whose scope matches, and the first error drawn wins.
+    /// Random numbers are drawn in a fixed order (latency rules, then throttle, 503, 500, conflict and
+    /// bare-conflict rules in spec order), only for rules whose scope matches, and the first error drawn
+    /// wins.
     pub fn decide(&self, verb: &str, resource: &str, is_write: bool) -> FaultDecision {
         let spec = self.spec.read();
         if spec.rules.is_empty() {
@@ -162,6 +163,7 @@ impl FaultInjector {
             FaultKind::Error503,
             FaultKind::Error500,
             FaultKind::Conflict,
+            FaultKind::BareConflict,
         ] {
             for rule in &spec.rules {
                 let FaultRule::Probability { kind: k, p, scope } = rule else {
@@ -182,7 +184,7 @@ impl FaultInjector {
 
     fn error_for(kind: FaultKind) -> InjectedError {
         let (code, reason, retry) = match kind {
-            FaultKind::Conflict => (409, "Conflict", None),
+            FaultKind::Conflict | FaultKind::BareConflict => (409, "Conflict", None),
             FaultKind::Error503 => (503, "ServiceUnavailable", None),
             FaultKind::Throttle => (429, "TooManyRequests", Some(1)),
             _ => (500, "InternalError", None),

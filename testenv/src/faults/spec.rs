@@ -13,8 +13,14 @@ pub enum FaultKind {
     WatchDrop,
     /// A forced compaction of the watch history.
     Compact,
-    /// A 409 Conflict.
+    /// A 409 Conflict that comes with a concurrent change: before answering, the object named
+    /// by the request is rewritten unchanged by "another client", so its resourceVersion moves
+    /// and watchers get a MODIFIED event, as when a real write loses a race.
     Conflict,
+    /// A bare 409 Conflict: nothing changed on the server. On a real cluster this is what a
+    /// client sees when the change it lost against never reaches its watch (a lost watch
+    /// event); kept to test that case on purpose.
+    BareConflict,
     /// A 500 InternalError.
     Error500,
     /// A 503 ServiceUnavailable.
@@ -29,10 +35,11 @@ pub enum FaultKind {
 
 impl FaultKind {
     /// Every kind, in metrics order.
-    pub const ALL: [FaultKind; 8] = [
+    pub const ALL: [FaultKind; 9] = [
         FaultKind::WatchDrop,
         FaultKind::Compact,
         FaultKind::Conflict,
+        FaultKind::BareConflict,
         FaultKind::Error500,
         FaultKind::Error503,
         FaultKind::Throttle,
@@ -46,6 +53,7 @@ impl FaultKind {
             FaultKind::WatchDrop => "watch-drop",
             FaultKind::Compact => "compact",
             FaultKind::Conflict => "conflict",
+            FaultKind::BareConflict => "conflict-bare",
             FaultKind::Error500 => "error500",
             FaultKind::Error503 => "error503",
             FaultKind::Throttle => "throttle",
@@ -72,6 +80,7 @@ pub const FAULT_NAMES: &[&str] = &[
     "watch-drop",
     "compact-every",
     "conflict",
+    "conflict-bare",
     "error500",
     "error503",
     "throttle",
@@ -281,10 +290,12 @@ impl FaultSpec {
             let scope_of = |kind: FaultKind| -> Result<Scope, FaultSpecError> {
                 match scope {
                     Some(s) => Scope::parse(name, s),
-                    None if kind == FaultKind::Conflict => Ok(Scope {
-                        verbs: vec!["update".into()],
-                        resources: Vec::new(),
-                    }),
+                    None if matches!(kind, FaultKind::Conflict | FaultKind::BareConflict) => {
+                        Ok(Scope {
+                            verbs: vec!["update".into()],
+                            resources: Vec::new(),
+                        })
+                    }
                     None if kind == FaultKind::WatchDrop => Ok(Scope {
                         verbs: vec!["watch".into()],
                         resources: Vec::new(),
@@ -293,10 +304,12 @@ impl FaultSpec {
                 }
             };
             let rule = match name {
-                "watch-drop" | "conflict" | "error500" | "error503" | "throttle" => {
+                "watch-drop" | "conflict" | "conflict-bare" | "error500" | "error503"
+                | "throttle" => {
                     let kind = match name {
                         "watch-drop" => FaultKind::WatchDrop,
                         "conflict" => FaultKind::Conflict,
+                        "conflict-bare" => FaultKind::BareConflict,
                         "error500" => FaultKind::Error500,
                         "error503" => FaultKind::Error503,
                         _ => FaultKind::Throttle,
