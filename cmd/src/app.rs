@@ -3,7 +3,7 @@
 //! Order, as kube-controller-manager: serve health and metrics first; then (with
 //! `--leader-elect`) wait for the lease; then start the enabled controllers. Losing the lease
 //! exits non-zero ("leaderelection lost"); SIGTERM/SIGINT stops taking new work, lets in-flight
-//! syncs finish (bounded by [`SHUTDOWN_GRACE`]) and exits 0 without releasing the lease (upstream
+//! syncs finish (bounded by `--controller-shutdown-timeout`) and exits 0 without releasing the lease (upstream
 //! does not set ReleaseOnCancel).
 
 use std::future::Future;
@@ -23,8 +23,9 @@ use crate::metrics::Metrics;
 use crate::options::Options;
 use crate::serving::{Endpoints, Probe};
 
-/// How long in-flight syncs may take to finish after a shutdown signal.
-pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+/// Up to how much longer than `--controller-start-interval` kcm waits between starting two
+/// controllers (upstream's `ControllerStartJitter`).
+const CONTROLLER_START_JITTER: f64 = 1.0;
 
 /// What a controller gets when it is built.
 #[derive(Clone)]
@@ -127,8 +128,8 @@ pub async fn run(
     let names: Vec<&str> = enabled.iter().map(|c| c.name).collect();
 
     let serve_cancel = stop.child_token();
-    if options.secure_port != 0 {
-        let addr = SocketAddr::new(options.bind_address, options.secure_port);
+    if options.serving.secure_port != 0 {
+        let addr = SocketAddr::new(options.serving.bind_address, options.serving.secure_port);
         let (bound, _) =
             crate::serving::serve(addr, endpoints.clone(), serve_cancel.clone()).await?;
         tracing::info!(address = %bound, "serving /metrics, /healthz, /livez and /readyz");
@@ -211,7 +212,15 @@ pub async fn run(
     });
 
     let mut tasks = Vec::new();
-    for (name, run) in runs {
+    for (i, (name, run)) in runs.into_iter().enumerate() {
+        let interval = options.controller_start_interval;
+        if i > 0 && !interval.is_zero() {
+            let jitter = rand::random::<f64>() * CONTROLLER_START_JITTER;
+            tokio::select! {
+                _ = controllers_cancel.cancelled() => break,
+                _ = tokio::time::sleep(interval.mul_f64(1.0 + jitter)) => {}
+            }
+        }
         let cancel = controllers_cancel.clone();
         tasks.push(tokio::spawn(async move {
             run(cancel).await;
@@ -237,8 +246,9 @@ pub async fn run(
 
     controllers_cancel.cancel();
     let all = futures::future::join_all(tasks);
-    if tokio::time::timeout(SHUTDOWN_GRACE, all).await.is_err() {
-        tracing::warn!(grace = ?SHUTDOWN_GRACE, "controllers did not stop in time; exiting anyway");
+    let grace = options.controller_shutdown_timeout;
+    if tokio::time::timeout(grace, all).await.is_err() {
+        tracing::warn!(grace = ?grace, "controllers did not stop in time; exiting anyway");
     }
     factory.shutdown().await;
     serve_cancel.cancel();

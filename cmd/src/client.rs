@@ -40,7 +40,7 @@ pub enum ClientError {
         /// `--kube-api-qps`
         qps: f32,
         /// `--kube-api-burst`
-        burst: u32,
+        burst: i32,
     },
     /// The client stack could not be built.
     #[error("building the client: {0}")]
@@ -77,25 +77,43 @@ pub async fn load_config(
     Ok(config)
 }
 
-/// A token bucket admitting `qps` requests per second with bursts of `burst`.
-pub fn rate_limiter(qps: f32, burst: u32) -> Result<Arc<DefaultDirectRateLimiter>, ClientError> {
+/// client-go's defaults when `--kube-api-qps` or `--kube-api-burst` is 0.
+pub const DEFAULT_QPS: f32 = 5.0;
+/// See [`DEFAULT_QPS`].
+pub const DEFAULT_BURST: i32 = 10;
+
+/// A token bucket admitting `qps` requests per second with bursts of `burst`, as client-go's
+/// REST client builds it: 0 means the default (5 QPS, burst 10); a negative `qps` means no
+/// client-side rate limiting (`None`).
+pub fn rate_limiter(
+    qps: f32,
+    burst: i32,
+) -> Result<Option<Arc<DefaultDirectRateLimiter>>, ClientError> {
     let bad = || ClientError::RateLimit { qps, burst };
-    if qps.is_nan() || qps <= 0.0 {
+    let qps = if qps == 0.0 { DEFAULT_QPS } else { qps };
+    let burst = if burst == 0 { DEFAULT_BURST } else { burst };
+    if qps.is_nan() {
         return Err(bad());
     }
+    if qps < 0.0 {
+        return Ok(None);
+    }
     let period = Duration::from_secs_f64(1.0 / f64::from(qps));
-    let burst = NonZeroU32::new(burst).ok_or_else(bad)?;
+    let burst = u32::try_from(burst)
+        .ok()
+        .and_then(NonZeroU32::new)
+        .ok_or_else(bad)?;
     let quota = Quota::with_period(period)
         .ok_or_else(bad)?
         .allow_burst(burst);
-    Ok(Arc::new(RateLimiter::direct(quota)))
+    Ok(Some(Arc::new(RateLimiter::direct(quota))))
 }
 
-/// Builds the shared client: every request first takes a token from `limiter`, and is counted
-/// and timed in `metrics` (`rest_client_*`).
+/// Builds the shared client: every request first takes a token from `limiter` (if any), and is
+/// counted and timed in `metrics` (`rest_client_*`).
 pub fn build_client(
     config: kube::Config,
-    limiter: Arc<DefaultDirectRateLimiter>,
+    limiter: Option<Arc<DefaultDirectRateLimiter>>,
     metrics: &Metrics,
 ) -> Result<kube::Client, ClientError> {
     let host = config
@@ -108,7 +126,8 @@ pub fn build_client(
         metrics: metrics.clone(),
         host: host.clone(),
     };
-    let limit = RateLimitLayer::new(limiter).with_metrics(metrics.clone(), host);
+    let limit = limiter.map(|l| RateLimitLayer::new(l).with_metrics(metrics.clone(), host));
+    let limit = tower::util::option_layer(limit);
     Ok(builder.with_layer(&instrument).with_layer(&limit).build())
 }
 
@@ -270,17 +289,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn invalid_rate_limits_are_rejected() {
-        assert!(rate_limiter(0.0, 30).is_err());
-        assert!(rate_limiter(-1.0, 30).is_err());
+    fn rate_limits_follow_client_go() {
+        let limited = |qps, burst| rate_limiter(qps, burst).expect("valid").is_some();
+        assert!(limited(20.0, 30));
+        assert!(limited(0.0, 30), "0 QPS means client-go's default 5");
+        assert!(limited(20.0, 0), "burst 0 means client-go's default 10");
+        assert!(!limited(-1.0, 30), "negative QPS turns the limiter off");
+        assert!(!limited(-1.0, -5));
         assert!(rate_limiter(f32::NAN, 30).is_err());
-        assert!(rate_limiter(20.0, 0).is_err());
-        assert!(rate_limiter(20.0, 30).is_ok());
+        assert!(rate_limiter(20.0, -1).is_err());
+        // Defaults: 10 admitted at once.
+        let limiter = rate_limiter(0.0, 0).expect("valid").expect("limited");
+        let admitted = (0..20).filter(|_| limiter.check().is_ok()).count();
+        assert!((10..=11).contains(&admitted), "{admitted}");
     }
 
     #[test]
     fn bucket_admits_the_burst_then_refuses() {
-        let limiter = rate_limiter(20.0, 30).expect("valid");
+        let limiter = rate_limiter(20.0, 30).expect("valid").expect("limited");
         let admitted = (0..40).filter(|_| limiter.check().is_ok()).count();
         // 30 from the burst, maybe one more refilled while the loop ran.
         assert!((30..=31).contains(&admitted), "{admitted}");
@@ -289,7 +315,7 @@ mod tests {
     #[tokio::test]
     async fn layer_gates_calls_on_tokens() {
         use tower::{Service, ServiceExt};
-        let limiter = rate_limiter(1.0, 2).expect("valid");
+        let limiter = rate_limiter(1.0, 2).expect("valid").expect("limited");
         let metrics = Metrics::new();
         let inner = tower::service_fn(|r: http::Request<u32>| async move {
             Ok::<_, std::convert::Infallible>(r.into_body() * 2)

@@ -2,7 +2,6 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use kcm::app::{self, Exit};
 use kcm::options::Options;
 
@@ -65,12 +64,22 @@ where
 }
 
 fn main() -> ExitCode {
-    let options = Options::parse();
+    let parsed = match Options::parse_args(std::env::args_os()) {
+        Ok(parsed) => parsed,
+        Err(e) => e.exit(),
+    };
+    let options = parsed.options;
     if let Err(e) = options.validate() {
         eprintln!("kcm: {e}");
         return ExitCode::from(2);
     }
     kcm::logging::init(options.verbosity, &options.logging_format);
+    if !parsed.ignored.is_empty() {
+        tracing::warn!(
+            flags = parsed.ignored.join(","),
+            "ignoring flags that have no effect in kcm (they configure kube-controller-manager's other controllers or features kcm does not have)"
+        );
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
