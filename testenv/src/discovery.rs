@@ -9,19 +9,20 @@ use serde_json::{Value, json};
 use crate::registry::{GROUPS, RESOURCES};
 use crate::server::{Body, json_response};
 
-/// The emulated kube-apiserver version.
-pub const GIT_VERSION: &str = "v1.33.0";
+/// The emulated kube-apiserver version: the one `upstream/go.mod` pins, which the real control
+/// plane (`cargo xtask e2e --cluster upstream`) reports too, with the same empty commit.
+pub const GIT_VERSION: &str = "v1.37.2";
 
 /// The `/version` body: every field present and a string.
 pub fn version() -> Value {
     json!({
         "major": "1",
-        "minor": "33",
+        "minor": "37",
         "gitVersion": GIT_VERSION,
-        "gitCommit": "60a317eadfcb839692a5551a4bd0bc71d3bd5bba",
-        "gitTreeState": "clean",
-        "buildDate": "2025-04-23T00:00:00Z",
-        "goVersion": "go1.24.2",
+        "gitCommit": "0000000000000000000000000000000000000000",
+        "gitTreeState": "archive",
+        "buildDate": "1970-01-01T00:00:00Z",
+        "goVersion": "go1.26.8",
         "compiler": "gc",
         "platform": "linux/amd64",
     })

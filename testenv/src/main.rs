@@ -6,6 +6,15 @@
 //! collector, namespace controller), writes a kubeconfig (context `kcm-testenv`, no auth),
 //! prints `kcm-testenv ready: http://127.0.0.1:PORT kubeconfig=FILE`, and runs until SIGINT or
 //! SIGTERM.
+//!
+//! `kcm-testenv sim --kubeconfig FILE [--nodes N] [--pod-ready-after D] [--no-gc]
+//! [--no-namespace-controller] ...`
+//!
+//! Runs only the simulation, as an ordinary API client of any API server (kube-apiserver
+//! included, as kwok does): registers the nodes, prints `kcm-testenv sim ready: nodes=N
+//! server=URL`, and runs until SIGINT or SIGTERM. Against a cluster whose
+//! kube-controller-manager runs the garbage collector and the namespace controller, pass
+//! `--no-gc --no-namespace-controller`.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -18,14 +27,16 @@ use kcm_testenv::sim::{SimArgs, Simulation};
 /// Embedded Kubernetes test cluster: an API server plus simulated nodes, scheduler, kubelets,
 /// garbage collector and namespace controller.
 #[derive(Debug, Parser)]
-#[command(name = "kcm-testenv", version)]
+#[command(name = "kcm-testenv", version, args_conflicts_with_subcommands = true)]
 struct Args {
+    #[command(subcommand)]
+    command: Option<Command>,
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:0")]
     listen: SocketAddr,
     /// Where to write the kubeconfig.
-    #[arg(long)]
-    kubeconfig_out: PathBuf,
+    #[arg(long, required = true)]
+    kubeconfig_out: Option<PathBuf>,
     /// Number of change events kept for watches (older resumes get 410).
     #[arg(long, default_value_t = 20_000)]
     watch_window: usize,
@@ -35,6 +46,21 @@ struct Args {
     faults: FaultArgs,
 }
 
+#[derive(Debug, clap::Subcommand)]
+enum Command {
+    /// Run only the node, scheduler and kubelet simulation against an existing API server.
+    Sim(SimCommand),
+}
+
+#[derive(Debug, clap::Args)]
+struct SimCommand {
+    /// Kubeconfig of the API server to simulate nodes for (its current context).
+    #[arg(long)]
+    kubeconfig: PathBuf,
+    #[command(flatten)]
+    sim: SimArgs,
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
@@ -42,10 +68,16 @@ async fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let args = Args::parse();
+    if let Some(Command::Sim(sim)) = args.command {
+        return run_sim(sim).await;
+    }
+    let Some(kubeconfig_out) = args.kubeconfig_out else {
+        anyhow::bail!("--kubeconfig-out is required");
+    };
     let env_config = TestEnvConfig {
         listen: args.listen,
         watch_window: args.watch_window,
-        kubeconfig_path: Some(args.kubeconfig_out.clone()),
+        kubeconfig_path: Some(kubeconfig_out.clone()),
         ..TestEnvConfig::default()
     };
     let (env, sim) = match args.sim.config() {
@@ -63,13 +95,9 @@ async fn main() -> anyhow::Result<()> {
     println!(
         "kcm-testenv ready: {} kubeconfig={}",
         env.url(),
-        args.kubeconfig_out.display()
+        kubeconfig_out.display()
     );
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
-    }
+    wait_for_signal().await?;
     shutdown.cancel();
     if let Some(task) = faults {
         let _ = task.await;
@@ -78,5 +106,41 @@ async fn main() -> anyhow::Result<()> {
         sim.shutdown().await;
     }
     env.shutdown().await;
+    Ok(())
+}
+
+/// `kcm-testenv sim`: the simulation alone, against the API server of a kubeconfig.
+async fn run_sim(cmd: SimCommand) -> anyhow::Result<()> {
+    let Some(config) = cmd.sim.config() else {
+        anyhow::bail!("`kcm-testenv sim --no-sim` has nothing to run");
+    };
+    let kubeconfig = kube::config::Kubeconfig::read_from(&cmd.kubeconfig)
+        .map_err(|e| anyhow::anyhow!("reading kubeconfig {}: {e}", cmd.kubeconfig.display()))?;
+    let client_config = kube::Config::from_custom_kubeconfig(
+        kubeconfig,
+        &kube::config::KubeConfigOptions::default(),
+    )
+    .await
+    .map_err(|e| anyhow::anyhow!("kubeconfig {}: {e}", cmd.kubeconfig.display()))?;
+    let server = client_config.cluster_url.to_string();
+    let client = kube::Client::try_from(client_config)
+        .map_err(|e| anyhow::anyhow!("building a client for {server}: {e}"))?;
+    let nodes = config.nodes;
+    let sim = Simulation::start(client, config)
+        .await
+        .map_err(|e| anyhow::anyhow!("starting the simulation against {server}: {e}"))?;
+    println!("kcm-testenv sim ready: nodes={nodes} server={server}");
+    tracing::info!(%server, nodes, "simulation running");
+    wait_for_signal().await?;
+    sim.shutdown().await;
+    Ok(())
+}
+
+async fn wait_for_signal() -> anyhow::Result<()> {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
     Ok(())
 }

@@ -106,7 +106,7 @@ async fn kubectl_suite() {
     let k = Kubectl::new(&env);
     let f = k.file("d.yaml", DEPLOY);
 
-    assert!(k.ok(&["version"]).await.contains("Server Version: v1.33.0"));
+    assert!(k.ok(&["version"]).await.contains("Server Version: v1.37.2"));
     let ar = k.ok(&["api-resources"]).await;
     for want in ["deploy", "rs", "po", "ns", "ev", "leases"] {
         assert!(ar.split_whitespace().any(|w| w == want), "{want} in {ar}");

@@ -54,7 +54,7 @@ async fn nodes_register_ready_with_leases() {
         );
         assert_eq!(
             st.node_info.as_ref().map(|i| i.kubelet_version.as_str()),
-            Some("v1.33.0")
+            Some("v1.37.2")
         );
     }
     let leases: Api<Lease> = Api::namespaced(env.client(), "kube-node-lease");

@@ -38,10 +38,35 @@ pub struct Proc {
 }
 
 impl Proc {
+    /// Spawns `cmd` (stdin closed, stderr and stdout as `cmd` says), tracked so that an
+    /// interrupt of xtask kills it too.
+    pub fn spawn(cmd: &mut Command, name: &str) -> anyhow::Result<Proc> {
+        let child = cmd
+            .stdin(Stdio::null())
+            .spawn()
+            .with_context(|| format!("starting {name} ({:?})", cmd.get_program()))?;
+        crate::reaper::track_pid(child.id());
+        Ok(Proc {
+            child,
+            name: name.into(),
+        })
+    }
+
     /// Sends SIGKILL and waits.
     pub fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        crate::reaper::untrack_pid(self.child.id());
+    }
+
+    /// The process's standard output, if it was piped and not taken yet.
+    pub fn take_stdout(&mut self) -> Option<std::process::ChildStdout> {
+        self.child.stdout.take()
+    }
+
+    /// The process name given to [`Proc::spawn`].
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// Sends SIGTERM (graceful stop) and waits up to `grace` before killing.
@@ -51,6 +76,7 @@ impl Proc {
         let deadline = Instant::now() + grace;
         while Instant::now() < deadline {
             if let Ok(Some(status)) = self.child.try_wait() {
+                crate::reaper::untrack_pid(self.child.id());
                 return Some(status);
             }
             std::thread::sleep(Duration::from_millis(50));
@@ -79,15 +105,45 @@ impl Drop for Proc {
 /// process, or an external cluster reached through a kubeconfig.
 #[derive(Debug)]
 pub struct Cluster {
-    /// The `kcm-testenv` process (killed when the cluster is dropped); `None` for an external
-    /// cluster.
-    _server: Option<Proc>,
-    /// Kubeconfig every `kubectl` and `kcm` this crate runs uses: written by `kcm-testenv`, or
-    /// for an external cluster a self-contained copy pinned to one context.
+    /// The processes of a cluster this crate started (`kcm-testenv`, or the upstream control
+    /// plane and the node simulation), in start order; killed in reverse order when the cluster
+    /// is dropped. Empty for an external cluster.
+    processes: Vec<Proc>,
+    /// Folders removed after the processes are stopped (etcd's data).
+    temp_dirs: Vec<crate::reaper::TempDir>,
+    /// Kubeconfig every `kubectl` this crate runs uses: written by `kcm-testenv`, an admin
+    /// certificate's for the upstream control plane, or for an external cluster a
+    /// self-contained copy pinned to one context.
     pub kubeconfig: PathBuf,
+    /// Kubeconfig `kcm` runs with: the same as `kubeconfig`, except on the upstream control
+    /// plane, where kcm runs as the ServiceAccount `deploy/rbac.yaml` binds.
+    pub kcm_kubeconfig: PathBuf,
     /// Server URL.
     pub url: String,
+    /// Which kind of cluster this is.
+    pub kind: ClusterKind,
     dir: PathBuf,
+}
+
+/// The kinds of cluster the scenarios run on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClusterKind {
+    /// A `kcm-testenv` started by this crate.
+    Testenv,
+    /// kube-apiserver, etcd and kube-controller-manager built from `upstream/`, started by this
+    /// crate, with the node simulation of `kcm-testenv sim`.
+    Upstream,
+    /// Any cluster reached through a kubeconfig; nothing is started.
+    External,
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        while let Some(mut p) = self.processes.pop() {
+            p.kill();
+        }
+        self.temp_dirs.clear();
+    }
 }
 
 impl Cluster {
@@ -97,43 +153,57 @@ impl Cluster {
         std::fs::create_dir_all(dir)?;
         let kubeconfig = dir.join("kubeconfig");
         let bin = target_dir().join("debug").join("kcm-testenv");
-        let log = std::fs::File::create(dir.join("testenv.log"))?;
-        let mut child = Command::new(&bin)
-            .args(["--listen", "127.0.0.1:0", "--kubeconfig-out"])
+        let mut cmd = Command::new(&bin);
+        cmd.args(["--listen", "127.0.0.1:0", "--kubeconfig-out"])
             .arg(&kubeconfig)
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(log)
-            .spawn()
-            .with_context(|| format!("starting {}", bin.display()))?;
-        let stdout = child.stdout.take().context("kcm-testenv stdout")?;
-        let mut lines = BufReader::new(stdout).lines();
-        let proc = Proc {
-            child,
-            name: "kcm-testenv".into(),
-        };
-        let line = lines.next().transpose()?.with_context(|| {
-            format!(
-                "kcm-testenv exited before it was ready; see {}",
-                dir.join("testenv.log").display()
-            )
-        })?;
-        let Some(rest) = line.strip_prefix("kcm-testenv ready: ") else {
-            bail!("unexpected first line from kcm-testenv: {line:?}");
-        };
+            .args(args);
+        let (proc, rest) = spawn_until_ready(&mut cmd, "kcm-testenv", dir, "kcm-testenv ready: ")?;
         let url = rest
             .split_whitespace()
             .next()
             .unwrap_or_default()
             .to_string();
-        // Keep draining stdout so the server never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
         Ok(Cluster {
-            _server: Some(proc),
+            processes: vec![proc],
+            temp_dirs: Vec::new(),
+            kcm_kubeconfig: kubeconfig.clone(),
             kubeconfig,
             url,
+            kind: ClusterKind::Testenv,
             dir: dir.to_path_buf(),
         })
+    }
+
+    /// A cluster made of processes this crate started (see [`crate::upstream`]).
+    pub fn started(
+        dir: &Path,
+        processes: Vec<Proc>,
+        temp_dirs: Vec<crate::reaper::TempDir>,
+        kubeconfig: PathBuf,
+        kcm_kubeconfig: PathBuf,
+        url: String,
+    ) -> Cluster {
+        Cluster {
+            processes,
+            temp_dirs,
+            kubeconfig,
+            kcm_kubeconfig,
+            url,
+            kind: ClusterKind::Upstream,
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    /// The folder of this run: logs, kubeconfigs, timelines.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Whether a started process has exited (its name), for a clear error when a component dies.
+    pub fn exited_process(&mut self) -> Option<String> {
+        self.processes
+            .iter_mut()
+            .find_map(|p| (!p.is_running()).then(|| p.name().to_string()))
     }
 
     /// An existing cluster reached through `kubeconfig` (its `context`, or its current context).
@@ -181,9 +251,12 @@ impl Cluster {
             );
         }
         Ok(Cluster {
-            _server: None,
+            processes: Vec::new(),
+            temp_dirs: Vec::new(),
+            kcm_kubeconfig: pinned_path.clone(),
             kubeconfig: pinned_path,
             url,
+            kind: ClusterKind::External,
             dir: dir.to_path_buf(),
         })
     }
@@ -192,19 +265,16 @@ impl Cluster {
     pub fn start_kcm(&self, name: &str, args: &[&str]) -> anyhow::Result<Proc> {
         let bin = target_dir().join("debug").join("kcm");
         let log = std::fs::File::create(self.dir.join(format!("{name}.log")))?;
-        let child = Command::new(&bin)
-            .arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .args(["--secure-port", "0", "-v", "2"])
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .with_context(|| format!("starting {}", bin.display()))?;
-        Ok(Proc {
-            child,
-            name: name.into(),
-        })
+        Proc::spawn(
+            Command::new(&bin)
+                .arg("--kubeconfig")
+                .arg(&self.kcm_kubeconfig)
+                .args(["--secure-port", "0", "-v", "2"])
+                .args(args)
+                .stdout(Stdio::null())
+                .stderr(log),
+            name,
+        )
     }
 
     /// Runs kubectl against the cluster; returns stdout, fails with stderr on a non-zero exit.
@@ -237,8 +307,40 @@ impl Cluster {
     }
 }
 
+/// Spawns `cmd` with stdout piped and stderr to `dir/<name>.log`, and waits for its first stdout
+/// line, which must start with `ready_prefix`; returns the process and the rest of that line.
+/// Stdout is drained afterwards so the process never blocks on a full pipe.
+pub fn spawn_until_ready(
+    cmd: &mut Command,
+    name: &str,
+    dir: &Path,
+    ready_prefix: &str,
+) -> anyhow::Result<(Proc, String)> {
+    let log_path = dir.join(format!("{name}.log"));
+    let log = std::fs::File::create(&log_path)
+        .with_context(|| format!("creating {}", log_path.display()))?;
+    let mut proc = Proc::spawn(cmd.stdout(Stdio::piped()).stderr(log), name)?;
+    let stdout = proc.take_stdout().context("no stdout pipe")?;
+    let mut lines = BufReader::new(stdout).lines();
+    let line = lines.next().transpose()?.with_context(|| {
+        format!(
+            "{name} exited before it was ready; see {}",
+            log_path.display()
+        )
+    })?;
+    let Some(rest) = line.strip_prefix(ready_prefix) else {
+        bail!(
+            "unexpected first line from {name}: {line:?}; see {}",
+            log_path.display()
+        );
+    };
+    let rest = rest.to_string();
+    std::thread::spawn(move || for _ in lines {});
+    Ok((proc, rest))
+}
+
 /// Writes `contents` to `path`, readable by the owner only (it may hold credentials).
-fn write_private(path: &Path, contents: &str) -> anyhow::Result<()> {
+pub fn write_private(path: &Path, contents: &str) -> anyhow::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let _ = std::fs::remove_file(path);

@@ -10,9 +10,12 @@
 mod bench;
 mod ci;
 mod cluster;
+mod cluster_up;
 mod demo;
 mod e2e;
 mod observe;
+mod reaper;
+mod upstream;
 
 use std::process::ExitCode;
 
@@ -24,16 +27,25 @@ commands:
   e2e                end-to-end scenarios: kcm binary + kcm-testenv + kubectl, invariant checks
   e2e --kubeconfig PATH [--context NAME] [--no-kcm] ...
                      the same scenarios against a real cluster (see `cargo xtask e2e --help`)
+  e2e --cluster upstream
+                     the same scenarios on etcd + kube-apiserver + kube-controller-manager
+                     v1.37.2 built from upstream/, nodes simulated by kcm-testenv sim
+  cluster up [--upstream]
+                     start a cluster (kcm-testenv, or the upstream control plane) until Ctrl-C
+  upstream build     build etcd, kube-apiserver, kube-controller-manager from upstream/ (Go)
   bench <name>...    run benchmark workloads (names: see `cargo xtask bench --list`)
 ";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    reaper::install();
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("demo") => demo::run(&args[1..]),
         Some("e2e") => e2e::run(&args[1..]),
+        Some("cluster") => cluster_up::run(&args[1..]),
+        Some("upstream") => upstream::run(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

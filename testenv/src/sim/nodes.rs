@@ -228,7 +228,7 @@ fn node_status(node: &SimNode, ready: bool, now: &str, id: &str, resources: Valu
             "kernelVersion": "6.8.0-kcm-testenv",
             "osImage": "Debian GNU/Linux 12 (bookworm)",
             "containerRuntimeVersion": "containerd://1.7.24",
-            "kubeletVersion": "v1.33.0",
+            "kubeletVersion": "v1.37.2",
             "kubeProxyVersion": "",
             "operatingSystem": "linux",
             "architecture": "amd64",

@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail, ensure};
 use serde_json::{Value, json};
 
-use crate::cluster::{Cluster, wait_for};
+use crate::cluster::{Cluster, ClusterKind, wait_for};
 use crate::observe::{Observer, Sample};
 
 mod images;
@@ -133,14 +133,41 @@ fn rolling(surge: &str, unavailable: &str) -> Value {
 /// The label every namespace of a run carries (value: the run id).
 const RUN_LABEL: &str = "kcm-rs.io/e2e-run";
 
-fn create_namespace(c: &Cluster, ns: &str, run: &str) -> anyhow::Result<()> {
+/// Creates a scenario's namespace. On a real control plane, also waits for its `default`
+/// ServiceAccount (pods are refused until the ServiceAccount controller made it, as upstream's
+/// e2e framework waits), and on the upstream control plane lets kcm's ServiceAccount use Leases
+/// there (the leader-election scenario elects in the scenario's namespace).
+fn create_namespace(c: &Cluster, ns: &str, run: &str, timeout: Duration) -> anyhow::Result<()> {
     c.kubectl_stdin(
         &["apply", "-f", "-"],
         &json!({"apiVersion": "v1", "kind": "Namespace",
                 "metadata": {"name": ns, "labels": {RUN_LABEL: run}}})
         .to_string(),
     )?;
-    Ok(())
+    if c.kind == ClusterKind::Testenv {
+        return Ok(());
+    }
+    if c.kind == ClusterKind::Upstream {
+        let leases = json!({"apiVersion": "v1", "kind": "List", "items": [
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+             "metadata": {"name": "kcm-e2e-leases", "namespace": ns},
+             "rules": [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+                        "verbs": ["get", "create", "update"]}]},
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+             "metadata": {"name": "kcm-e2e-leases", "namespace": ns},
+             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                         "name": "kcm-e2e-leases"},
+             "subjects": [{"kind": "ServiceAccount", "name": "kcm", "namespace": "kube-system"}]}
+        ]});
+        c.kubectl_stdin(&["apply", "-f", "-"], &leases.to_string())?;
+    }
+    wait_for("the namespace's default ServiceAccount", timeout, || {
+        Ok(
+            c.kubectl(&["get", "serviceaccount", "default", "-n", ns, "-o", "name"])
+                .ok()
+                .map(|_| ()),
+        )
+    })
 }
 
 fn complete(c: &Cluster, ns: &str, name: &str) -> anyhow::Result<bool> {

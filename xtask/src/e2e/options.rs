@@ -6,7 +6,8 @@ use anyhow::{Context, bail};
 
 /// `cargo xtask e2e --help`.
 pub(super) const USAGE: &str =
-    "usage: cargo xtask e2e [--kubeconfig PATH [--context NAME] [--no-kcm] [--strict] [--keep]
+    "usage: cargo xtask e2e [--cluster testenv|upstream [--feature-gates GATES]]
+                       [--kubeconfig PATH [--context NAME] [--no-kcm] [--strict] [--keep]
                        [--image-repo REPO]] [--timeout-scale F] [--only NAME,...] [--list]
 
 Runs the end-to-end scenarios: user steps through the real kubectl, a rollout invariant checker
@@ -15,6 +16,15 @@ sampling every Deployment while it rolls out.
 Without --kubeconfig: builds kcm and kcm-testenv, starts an embedded kcm-testenv cluster
 (3 simulated nodes) and the kcm binary against it; images are fake (app:v1, app:v2, ...).
 
+  --cluster upstream   run on the real control plane instead: etcd, kube-apiserver and
+                       kube-controller-manager v1.37.2 built from upstream/ (cargo xtask upstream
+                       build; Go needed), kube-controller-manager with
+                       --controllers=*,-deployment-controller,-replicaset-controller, nodes,
+                       scheduler and kubelets simulated by `kcm-testenv sim`; kcm runs as the
+                       ServiceAccount of deploy/rbac.yaml, and a 403 in its log fails the run
+  --cluster testenv    the default
+  --feature-gates G    with --cluster upstream: kube-apiserver's and kube-controller-manager's
+                       --feature-gates
   --kubeconfig PATH    run against the cluster of this kubeconfig instead; no kcm-testenv is
                        started. Upstream kube-controller-manager must run there with its
                        Deployment and ReplicaSet controllers disabled
@@ -40,6 +50,10 @@ Without --kubeconfig: builds kcm and kcm-testenv, starts an embedded kcm-testenv
 /// What `cargo xtask e2e` was asked to do.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub(super) struct Options {
+    /// Start the upstream control plane (`--cluster upstream`) instead of a `kcm-testenv`.
+    pub upstream: bool,
+    /// `--feature-gates` for the upstream control plane.
+    pub feature_gates: Option<String>,
     /// External cluster; `None` starts a `kcm-testenv`.
     pub kubeconfig: Option<PathBuf>,
     /// Kubeconfig context.
@@ -64,6 +78,10 @@ pub(super) struct Options {
 
 /// Default wait multiplier with `--kubeconfig`: real kubelets pull images and run probes.
 pub(super) const EXTERNAL_TIMEOUT_SCALE: f64 = 3.0;
+
+/// Default wait multiplier with `--cluster upstream`: simulated nodes, but a real API server and
+/// etcd, slower than kcm-testenv's memory, on a machine that also runs kube-controller-manager.
+pub(super) const UPSTREAM_TIMEOUT_SCALE: f64 = 2.0;
 
 impl Options {
     /// Parses the arguments after `e2e`; `--flag value` and `--flag=value` are both accepted.
@@ -96,6 +114,12 @@ impl Options {
                 Ok(())
             };
             match flag {
+                "--cluster" => match value(flag)?.as_str() {
+                    "upstream" => o.upstream = true,
+                    "testenv" => o.upstream = false,
+                    other => bail!("--cluster wants testenv or upstream, got {other:?}"),
+                },
+                "--feature-gates" => o.feature_gates = Some(value(flag)?),
                 "--kubeconfig" => o.kubeconfig = Some(PathBuf::from(value(flag)?)),
                 "--context" => o.context = Some(value(flag)?),
                 "--image-repo" => o.image_repo = Some(value(flag)?),
@@ -136,6 +160,11 @@ impl Options {
             if let Some((name, _)) = needs.iter().find(|(_, set)| *set) {
                 bail!("{name} only applies with --kubeconfig PATH (an external cluster)");
             }
+        } else if o.upstream {
+            bail!("--cluster upstream starts its own cluster; it does not go with --kubeconfig");
+        }
+        if o.feature_gates.is_some() && !o.upstream {
+            bail!("--feature-gates only applies with --cluster upstream");
         }
         Ok(o)
     }
@@ -149,6 +178,8 @@ impl Options {
     pub(super) fn timeout_scale(&self) -> f64 {
         self.timeout_scale.unwrap_or(if self.external() {
             EXTERNAL_TIMEOUT_SCALE
+        } else if self.upstream {
+            UPSTREAM_TIMEOUT_SCALE
         } else {
             1.0
         })
@@ -192,6 +223,8 @@ mod tests {
         assert_eq!(
             o,
             Options {
+                upstream: false,
+                feature_gates: None,
                 kubeconfig: Some(PathBuf::from("/k")),
                 context: Some("kind-kind".into()),
                 no_kcm: true,
@@ -245,6 +278,32 @@ mod tests {
             (
                 &["--kubeconfig=/k", "--no-kcm=yes"],
                 "--no-kcm takes no value",
+            ),
+        ];
+        for (args, want) in cases {
+            let err = format!("{:#}", parse(args).unwrap_err());
+            assert!(err.contains(want), "{args:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn upstream_cluster() {
+        let o = parse(&["--cluster", "upstream", "--feature-gates=A=false"]).unwrap();
+        assert!(o.upstream && !o.external());
+        assert_eq!(o.feature_gates.as_deref(), Some("A=false"));
+        assert!(!parse(&["--cluster=testenv"]).unwrap().upstream);
+        let cases: &[(&[&str], &str)] = &[
+            (
+                &["--cluster", "kind"],
+                "--cluster wants testenv or upstream",
+            ),
+            (
+                &["--cluster=upstream", "--kubeconfig=/k"],
+                "does not go with --kubeconfig",
+            ),
+            (
+                &["--feature-gates=A=true"],
+                "only applies with --cluster upstream",
             ),
         ];
         for (args, want) in cases {

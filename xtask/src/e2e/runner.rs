@@ -7,7 +7,7 @@ use std::time::Instant;
 use super::options::{Options, USAGE};
 use super::scenarios::{ALL, Kind};
 use super::*;
-use crate::cluster::{Proc, build};
+use crate::cluster::{ClusterKind, Proc, build};
 use crate::observe::write_timeline;
 
 /// How one scenario ended.
@@ -114,11 +114,30 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         (true, false) => build(&["kcm"])?,
         (true, true) => {}
     }
-    let dir = crate::cluster::target_dir().join(if external { "e2e-external" } else { "e2e" });
+    let dir = crate::cluster::target_dir().join(if external {
+        "e2e-external"
+    } else if opts.upstream {
+        "e2e-upstream"
+    } else {
+        "e2e"
+    });
     let _ = std::fs::remove_dir_all(&dir);
     let cluster = match &opts.kubeconfig {
         Some(kubeconfig) => Cluster::external(&dir, kubeconfig, opts.context.as_deref())
             .context("using the external cluster")?,
+        None if opts.upstream => {
+            let bins = crate::upstream::build::build()?;
+            let cp = crate::upstream::control_plane::Options {
+                feature_gates: opts.feature_gates.clone().unwrap_or_default(),
+                ..Default::default()
+            };
+            crate::upstream::control_plane::start(&dir, &bins, &cp).with_context(|| {
+                format!(
+                    "starting the upstream control plane (logs in {})",
+                    dir.display()
+                )
+            })?
+        }
         None => Cluster::start(&dir, &["--nodes", "3", "--pod-ready-after", "300ms"])
             .context("starting kcm-testenv")?,
     };
@@ -138,10 +157,10 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     };
     println!(
         "e2e: {} at {}, run {run}, images {} … {}, waits ×{}",
-        if external {
-            "external cluster"
-        } else {
-            "kcm-testenv"
+        match cluster.kind {
+            ClusterKind::External => "external cluster",
+            ClusterKind::Upstream => "upstream control plane",
+            ClusterKind::Testenv => "kcm-testenv",
         },
         cluster.url,
         images.v(1),
@@ -172,7 +191,7 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         let ns = namespace_name(external, &run, name);
         let start = Instant::now();
         println!("e2e: {name} ...");
-        let outcome = create_namespace(&cluster, &ns, &run)
+        let outcome = create_namespace(&cluster, &ns, &run, ctx.timeout())
             .and_then(|()| match kind {
                 Kind::Plain(f) => f(&ctx, &ns),
                 Kind::OwnKcm(f) => f(&ctx, &mut kcm, &ns),
@@ -202,13 +221,52 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         }
         results.push((name, outcome, secs));
     }
+    drop(kcm);
     summary(&results, &dir, external && opts.keep, &run);
     let failed = results
         .iter()
         .filter(|r| matches!(r.1, Outcome::Failed(_)))
         .count();
     ensure!(failed == 0, "{failed} e2e scenario(s) failed");
+    if cluster.kind == ClusterKind::Upstream {
+        let denied = forbidden_lines(&dir)?;
+        ensure!(
+            denied.is_empty(),
+            "kcm was denied by RBAC (deploy/rbac.yaml is incomplete):\n{}",
+            denied.join("\n")
+        );
+        println!("e2e: no 403 in kcm's logs: deploy/rbac.yaml grants all kcm used");
+    }
     Ok(())
+}
+
+/// Lines of kcm's logs (`dir/kcm*.log`) where the API server answered 403 Forbidden.
+fn forbidden_lines(dir: &Path) -> anyhow::Result<Vec<String>> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if !(name.starts_with("kcm") && name.ends_with(".log")) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        found.extend(
+            text.lines()
+                .filter(|l| is_forbidden(l))
+                .map(|l| format!("{name}: {l}")),
+        );
+    }
+    Ok(found)
+}
+
+/// Whether a log line reports a 403 from the API server.
+fn is_forbidden(line: &str) -> bool {
+    line.contains("is forbidden")
+        || line.contains("reason: \"Forbidden\"")
+        || line.contains("code: 403")
 }
 
 fn timeline(dir: &Path, name: &str, samples: &[Sample]) -> anyhow::Result<()> {
@@ -259,6 +317,19 @@ fn summary(results: &[(&str, Outcome, f64)], dir: &Path, kept: bool, run: &str) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn forbidden_lines_are_recognised() {
+        assert!(is_forbidden(
+            r#"ERROR sync failed error=ApiError: pods is forbidden: User "system:serviceaccount:kube-system:kcm" cannot create resource "pods" (ErrorResponse { status: "Failure", reason: "Forbidden", code: 403 })"#
+        ));
+        assert!(is_forbidden(
+            r#"err=ErrorResponse { message: "x", reason: "Forbidden", code: 403 }"#
+        ));
+        assert!(!is_forbidden(
+            "INFO synced replicas=403 resourceVersion=14031"
+        ));
+    }
 
     #[test]
     fn run_ids_are_short_dns_labels() {
