@@ -37,10 +37,14 @@ pub const DEPLOYMENT_MAX_RETRIES: usize = 15;
 /// A predicate over sync errors.
 type ErrorFilter<E> = Arc<dyn Fn(&E) -> bool + Send + Sync>;
 
+/// Called with the key and its last error when a key is dropped after the maximum retries.
+type DropHandler<E> = Arc<dyn Fn(&str, &E) + Send + Sync>;
+
 /// What to do with a key whose sync failed.
 pub struct RetryPolicy<E> {
     max_retries: Option<usize>,
     forget_if: Option<ErrorFilter<E>>,
+    on_drop: Option<DropHandler<E>>,
 }
 
 impl<E> Clone for RetryPolicy<E> {
@@ -48,6 +52,7 @@ impl<E> Clone for RetryPolicy<E> {
         Self {
             max_retries: self.max_retries,
             forget_if: self.forget_if.clone(),
+            on_drop: self.on_drop.clone(),
         }
     }
 }
@@ -57,6 +62,7 @@ impl<E> fmt::Debug for RetryPolicy<E> {
         f.debug_struct("RetryPolicy")
             .field("max_retries", &self.max_retries)
             .field("forget_if", &self.forget_if.is_some())
+            .field("on_drop", &self.on_drop.is_some())
             .finish()
     }
 }
@@ -67,6 +73,7 @@ impl<E> RetryPolicy<E> {
         Self {
             max_retries: None,
             forget_if: None,
+            on_drop: None,
         }
     }
 
@@ -76,12 +83,21 @@ impl<E> RetryPolicy<E> {
         Self {
             max_retries: Some(n),
             forget_if: None,
+            on_drop: None,
         }
     }
 
     /// Errors for which `f` returns true are treated like success (forgotten, not requeued).
     pub fn forget_if(mut self, f: impl Fn(&E) -> bool + Send + Sync + 'static) -> Self {
         self.forget_if = Some(Arc::new(f));
+        self
+    }
+
+    /// Calls `f` with the key and its last error instead of logging the drop at error level
+    /// when a key runs out of retries; the key is still forgotten as upstream does. `f` may
+    /// log and schedule a later retry itself (the Deployment controller's slow retry).
+    pub fn on_drop(mut self, f: impl Fn(&str, &E) + Send + Sync + 'static) -> Self {
+        self.on_drop = Some(Arc::new(f));
         self
     }
 }
@@ -217,8 +233,11 @@ fn handle_err<E: fmt::Display>(
             queue.add_rate_limited(key_s);
         }
         Some(_) => {
-            tracing::error!(key, error = %err, "dropping key out of the queue");
             queue.forget(&key_s);
+            match &policy.on_drop {
+                Some(f) => f(key, err),
+                None => tracing::error!(key, error = %err, "dropping key out of the queue"),
+            }
         }
     }
 }

@@ -102,6 +102,39 @@ async fn max_retries_policy_drops_after_fifteen_requeues() {
     run.await.unwrap();
 }
 
+/// The drop handler sees the key and the last error once, after the key was forgotten.
+#[tokio::test(start_paused = true)]
+async fn on_drop_gets_the_key_and_last_error_once() {
+    let q = queue();
+    let dropped = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let d = dropped.clone();
+    let dq = q.clone();
+    let policy = RetryPolicy::max_retries(2).on_drop(move |key: &str, err: &String| {
+        d.lock().push((
+            key.to_string(),
+            err.clone(),
+            dq.num_requeues(&key.to_string()),
+        ));
+    });
+    let calls = AtomicUsize::new(0);
+    let sync = |_k: String| {
+        let n = calls.fetch_add(1, Ordering::SeqCst);
+        async move { Err::<(), String>(format!("boom {n}")) }
+    };
+    q.add("ns/d".to_string());
+    for _ in 0..3 {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let key = q.try_get().expect("requeued");
+        process_item(&q, &policy, &sync, key).await;
+    }
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    assert!(q.is_empty());
+    assert_eq!(
+        *dropped.lock(),
+        vec![("ns/d".to_string(), "boom 2".to_string(), 0)]
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn forget_if_errors_are_not_requeued() {
     let q = queue();
