@@ -10,7 +10,11 @@
 //!   the `deployment` work queue (default controller rate limiter, 15 retries) with 5 workers,
 //!   and each `syncDeployment` executes the decisions against the API server (claims
 //!   ReplicaSets, creates/updates/deletes them, writes `/status`, records events as
-//!   `deployment-controller`).
+//!   `deployment-controller`). Two deliberate differences from upstream keep a rollout from
+//!   stalling after a transient failure (`docs/fidelity.md`): a write failure that upstream
+//!   swallows still retries the key with backoff ([`SyncError::Swallowed`]), and a key dropped
+//!   after 15 retries is synced again every [`controller::DROPPED_KEY_RETRY_PERIOD`] while its
+//!   Deployment is not complete.
 //!
 //! | module | upstream file | contents |
 //! |---|---|---|

@@ -108,6 +108,11 @@ pub(crate) fn retry_policy() -> RetryPolicy<SyncError> {
     RetryPolicy::max_retries(DEPLOYMENT_MAX_RETRIES).forget_if(SyncError::is_namespace_terminating)
 }
 
+/// [`retry_policy`] plus kcm's slow retry of dropped keys whose Deployment is not complete.
+fn retry_policy_with_slow_retry(inner: Arc<Inner>) -> RetryPolicy<SyncError> {
+    retry_policy().on_drop(move |key, err| super::slow_retry::on_dropped_key(&inner, key, err))
+}
+
 /// The Deployment controller of kube-controller-manager.
 ///
 /// Build it with the shared [`InformerFactory`] of the process, start the factory, then
@@ -258,7 +263,11 @@ impl DeploymentController {
             wait_for_named_cache_sync(QUEUE_NAME, &[&check], None, &cancel).await
         };
         if synced {
-            let pool = WorkerPool::new(self.inner.queue.clone(), self.workers, retry_policy());
+            let pool = WorkerPool::new(
+                self.inner.queue.clone(),
+                self.workers,
+                retry_policy_with_slow_retry(self.inner.clone()),
+            );
             let inner = self.inner.clone();
             let token = cancel.clone();
             pool.run(

@@ -149,8 +149,16 @@ pub(crate) fn delete_pod(inner: &Arc<Inner>, pod: &PodView) {
     };
     let inner = inner.clone();
     handle.spawn(async move {
-        let Ok(rs_list) = list_replica_sets_live(&inner.client, &d).await else {
-            return;
+        let rs_list = match list_replica_sets_live(&inner.client, &d).await {
+            Ok(list) => list,
+            Err(e) => {
+                // Upstream drops the wake-up here, and a Recreate rollout waiting for this
+                // deletion then waits for its progress deadline; a sync can decide from the
+                // cache instead (docs/fidelity.md).
+                tracing::debug!(deployment = name_of(&d.metadata), error = %e, "listing replica sets for a deleted pod failed");
+                inner.enqueue_rate_limited(&d);
+                return;
+            }
         };
         let rs_refs: Vec<&ReplicaSet> = rs_list.iter().collect();
         let Ok(pod_map) = pod_map_for_deployment(&inner.pod_lister, &d, &rs_refs) else {

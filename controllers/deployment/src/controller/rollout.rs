@@ -450,6 +450,7 @@ pub(crate) async fn rollout_rolling(
         )));
     };
     let all = rss.all();
+    let mut swallowed = None;
     match decide_rolling(d, new_rs, &rss.old_rss)? {
         RollingDecision::ScaleNewReplicaSet(step) => {
             if execute_scale_steps(inner, d, &all, &[step]).await? {
@@ -457,12 +458,14 @@ pub(crate) async fn rollout_rolling(
             }
         }
         RollingDecision::ScaleDownOldReplicaSets(plan) => {
-            // Upstream master swallows failures of this phase (`return false, nil`): the
-            // pass continues as if nothing was scaled down.
+            // Upstream swallows failures of this phase (`return false, nil`): the pass
+            // continues as if nothing was scaled down. The failure is kept to retry the key
+            // once the pass is over (nothing else was written for it, so no event may follow).
             let scaled = match execute_scale_steps(inner, d, &all, &plan.steps).await {
                 Ok(scaled) => scaled && plan.aborted.is_none(),
                 Err(e) => {
                     tracing::debug!(deployment = name_of(&d.metadata), error = %e, "scaling down old replica sets failed");
+                    swallowed = Some(e);
                     false
                 }
             };
@@ -476,7 +479,11 @@ pub(crate) async fn rollout_rolling(
     if deployment_complete(d, &stored) {
         cleanup_deployment(inner, &rss.old_rss, d).await?;
     }
-    sync_rollout_status(inner, &all, Some(new_rs), d).await
+    sync_rollout_status(inner, &all, Some(new_rs), d).await?;
+    match swallowed {
+        Some(e) => Err(SyncError::swallowed("scaling down old replica sets", e)),
+        None => Ok(()),
+    }
 }
 
 /// `rolloutRecreate`: old ReplicaSets to 0, wait until their pods are gone, create the new

@@ -79,13 +79,20 @@ async fn sync_inner(inner: &Inner, key: &str) -> Result<(), SyncError> {
             d.status
                 .get_or_insert_with(Default::default)
                 .observed_generation = Some(generation(&d));
-            // As upstream, the result of this write is ignored.
-            let _ = rollout::update_status(
+            // Upstream ignores this write's result and returns success; the pass does the
+            // same, but a failure retries the key with backoff (no event may follow it).
+            if let Err(e) = rollout::update_status(
                 inner,
                 &d,
                 "selector selects everything: only observedGeneration",
             )
-            .await;
+            .await
+            {
+                return Err(SyncError::swallowed(
+                    "updating observedGeneration of a deployment selecting everything",
+                    e,
+                ));
+            }
         }
         return Ok(());
     }

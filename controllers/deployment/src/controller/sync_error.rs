@@ -9,6 +9,11 @@ use crate::error::DeploymentError;
 /// Why a `syncDeployment` pass failed. Every variant makes the worker requeue the key with
 /// backoff (at most 15 times), except an API error carrying the `NamespaceTerminating` cause,
 /// which is forgotten at once as upstream's `handleErr` does.
+///
+/// [`SyncError::Swallowed`] is kcm's own: a write failure that upstream swallows (the pass
+/// carries on and returns success) is reported once the pass has done everything upstream
+/// does, so that the key is retried with backoff instead of waiting for an event that a 5xx,
+/// a 429 or a timeout never produces (`docs/fidelity.md`).
 #[derive(Debug, Error)]
 pub enum SyncError {
     /// An API call (or a claim pass) failed.
@@ -20,6 +25,16 @@ pub enum SyncError {
     /// Anything else, with upstream's message (invalid key, invalid selector, unknown strategy).
     #[error("{0}")]
     Other(String),
+    /// A write failed in a step whose failures upstream swallows; the pass completed as
+    /// upstream's does and only this retry was added.
+    #[error("{step} failed (retrying with backoff): {source}")]
+    Swallowed {
+        /// What the pass was doing (`scaling down old replica sets`).
+        step: &'static str,
+        /// The failure.
+        #[source]
+        source: Box<SyncError>,
+    },
 }
 
 impl From<kube::Error> for SyncError {
@@ -29,7 +44,15 @@ impl From<kube::Error> for SyncError {
 }
 
 impl SyncError {
-    /// The underlying API error, if any.
+    /// Wraps a failure of `step` that upstream swallows.
+    pub fn swallowed(step: &'static str, source: SyncError) -> Self {
+        SyncError::Swallowed {
+            step,
+            source: Box::new(source),
+        }
+    }
+
+    /// The underlying API error, if any (not looking into [`SyncError::Swallowed`]).
     pub fn control(&self) -> Option<&ControlError> {
         match self {
             SyncError::Control(c) => Some(c),
@@ -49,7 +72,11 @@ impl SyncError {
 
     /// Whether the error's status causes include `NamespaceTerminating` (forgotten, not retried).
     pub fn is_namespace_terminating(&self) -> bool {
-        self.control()
-            .is_some_and(|c| c.has_status_cause(NAMESPACE_TERMINATING_CAUSE))
+        match self {
+            SyncError::Swallowed { source, .. } => source.is_namespace_terminating(),
+            other => other
+                .control()
+                .is_some_and(|c| c.has_status_cause(NAMESPACE_TERMINATING_CAUSE)),
+        }
     }
 }
