@@ -42,6 +42,7 @@ use serde_json::{Value, json};
 use crate::cluster::{Cluster, ClusterKind, wait_for};
 use crate::observe::{Observer, Sample};
 
+mod beside_upstream;
 mod images;
 mod options;
 mod preflight;

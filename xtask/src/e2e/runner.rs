@@ -18,6 +18,9 @@ enum Outcome {
     Skipped(&'static str),
 }
 
+/// Why the scenarios next to upstream's controller manager run on one cluster only.
+const NEEDS_UPSTREAM: &str = "needs --cluster upstream";
+
 /// Why the kcm-process scenarios do not run with `--no-kcm`.
 const NEEDS_OWN_KCM: &str = "needs --kubeconfig without --no-kcm";
 
@@ -85,6 +88,7 @@ fn print_list() {
         let note = match kind {
             Kind::Plain(_) => "",
             Kind::OwnKcm(_) => "  (kills/starts kcm processes; skipped with --no-kcm)",
+            Kind::BesideUpstream(_) => "  (--cluster upstream only)",
         };
         println!("{name}{note}");
     }
@@ -183,6 +187,11 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         if !opts.only.is_empty() && !opts.only.iter().any(|n| n == name) {
             continue;
         }
+        if matches!(kind, Kind::BesideUpstream(_)) && cluster.kind != ClusterKind::Upstream {
+            println!("e2e: {name} skipped ({NEEDS_UPSTREAM})");
+            results.push((name, Outcome::Skipped(NEEDS_UPSTREAM), 0.0));
+            continue;
+        }
         if opts.no_kcm && matches!(kind, Kind::OwnKcm(_)) {
             println!("e2e: {name} skipped ({NEEDS_OWN_KCM})");
             results.push((name, Outcome::Skipped(NEEDS_OWN_KCM), 0.0));
@@ -194,7 +203,7 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         let outcome = create_namespace(&cluster, &ns, &run, ctx.timeout())
             .and_then(|()| match kind {
                 Kind::Plain(f) => f(&ctx, &ns),
-                Kind::OwnKcm(f) => f(&ctx, &mut kcm, &ns),
+                Kind::OwnKcm(f) | Kind::BesideUpstream(f) => f(&ctx, &mut kcm, &ns),
             })
             .and_then(|samples| timeline(&dir, name, &samples));
         let secs = start.elapsed().as_secs_f64();
@@ -364,7 +373,7 @@ mod tests {
     #[test]
     fn scenario_names_are_unique_and_the_kcm_ones_known() {
         let mut names: Vec<&str> = ALL.iter().map(|(n, _)| *n).collect();
-        assert_eq!(names.len(), 16);
+        assert_eq!(names.len(), 17);
         let own: Vec<&str> = ALL
             .iter()
             .filter(|(_, k)| matches!(k, Kind::OwnKcm(_)))
@@ -373,6 +382,6 @@ mod tests {
         assert_eq!(own, ["kcm-killed-mid-rollout", "leader-election"]);
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 16);
+        assert_eq!(names.len(), 17);
     }
 }

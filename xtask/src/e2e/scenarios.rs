@@ -19,6 +19,8 @@ pub(super) enum Kind {
     Plain(Scenario),
     /// Needs the kcm processes of this run (skipped with `--no-kcm`).
     OwnKcm(KcmScenario),
+    /// Needs the kcm processes of this run and the upstream control plane (skipped elsewhere).
+    BesideUpstream(KcmScenario),
 }
 
 fn rolling_update(
@@ -374,8 +376,8 @@ fn scenario_adopt_release(c: &Ctx, ns: &str) -> anyhow::Result<Vec<Sample>> {
     Ok(obs.samples)
 }
 
-/// Every scenario in the order they run. The two that own kcm processes come last: the
-/// leader-election one stops the run's kcm while its two candidates compete.
+/// Every scenario in the order they run. The three that own kcm processes come last: the
+/// leader-election ones stop the run's kcm while their candidates run.
 pub(super) const ALL: &[(&str, Kind)] = &[
     ("create-and-scale", Kind::Plain(scenario_scale)),
     ("rolling-update-25pct", Kind::Plain(scenario_rolling_25)),
@@ -417,6 +419,10 @@ pub(super) const ALL: &[(&str, Kind)] = &[
     ),
     ("kcm-killed-mid-rollout", Kind::OwnKcm(scenario_kcm_restart)),
     ("leader-election", Kind::OwnKcm(scenario_leader_election)),
+    (
+        "beside-upstream-controller-manager",
+        Kind::BesideUpstream(super::beside_upstream::scenario_beside_upstream),
+    ),
 ];
 
 /// The Lease the two candidates compete for: in the scenario's own namespace, so it never
