@@ -1,6 +1,10 @@
 //! Shared helpers: a tiny raw HTTP/1.1 client so tests see status codes, headers and the
-//! exact watch lines.
+//! exact watch lines, and [`server::Server`], which runs a check on an embedded TestEnv or on
+//! a real kube-apiserver (`KCM_SPEC_SERVER`).
 #![allow(dead_code)]
+
+pub mod server;
+pub mod spec;
 
 use std::time::Duration;
 
@@ -8,6 +12,17 @@ use kcm_testenv::{TestEnv, TestEnvConfig};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
+
+/// Where the raw client connects: `host:port` of a plain-HTTP API server.
+pub trait Target {
+    fn host(&self) -> String;
+}
+
+impl Target for TestEnv {
+    fn host(&self) -> String {
+        self.addr().to_string()
+    }
+}
 
 pub async fn start() -> TestEnv {
     TestEnv::start(TestEnvConfig::default())
@@ -36,17 +51,17 @@ impl Resp {
 }
 
 async fn send_head(
-    env: &TestEnv,
+    env: &impl Target,
     method: &str,
     path: &str,
     ct: &str,
     accept: &str,
     body: &[u8],
 ) -> BufReader<TcpStream> {
-    let mut s = TcpStream::connect(env.addr()).await.expect("connect");
+    let host = env.host();
+    let mut s = TcpStream::connect(&host).await.expect("connect");
     let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Type: {ct}\r\nAccept: {accept}\r\nContent-Length: {}\r\n\r\n",
-        env.addr(),
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Type: {ct}\r\nAccept: {accept}\r\nContent-Length: {}\r\n\r\n",
         body.len()
     );
     s.write_all(head.as_bytes()).await.expect("write");
@@ -78,7 +93,7 @@ async fn read_head(r: &mut BufReader<TcpStream>) -> (u16, Vec<(String, String)>)
 }
 
 pub async fn request_full(
-    env: &TestEnv,
+    env: &impl Target,
     method: &str,
     path: &str,
     ct: &str,
@@ -113,7 +128,7 @@ pub async fn request_full(
     }
 }
 
-pub async fn req(env: &TestEnv, method: &str, path: &str, body: Option<&Value>) -> Resp {
+pub async fn req(env: &impl Target, method: &str, path: &str, body: Option<&Value>) -> Resp {
     let b = body
         .map(|b| serde_json::to_vec(b).expect("json"))
         .unwrap_or_default();
@@ -128,7 +143,7 @@ pub async fn req(env: &TestEnv, method: &str, path: &str, body: Option<&Value>) 
     .await
 }
 
-pub async fn patch(env: &TestEnv, path: &str, ct: &str, body: &Value) -> Resp {
+pub async fn patch(env: &impl Target, path: &str, ct: &str, body: &Value) -> Resp {
     let b = serde_json::to_vec(body).expect("json");
     request_full(env, "PATCH", path, ct, "application/json", &b).await
 }
@@ -142,10 +157,10 @@ pub struct Watch {
 }
 
 impl Watch {
-    pub async fn open(env: &TestEnv, path: &str) -> Watch {
+    pub async fn open(env: &impl Target, path: &str) -> Watch {
         Self::open_accept(env, path, "application/json").await
     }
-    pub async fn open_accept(env: &TestEnv, path: &str, accept: &str) -> Watch {
+    pub async fn open_accept(env: &impl Target, path: &str, accept: &str) -> Watch {
         let mut r = send_head(env, "GET", path, "application/json", accept, b"").await;
         let (code, headers) = read_head(&mut r).await;
         Watch {

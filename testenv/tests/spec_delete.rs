@@ -1,0 +1,256 @@
+//! Spec §12 checks 42–49: deletion, finalizers and namespaces (apiserver.md §7, §3.3), over real HTTP.
+//! They run on an embedded TestEnv, or on a real kube-apiserver with `KCM_SPEC_SERVER` (see
+//! testenv/README.md, "Agreement with kube-apiserver v1.37.2").
+
+mod common;
+
+use common::server::Server;
+use common::spec::{deployment, pod};
+use common::{Watch, req};
+use serde_json::json;
+
+#[tokio::test]
+async fn checks_42_49_delete() {
+    let env = Server::start("delete").await;
+    let t1 = env.ns("t1").await;
+    let d = req(
+        &env,
+        "POST",
+        &format!("/apis/apps/v1/namespaces/{t1}/deployments"),
+        Some(&deployment("web", json!({"app": "web"}))),
+    )
+    .await
+    .json();
+    let r = req(
+        &env,
+        "DELETE",
+        &format!("/apis/apps/v1/namespaces/{t1}/deployments/web"),
+        Some(&json!({"propagationPolicy": "Background"})),
+    )
+    .await;
+    assert_eq!(r.code, 200);
+    assert_eq!(
+        r.json(),
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": {"name": "web", "group": "apps", "kind": "deployments", "uid": d["metadata"]["uid"]}})
+    );
+    req(
+        &env,
+        "POST",
+        &format!("/apis/apps/v1/namespaces/{t1}/deployments"),
+        Some(&deployment("web", json!({"app": "web"}))),
+    )
+    .await;
+    let r = req(
+        &env,
+        "DELETE",
+        &format!("/apis/apps/v1/namespaces/{t1}/deployments/web"),
+        Some(&json!({"propagationPolicy": "Foreground"})),
+    )
+    .await
+    .json();
+    assert_eq!(r["kind"], "Deployment");
+    assert!(r["metadata"]["deletionTimestamp"].is_string());
+    assert_eq!(r["metadata"]["finalizers"], json!(["foregroundDeletion"]));
+    assert_eq!(r["metadata"]["generation"], 2);
+
+    let p = req(
+        &env,
+        "DELETE",
+        &format!("/api/v1/namespaces/{t1}/pods/none"),
+        None,
+    )
+    .await;
+    assert_eq!(p.code, 404);
+    req(
+        &env,
+        "POST",
+        &format!("/api/v1/namespaces/{t1}/pods"),
+        Some(&pod("u", "web")),
+    )
+    .await;
+    let r = req(
+        &env,
+        "DELETE",
+        &format!("/api/v1/namespaces/{t1}/pods/u"),
+        None,
+    )
+    .await;
+    assert_eq!((r.code, r.json()["kind"].clone()), (200, json!("Pod")));
+    assert_eq!(
+        req(
+            &env,
+            "GET",
+            &format!("/api/v1/namespaces/{t1}/pods/u"),
+            None
+        )
+        .await
+        .code,
+        404
+    );
+    let mut bound = pod("b", "web");
+    bound["spec"]["nodeName"] = json!("n1");
+    req(
+        &env,
+        "POST",
+        &format!("/api/v1/namespaces/{t1}/pods"),
+        Some(&bound),
+    )
+    .await;
+    let r = req(
+        &env,
+        "DELETE",
+        &format!("/api/v1/namespaces/{t1}/pods/b"),
+        None,
+    )
+    .await
+    .json();
+    assert_eq!(r["metadata"]["deletionGracePeriodSeconds"], 30);
+    assert!(r["metadata"]["deletionTimestamp"].is_string());
+    assert_eq!(
+        req(
+            &env,
+            "GET",
+            &format!("/api/v1/namespaces/{t1}/pods/b"),
+            None
+        )
+        .await
+        .code,
+        200
+    );
+    let r = req(
+        &env,
+        "DELETE",
+        &format!("/api/v1/namespaces/{t1}/pods/b"),
+        Some(&json!({"preconditions": {"uid": "00000000-0000-0000-0000-000000000000"}})),
+    )
+    .await;
+    assert_eq!(
+        (r.code, r.json()["reason"].clone()),
+        (409, json!("Conflict"))
+    );
+    assert!(
+        r.json()["message"]
+            .as_str()
+            .expect("m")
+            .contains("the UID in the precondition")
+    );
+    req(
+        &env,
+        "DELETE",
+        &format!("/api/v1/namespaces/{t1}/pods/b"),
+        Some(&json!({"gracePeriodSeconds": 0})),
+    )
+    .await;
+    assert_eq!(
+        req(
+            &env,
+            "GET",
+            &format!("/api/v1/namespaces/{t1}/pods/b"),
+            None
+        )
+        .await
+        .code,
+        404
+    );
+
+    let lease = json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "f", "finalizers": ["example.com/x"]}});
+    req(
+        &env,
+        "POST",
+        &format!("/apis/coordination.k8s.io/v1/namespaces/{t1}/leases"),
+        Some(&lease),
+    )
+    .await;
+    let r = req(
+        &env,
+        "DELETE",
+        &format!("/apis/coordination.k8s.io/v1/namespaces/{t1}/leases/f"),
+        None,
+    )
+    .await
+    .json();
+    assert!(r["metadata"]["deletionTimestamp"].is_string());
+    let mut add = r.clone();
+    add["metadata"]["finalizers"] = json!(["example.com/x", "example.com/y"]);
+    let a = req(
+        &env,
+        "PUT",
+        &format!("/apis/coordination.k8s.io/v1/namespaces/{t1}/leases/f"),
+        Some(&add),
+    )
+    .await;
+    assert_eq!(a.code, 422);
+    assert!(
+        a.json()["message"]
+            .as_str()
+            .expect("m")
+            .contains("no new finalizers can be added if the object is being deleted")
+    );
+    let cur = env.resource_version().await;
+    let mut w = Watch::open(&env, &format!("/apis/coordination.k8s.io/v1/namespaces/{t1}/leases?watch=true&resourceVersion={cur}&timeoutSeconds=30")).await;
+    let mut rm = r.clone();
+    rm["metadata"]["finalizers"] = json!([]);
+    assert_eq!(
+        req(
+            &env,
+            "PUT",
+            &format!("/apis/coordination.k8s.io/v1/namespaces/{t1}/leases/f"),
+            Some(&rm)
+        )
+        .await
+        .code,
+        200
+    );
+    assert_eq!(
+        req(
+            &env,
+            "GET",
+            &format!("/apis/coordination.k8s.io/v1/namespaces/{t1}/leases/f"),
+            None
+        )
+        .await
+        .code,
+        404
+    );
+    let mut types = Vec::new();
+    while types.last() != Some(&json!("DELETED")) {
+        types.push(w.next().await.expect("event")["type"].clone());
+    }
+
+    let t2 = env.ns("t2").await;
+    req(
+        &env,
+        "POST",
+        &format!("/api/v1/namespaces/{t2}/pods"),
+        Some(&pod("x", "web")),
+    )
+    .await;
+    let r = req(&env, "DELETE", &format!("/api/v1/namespaces/{t2}"), None)
+        .await
+        .json();
+    assert_eq!(r["status"]["phase"], "Terminating");
+    let r = req(
+        &env,
+        "POST",
+        &format!("/api/v1/namespaces/{t2}/pods"),
+        Some(&pod("y", "web")),
+    )
+    .await;
+    if r.code == 403 {
+        assert_eq!(
+            r.json()["details"]["causes"][0]["reason"],
+            "NamespaceTerminating"
+        );
+    } else {
+        // the namespace may already be gone
+        assert_eq!(r.code, 404);
+    }
+    // testenv removes the content at once; kube-controller-manager's namespace controller
+    // takes a few seconds (discovery, then each resource)
+    let attempts = if env.is_real() { 600 } else { 20 };
+    assert!(
+        env.wait_gone(&format!("/api/v1/namespaces/{t2}"), attempts)
+            .await
+    );
+    env.finish().await;
+}

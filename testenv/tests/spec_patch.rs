@@ -1,0 +1,212 @@
+//! Spec §12 checks 50–54: patch and events (apiserver.md §8, §10.2–10.3), over real HTTP.
+//! They run on an embedded TestEnv, or on a real kube-apiserver with `KCM_SPEC_SERVER` (see
+//! testenv/README.md, "Agreement with kube-apiserver v1.37.2").
+
+mod common;
+
+use common::server::Server;
+use common::spec::{deployment, pod};
+use common::{patch, req};
+use serde_json::json;
+
+#[tokio::test]
+async fn checks_50_54_patch_and_events() {
+    let env = Server::start("patch").await;
+    let t1 = env.ns("t1").await;
+    let p = req(
+        &env,
+        "POST",
+        &format!("/api/v1/namespaces/{t1}/pods"),
+        Some(&pod("p", "web")),
+    )
+    .await
+    .json();
+    let uid = p["metadata"]["uid"].as_str().expect("uid").to_string();
+    let smp = "application/strategic-merge-patch+json";
+    let owner = json!({"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "r", "uid": "R", "controller": true, "blockOwnerDeletion": true});
+    let r = patch(
+        &env,
+        &format!("/api/v1/namespaces/{t1}/pods/p"),
+        smp,
+        &json!({"metadata": {"ownerReferences": [owner], "uid": "WRONG"}}),
+    )
+    .await;
+    assert_eq!(r.code, 409);
+    let r = patch(
+        &env,
+        &format!("/api/v1/namespaces/{t1}/pods/p"),
+        smp,
+        &json!({"metadata": {"ownerReferences": [owner], "uid": uid}}),
+    )
+    .await;
+    assert_eq!(r.json()["metadata"]["ownerReferences"][0]["uid"], "R");
+    let other = json!({"apiVersion": "v1", "kind": "X", "name": "o", "uid": "O"});
+    patch(
+        &env,
+        &format!("/api/v1/namespaces/{t1}/pods/p"),
+        smp,
+        &json!({"metadata": {"ownerReferences": [other]}}),
+    )
+    .await;
+    let r = patch(
+        &env,
+        &format!("/api/v1/namespaces/{t1}/pods/p"),
+        smp,
+        &json!({"metadata": {"ownerReferences": [{"$patch": "delete", "uid": "R"}], "uid": uid}}),
+    )
+    .await
+    .json();
+    assert_eq!(
+        r["metadata"]["ownerReferences"]
+            .as_array()
+            .map(|a| a.iter().map(|o| o["uid"].clone()).collect::<Vec<_>>()),
+        Some(vec![json!("O")])
+    );
+
+    let mut d = deployment("web", json!({"app": "web"}));
+    d["spec"]["template"]["spec"]["containers"] =
+        json!([{"name": "a", "image": "busybox:1"}, {"name": "b", "image": "busybox:1"}]);
+    req(
+        &env,
+        "POST",
+        &format!("/apis/apps/v1/namespaces/{t1}/deployments"),
+        Some(&d),
+    )
+    .await;
+    let r = patch(&env, &format!("/apis/apps/v1/namespaces/{t1}/deployments/web"), smp, &json!({"spec": {"template": {"spec": {"$setElementOrder/containers": [{"name": "a"}, {"name": "b"}], "containers": [{"name": "b", "image": "busybox:2"}]}}}})).await.json();
+    let cs = &r["spec"]["template"]["spec"]["containers"];
+    assert_eq!(
+        (
+            cs[0]["name"].clone(),
+            cs[0]["image"].clone(),
+            cs[1]["image"].clone()
+        ),
+        (json!("a"), json!("busybox:1"), json!("busybox:2"))
+    );
+    assert!(
+        !serde_json::to_string(&r)
+            .expect("s")
+            .contains("$setElementOrder")
+    );
+    let p1 = patch(
+        &env,
+        &format!("/apis/apps/v1/namespaces/{t1}/deployments/web"),
+        smp,
+        &json!({"spec": {"paused": true}}),
+    )
+    .await
+    .json();
+    let p2 = patch(
+        &env,
+        &format!("/apis/apps/v1/namespaces/{t1}/deployments/web"),
+        smp,
+        &json!({"spec": {"paused": null}}),
+    )
+    .await
+    .json();
+    assert!(p2["spec"].get("paused").is_none());
+    assert_eq!(
+        p2["metadata"]["generation"].as_i64(),
+        p1["metadata"]["generation"].as_i64().map(|g| g + 1)
+    );
+    let jp = "application/json-patch+json";
+    let r = patch(
+        &env,
+        &format!("/apis/apps/v1/namespaces/{t1}/deployments/web"),
+        jp,
+        &json!([{"op": "test", "path": "/spec/replicas", "value": 99}]),
+    )
+    .await;
+    assert_eq!(r.code, 422);
+    let tpl = p2["spec"]["template"].clone();
+    // the controller always writes the revision annotation; replace needs an existing path
+    patch(
+        &env,
+        &format!("/apis/apps/v1/namespaces/{t1}/deployments/web"),
+        "application/merge-patch+json",
+        &json!({"metadata": {"annotations": {"deployment.kubernetes.io/revision": "1"}}}),
+    )
+    .await;
+    let r = patch(&env, &format!("/apis/apps/v1/namespaces/{t1}/deployments/web"), jp, &json!([{"op": "replace", "path": "/spec/template", "value": tpl}, {"op": "replace", "path": "/metadata/annotations", "value": {"a": "b"}}])).await;
+    assert_eq!(r.code, 200);
+    let r = patch(
+        &env,
+        &format!("/apis/apps/v1/namespaces/{t1}/deployments/web"),
+        "text/plain",
+        &json!({}),
+    )
+    .await;
+    assert_eq!(
+        (r.code, r.json()["reason"].clone()),
+        (415, json!("UnsupportedMediaType"))
+    );
+
+    let bad = json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e0"}, "involvedObject": {"namespace": "other", "name": "web"}});
+    let r = req(
+        &env,
+        "POST",
+        &format!("/api/v1/namespaces/{t1}/events"),
+        Some(&bad),
+    )
+    .await;
+    assert_eq!(
+        (r.code, r.json()["details"]["causes"][0]["field"].clone()),
+        (422, json!("involvedObject.namespace"))
+    );
+    let ev = json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "web.1"}, "involvedObject": {"kind": "Deployment", "namespace": t1, "name": "web"}, "reason": "ScalingReplicaSet", "message": "m", "count": 1, "firstTimestamp": "2025-01-01T00:00:00Z", "type": "Normal"});
+    assert_eq!(
+        req(
+            &env,
+            "POST",
+            &format!("/api/v1/namespaces/{t1}/events"),
+            Some(&ev)
+        )
+        .await
+        .code,
+        201
+    );
+    let mut ev2 = ev.clone();
+    ev2["metadata"]["name"] = json!("other.1");
+    ev2["involvedObject"]["name"] = json!("other");
+    req(
+        &env,
+        "POST",
+        &format!("/api/v1/namespaces/{t1}/events"),
+        Some(&ev2),
+    )
+    .await;
+    let r = patch(
+        &env,
+        &format!("/api/v1/namespaces/{t1}/events/web.1"),
+        smp,
+        &json!({"count": 2}),
+    )
+    .await
+    .json();
+    assert_eq!(r["count"], 2);
+    let l = req(&env, "GET", &format!("/api/v1/namespaces/{t1}/events?fieldSelector=involvedObject.name%3Dweb,involvedObject.kind%3DDeployment"), None).await.json();
+    assert_eq!(l["items"].as_array().map(Vec::len), Some(1));
+    let v1 = req(
+        &env,
+        "GET",
+        &format!("/apis/events.k8s.io/v1/namespaces/{t1}/events/web.1"),
+        None,
+    )
+    .await
+    .json();
+    assert_eq!(
+        (
+            v1["regarding"]["name"].clone(),
+            v1["note"].clone(),
+            v1["deprecatedCount"].clone(),
+            v1["apiVersion"].clone()
+        ),
+        (
+            json!("web"),
+            json!("m"),
+            json!(2),
+            json!("events.k8s.io/v1")
+        )
+    );
+    env.finish().await;
+}

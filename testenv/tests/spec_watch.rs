@@ -1,0 +1,212 @@
+//! Spec §12 checks 35–40: watch (apiserver.md §6), over real HTTP.
+//! They run on an embedded TestEnv, or on a real kube-apiserver with `KCM_SPEC_SERVER` (see
+//! testenv/README.md, "Agreement with kube-apiserver v1.37.2").
+
+mod common;
+
+use common::server::Server;
+use common::spec::{pod, rv};
+use common::{Watch, patch, req};
+use serde_json::{Value, json};
+
+#[tokio::test]
+async fn checks_35_40_watch() {
+    let env = Server::start("watch").await;
+    let t1 = env.ns("t1").await;
+    req(
+        &env,
+        "POST",
+        &format!("/api/v1/namespaces/{t1}/pods"),
+        Some(&pod("old", "web")),
+    )
+    .await;
+    let l = req(&env, "GET", &format!("/api/v1/namespaces/{t1}/pods"), None)
+        .await
+        .json();
+    let lrv = rv(&l);
+    let mut w = Watch::open(&env, &format!("/api/v1/namespaces/{t1}/pods?watch=true&resourceVersion={lrv}&allowWatchBookmarks=true&timeoutSeconds=30")).await;
+    assert_eq!(w.code, 200);
+    assert_eq!(
+        w.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("transfer-encoding"))
+            .map(|(_, v)| v.as_str()),
+        Some("chunked")
+    );
+    let p = req(
+        &env,
+        "POST",
+        &format!("/api/v1/namespaces/{t1}/pods"),
+        Some(&pod("p1", "web")),
+    )
+    .await
+    .json();
+    let line = w.next_raw().await.expect("line");
+    let e: Value = serde_json::from_str(&line).expect("json line");
+    assert_eq!(
+        (
+            e["type"].clone(),
+            e["object"]["kind"].clone(),
+            e["object"]["apiVersion"].clone()
+        ),
+        (json!("ADDED"), json!("Pod"), json!("v1"))
+    );
+    assert!(rv(&e["object"]) > lrv);
+    req(
+        &env,
+        "DELETE",
+        &format!("/api/v1/namespaces/{t1}/pods/p1"),
+        None,
+    )
+    .await;
+    let e = w.next().await.expect("deleted");
+    assert_eq!(e["type"], "DELETED");
+    assert!(rv(&e["object"]) > rv(&p));
+
+    // 36: no RV → ADDED per existing pod first
+    let mut w = Watch::open(
+        &env,
+        &format!("/api/v1/namespaces/{t1}/pods?watch=true&timeoutSeconds=30"),
+    )
+    .await;
+    let e = w.next().await.expect("added");
+    assert_eq!(
+        (e["type"].clone(), e["object"]["metadata"]["name"].clone()),
+        (json!("ADDED"), json!("old"))
+    );
+
+    // 37: compacted history → one ERROR line then EOF. On testenv a window of one event makes
+    // revision 1 too old; on a real server it is older than the watch cache from the start.
+    if let Some(te) = env.env() {
+        te.set_watch_window(1);
+    }
+    req(
+        &env,
+        "POST",
+        &format!("/api/v1/namespaces/{t1}/pods"),
+        Some(&pod("p2", "web")),
+    )
+    .await;
+    req(
+        &env,
+        "POST",
+        &format!("/api/v1/namespaces/{t1}/pods"),
+        Some(&pod("p3", "web")),
+    )
+    .await;
+    let mut w = Watch::open(
+        &env,
+        &format!("/api/v1/namespaces/{t1}/pods?watch=true&resourceVersion=1"),
+    )
+    .await;
+    assert_eq!(w.code, 200);
+    let e = w.next().await.expect("error");
+    assert_eq!(
+        (
+            e["type"].clone(),
+            e["object"]["code"].clone(),
+            e["object"]["reason"].clone(),
+            e["object"]["kind"].clone()
+        ),
+        (
+            json!("ERROR"),
+            json!(410),
+            json!("Expired"),
+            json!("Status")
+        )
+    );
+    assert!(
+        e["object"]["message"]
+            .as_str()
+            .expect("m")
+            .starts_with("too old resource version: 1 (")
+    );
+    assert!(w.next_raw().await.is_none());
+    if let Some(te) = env.env() {
+        te.set_watch_window(1000);
+    }
+
+    // 38: bookmark before the deadline, then a clean close
+    let cur = env.resource_version().await;
+    let mut w = Watch::open(&env, &format!("/api/v1/namespaces/{t1}/pods?watch=true&allowWatchBookmarks=true&timeoutSeconds=3&resourceVersion={cur}")).await;
+    let e = w.next().await.expect("bookmark");
+    assert_eq!(
+        (
+            e["type"].clone(),
+            e["object"]["kind"].clone(),
+            e["object"]["apiVersion"].clone()
+        ),
+        (json!("BOOKMARK"), json!("Pod"), json!("v1"))
+    );
+    assert!(w.next_raw().await.is_none());
+
+    // 39: streaming list
+    let mut w = Watch::open(&env, &format!("/api/v1/namespaces/{t1}/pods?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=&timeoutSeconds=30")).await;
+    let mut added = 0;
+    loop {
+        let e = w.next().await.expect("event");
+        if e["type"] == "BOOKMARK" {
+            assert_eq!(
+                e["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"],
+                "true"
+            );
+            break;
+        }
+        assert_eq!(e["type"], "ADDED");
+        added += 1;
+    }
+    assert_eq!(added, 3);
+    let r = req(
+        &env,
+        "GET",
+        &format!("/api/v1/namespaces/{t1}/pods?watch=true&sendInitialEvents=true"),
+        None,
+    )
+    .await;
+    assert_eq!(r.code, 422);
+    assert!(
+        r.json()["message"]
+            .as_str()
+            .expect("m")
+            .contains("sendInitialEvents requires setting resourceVersionMatch to NotOlderThan")
+    );
+
+    // 40: leaving the selector is DELETED with the old labels and the new RV
+    let cur = env.resource_version().await;
+    let mut w = Watch::open(&env, &format!("/api/v1/namespaces/{t1}/pods?watch=true&labelSelector=app%3Dweb&resourceVersion={cur}&timeoutSeconds=30")).await;
+    let p = req(
+        &env,
+        "GET",
+        &format!("/api/v1/namespaces/{t1}/pods/p2"),
+        None,
+    )
+    .await
+    .json();
+    let m = patch(
+        &env,
+        &format!("/api/v1/namespaces/{t1}/pods/p2"),
+        "application/merge-patch+json",
+        &json!({"metadata": {"labels": {"app": "db"}}}),
+    )
+    .await
+    .json();
+    let e = w.next().await.expect("deleted");
+    assert_eq!(
+        (
+            e["type"].clone(),
+            e["object"]["metadata"]["labels"]["app"].clone()
+        ),
+        (json!("DELETED"), json!("web"))
+    );
+    assert_eq!(rv(&e["object"]), rv(&m));
+    assert!(rv(&m) > rv(&p));
+    patch(
+        &env,
+        &format!("/api/v1/namespaces/{t1}/pods/p2"),
+        "application/merge-patch+json",
+        &json!({"metadata": {"labels": {"app": "web"}}}),
+    )
+    .await;
+    assert_eq!(w.next().await.expect("added")["type"], "ADDED");
+    env.finish().await;
+}
