@@ -80,3 +80,33 @@ impl SyncError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn swallowed_failures_name_the_step_and_hide_the_cause_from_control_flow() {
+        let conflict = || SyncError::Control(ControlError::api(409, "Conflict", "modified"));
+        let err = SyncError::swallowed("scaling down old replica sets", conflict());
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "scaling down old replica sets failed (retrying with backoff): {}",
+                conflict()
+            )
+        );
+        // Control flow keyed on an API error (NotFound, AlreadyExists) must not see it...
+        assert!(err.control().is_none());
+        // ...but a namespace being deleted is not retried, wrapped or not.
+        let terminating = || {
+            SyncError::Control(
+                ControlError::api(403, "Forbidden", "namespace default is being terminated")
+                    .with_cause(NAMESPACE_TERMINATING_CAUSE),
+            )
+        };
+        assert!(terminating().is_namespace_terminating());
+        assert!(SyncError::swallowed("step", terminating()).is_namespace_terminating());
+        assert!(!err.is_namespace_terminating());
+    }
+}
