@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use kcm_informer::{InformerFactory, InformerOptions};
 
+use crate::client::ClientFactory;
 use crate::leader_election::{LeaderElectionConfig, LeaderElector, MAX_TOLERABLE_EXPIRED_LEASE};
 use crate::lease_lock::KubeLeaseLock;
 use crate::metrics::Metrics;
@@ -30,7 +31,8 @@ const CONTROLLER_START_JITTER: f64 = 1.0;
 /// What a controller gets when it is built.
 #[derive(Clone)]
 pub struct ControllerContext {
-    /// The shared, rate-limited client.
+    /// The controller's own client (User-Agent `.../<controller>`, its own rate limiter, and
+    /// with `--use-service-account-credentials` its service account's token).
     pub client: kube::Client,
     /// The process's one informer factory; started after every controller was built.
     pub factory: InformerFactory,
@@ -98,13 +100,14 @@ pub fn identity() -> String {
     format!("{host}_{}", uuid::Uuid::new_v4())
 }
 
-/// Runs the enabled `controllers` with `client` until `stop` fires or leadership is lost.
+/// Runs the enabled `controllers` with clients from `clients` until `stop` fires or leadership
+/// is lost.
 ///
 /// `metrics` is served at `/metrics` and installed as the process-wide sink of work-queue and
-/// sync metrics (give `client` the same one, see [`build_client`](crate::client::build_client)).
+/// sync metrics (give `clients` the same one).
 pub async fn run(
     options: &Options,
-    client: kube::Client,
+    mut clients: ClientFactory,
     metrics: Metrics,
     controllers: Vec<Controller>,
     stop: CancellationToken,
@@ -138,7 +141,7 @@ pub async fn run(
     let elector = if options.leader_elect {
         let id = identity();
         let lock = KubeLeaseLock::new(
-            client.clone(),
+            clients.client("leader-election")?,
             &options.leader_elect_resource_namespace,
             &options.leader_elect_resource_name,
             &id,
@@ -167,22 +170,25 @@ pub async fn run(
     };
 
     tracing::info!(controllers = ?names, "starting controllers");
+    if options.use_service_account_credentials {
+        clients.use_service_account_credentials(stop.child_token())?;
+    }
     let factory = InformerFactory::new(
-        client.clone(),
+        clients.client("shared-informers")?,
         InformerOptions {
             resync_period: resync_period(options.min_resync_period),
             ..Default::default()
         },
     );
-    let ctx = ControllerContext {
-        client: client.clone(),
-        factory: factory.clone(),
-        options: options.clone(),
-    };
     let mut runs = Vec::new();
     for controller in enabled {
+        let ctx = ControllerContext {
+            client: clients.controller_client(controller.name).await?,
+            factory: factory.clone(),
+            options: options.clone(),
+        };
         let run = (controller.build)(&ctx)
-            .map_err(|e| anyhow::anyhow!("starting {}: {e:#}", controller.name))?;
+            .map_err(|e| e.context(format!("starting {}", controller.name)))?;
         runs.push((controller.name, run));
     }
     let controllers_cancel = stop.child_token();

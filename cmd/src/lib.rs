@@ -5,6 +5,7 @@
 pub mod app;
 pub mod client;
 pub mod duration;
+pub mod error_chain;
 pub mod leader_election;
 pub mod lease_lock;
 pub mod logging;

@@ -92,27 +92,39 @@ fn main() -> ExitCode {
     };
     runtime.block_on(async {
         let result = async {
-            let config =
+            let loaded =
                 kcm::client::load_config(options.kubeconfig.as_deref(), options.master.as_deref())
                     .await?;
-            let limiter = kcm::client::rate_limiter(options.kube_api_qps, options.kube_api_burst)?;
+            tracing::info!(
+                server = %loaded.config.cluster_url,
+                config = %loaded.source,
+                credentials = kcm::client::config::credentials(&loaded.config.auth_info),
+                user_agent = kcm::client::user_agent::default_user_agent(),
+                "using the API server"
+            );
             let metrics = kcm::metrics::Metrics::new();
-            let client = kcm::client::build_client(config, limiter, &metrics)?;
+            let clients = kcm::client::ClientFactory::new(
+                loaded.config,
+                options.kube_api_qps,
+                options.kube_api_burst,
+                metrics.clone(),
+            )?;
+            let whoami = clients.client("kcm")?;
+            tokio::spawn(async move { kcm::client::config::log_identity(&whoami).await });
             let stop = tokio_util::sync::CancellationToken::new();
             let signal_stop = stop.clone();
             tokio::spawn(async move {
                 app::shutdown_signal().await;
                 signal_stop.cancel();
             });
-            app::run(&options, client, metrics, controllers(), stop).await
+            app::run(&options, clients, metrics, controllers(), stop).await
         }
         .await;
         match result {
             Ok(Exit::Stopped) => ExitCode::SUCCESS,
             Ok(Exit::LeaderElectionLost) => ExitCode::FAILURE,
             Err(e) => {
-                tracing::error!(error = format!("{e:#}"), "kcm failed");
-                eprintln!("kcm: {e:#}");
+                tracing::error!(error = kcm::error_chain::display_anyhow(&e), "kcm failed");
                 ExitCode::FAILURE
             }
         }

@@ -75,17 +75,16 @@ async fn metrics_endpoint_serves_queue_client_leader_and_sync_series() {
     let config = kcm::client::load_config(Some(env.kubeconfig_path()), None)
         .await
         .expect("kubeconfig");
-    let limiter = kcm::client::rate_limiter(100.0, 100).expect("limiter");
     let metrics = Metrics::new();
-    let client = kcm::client::build_client(config, limiter, &metrics).expect("client");
+    let clients = kcm::client::ClientFactory::new(config.config, 100.0, 100, metrics.clone())
+        .expect("clients");
     let stop = CancellationToken::new();
     let run = tokio::spawn({
         let stop = stop.clone();
-        let client = client.clone();
         async move {
             app::run(
                 &options,
-                client,
+                clients,
                 metrics,
                 vec![replicaset_controller()],
                 stop,

@@ -1,0 +1,138 @@
+//! One API client per user, as kube-controller-manager's client builders make them: each with
+//! its own User-Agent (`.../deployment-controller`) and its own client-side rate limiter from
+//! `--kube-api-qps`/`--kube-api-burst` (client-go gives every client its own token bucket),
+//! and with `--use-service-account-credentials` the controllers' clients authenticated as
+//! their own service accounts.
+
+use std::sync::Arc;
+
+use governor::DefaultDirectRateLimiter;
+use http::HeaderValue;
+use kube::client::ClientBuilder;
+use tokio_util::sync::CancellationToken;
+
+use super::service_account::{self, BearerLayer, TokenSource};
+use super::{ClientError, RateLimitLayer, RequestMetricsLayer, rate_limiter, user_agent};
+use crate::metrics::Metrics;
+
+/// Builds kcm's API clients from one configuration.
+#[derive(Clone)]
+pub struct ClientFactory {
+    config: kube::Config,
+    qps: f32,
+    burst: i32,
+    metrics: Metrics,
+    service_accounts: Option<(kube::Client, CancellationToken)>,
+}
+
+impl std::fmt::Debug for ClientFactory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientFactory")
+            .field("server", &self.config.cluster_url.to_string())
+            .field("service_accounts", &self.service_accounts.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClientFactory {
+    /// A factory using the process's credentials for every client; fails on unusable rate
+    /// limit flags.
+    pub fn new(
+        config: kube::Config,
+        qps: f32,
+        burst: i32,
+        metrics: Metrics,
+    ) -> Result<Self, ClientError> {
+        rate_limiter(qps, burst)?;
+        Ok(ClientFactory {
+            config,
+            qps,
+            burst,
+            metrics,
+            service_accounts: None,
+        })
+    }
+
+    /// Controllers' clients authenticate as service accounts `kube-system/<controller>`, with
+    /// tokens requested (and renewed until `cancel` fires) by a client using the process's
+    /// credentials.
+    pub fn use_service_account_credentials(
+        &mut self,
+        cancel: CancellationToken,
+    ) -> Result<(), ClientError> {
+        let root = self.client("kcm")?;
+        self.service_accounts = Some((root, cancel));
+        Ok(())
+    }
+
+    /// A client with the process's credentials and User-Agent `<default>/<name>`.
+    pub fn client(&self, name: &str) -> Result<kube::Client, ClientError> {
+        self.build(self.config.clone(), &user_agent::user_agent(name), None)
+    }
+
+    /// The client of controller `name`: its service account's with
+    /// `--use-service-account-credentials` (User-Agent `.../system:serviceaccount:kube-system:<name>`),
+    /// else as [`client`](Self::client).
+    pub async fn controller_client(&self, name: &str) -> Result<kube::Client, ClientError> {
+        let Some((root, cancel)) = &self.service_accounts else {
+            return self.client(name);
+        };
+        let tokens = TokenSource::start(root.clone(), name, cancel.child_token())
+            .await
+            .map_err(ClientError::ServiceAccount)?;
+        // Only the TLS trust of the process's configuration: its credentials would win over
+        // the token at the API server (client certificates are checked first).
+        let mut config = self.config.clone();
+        config.auth_info = Default::default();
+        let username = format!(
+            "system:serviceaccount:{}:{name}",
+            service_account::NAMESPACE
+        );
+        self.build(
+            config,
+            &user_agent::user_agent(&username),
+            Some(tokens.layer()),
+        )
+    }
+
+    fn build(
+        &self,
+        mut config: kube::Config,
+        agent: &str,
+        bearer: Option<BearerLayer>,
+    ) -> Result<kube::Client, ClientError> {
+        let value = HeaderValue::from_str(agent)
+            .map_err(|e| ClientError::UserAgent(agent.to_string(), e.to_string()))?;
+        config
+            .headers
+            .retain(|(name, _)| name != http::header::USER_AGENT);
+        config.headers.push((http::header::USER_AGENT, value));
+        let limiter = rate_limiter(self.qps, self.burst)?;
+        build_with(config, limiter, &self.metrics, bearer)
+    }
+}
+
+/// Builds a client: every request first takes a token from `limiter` (if any), and is counted
+/// and timed in `metrics` (`rest_client_*`); `bearer` sets the Authorization header.
+pub(super) fn build_with(
+    config: kube::Config,
+    limiter: Option<Arc<DefaultDirectRateLimiter>>,
+    metrics: &Metrics,
+    bearer: Option<BearerLayer>,
+) -> Result<kube::Client, ClientError> {
+    let host = config
+        .cluster_url
+        .authority()
+        .map(|a| a.to_string())
+        .unwrap_or_default();
+    let builder = ClientBuilder::try_from(config).map_err(ClientError::Build)?;
+    let instrument = RequestMetricsLayer::new(metrics.clone(), host.clone());
+    let limit = limiter.map(|l| RateLimitLayer::new(l).with_metrics(metrics.clone(), host));
+    let limit = tower::util::option_layer(limit);
+    let bearer = tower::util::option_layer(bearer);
+    Ok(builder
+        .with_layer(&instrument)
+        .with_layer(&limit)
+        .with_layer(&bearer)
+        .build())
+}
