@@ -9,7 +9,8 @@ use futures::StreamExt;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::Api;
-use kube::api::{DeleteParams, PostParams, WatchEvent, WatchParams};
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
+use serde_json::json;
 use sim_common::*;
 
 #[tokio::test]
@@ -436,6 +437,43 @@ async fn node_failure_and_recovery() {
     );
     wait_pod(&pods, &victim, is_ready).await;
     assert!(sim.set_node_ready("node-9", false).await.is_err());
+
+    // The same through the Node annotation, as a client in another process does it.
+    let annotate = |v: serde_json::Value| json!({"metadata": {"annotations": {kcm_testenv::sim::node_control::NODE_DOWN: v}}});
+    nodes
+        .patch(
+            "node-2",
+            &PatchParams::default(),
+            &Patch::Merge(&annotate(json!("true"))),
+        )
+        .await
+        .expect("annotate node-2 down");
+    let unreachable = |n: &Node| {
+        n.spec
+            .as_ref()
+            .and_then(|s| s.taints.as_ref())
+            .is_some_and(|t| t.iter().any(|t| t.key == "node.kubernetes.io/unreachable"))
+    };
+    wait_for("node-2 to go down by annotation", || async {
+        (sim.node_ready("node-2") == Some(false)
+            && nodes.get("node-2").await.is_ok_and(|n| unreachable(&n)))
+        .then_some(())
+    })
+    .await;
+    nodes
+        .patch(
+            "node-2",
+            &PatchParams::default(),
+            &Patch::Merge(&annotate(serde_json::Value::Null)),
+        )
+        .await
+        .expect("remove the annotation");
+    wait_for("node-2 to come back", || async {
+        (sim.node_ready("node-2") == Some(true)
+            && nodes.get("node-2").await.is_ok_and(|n| !unreachable(&n)))
+        .then_some(())
+    })
+    .await;
     sim.shutdown().await;
     env.shutdown().await;
 }

@@ -34,6 +34,7 @@ mod informer;
 mod kinds;
 mod kubelet;
 mod namespace;
+pub mod node_control;
 mod nodes;
 mod pod_status;
 mod scheduler;
@@ -107,6 +108,11 @@ impl Simulation {
                 client.clone(),
                 nodes.clone(),
                 config.clone(),
+                token.clone(),
+            )));
+            tasks.push(tokio::spawn(node_control::run(
+                client.clone(),
+                nodes.clone(),
                 token.clone(),
             )));
         }
