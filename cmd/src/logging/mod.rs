@@ -1,0 +1,133 @@
+//! Structured logs with tracing, written as kube-controller-manager writes them: klog's text
+//! format by default ([`klog_text`]), component-base's JSON with `--logging-format=json`
+//! ([`json`]), so log pipelines built for upstream keep working.
+//!
+//! `-v` maps klog verbosity onto tracing levels: 0–1 → info, 2–4 → debug (writes to the API
+//! server are logged at `-v=2`, as kube-controller-manager does), 5+ → trace. `RUST_LOG`
+//! overrides the mapping when set.
+
+pub mod fields;
+pub mod json;
+pub mod klog_text;
+
+use tracing_subscriber::EnvFilter;
+
+/// The tracing level for a klog verbosity.
+pub fn level_for(verbosity: u8) -> tracing::Level {
+    match verbosity {
+        0 | 1 => tracing::Level::INFO,
+        2..=4 => tracing::Level::DEBUG,
+        _ => tracing::Level::TRACE,
+    }
+}
+
+/// Installs the global subscriber; a second call is a no-op.
+pub fn init(verbosity: u8, format: &str) {
+    let filter = std::env::var("RUST_LOG")
+        .ok()
+        .and_then(|v| EnvFilter::try_new(v).ok())
+        .unwrap_or_else(|| {
+            let level = level_for(verbosity).as_str().to_ascii_lowercase();
+            // Our crates at the chosen level; dependencies stay quieter.
+            EnvFilter::new(format!(
+                "warn,kcm={level},kcm_store={level},kcm_workqueue={level},kcm_reflector={level},\
+                 kcm_informer={level},kcm_controller={level},kcm_replicaset={level},\
+                 kcm_deployment={level}"
+            ))
+        });
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let result = if format == "json" {
+        builder.event_format(json::Json).try_init()
+    } else {
+        builder.event_format(klog_text::KlogText).try_init()
+    };
+    // Already installed (tests, or a second call): keep the first.
+    let _ = result;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verbosity_maps_to_levels() {
+        let cases = [
+            (0, tracing::Level::INFO),
+            (1, tracing::Level::INFO),
+            (2, tracing::Level::DEBUG),
+            (4, tracing::Level::DEBUG),
+            (5, tracing::Level::TRACE),
+            (10, tracing::Level::TRACE),
+        ];
+        for (v, level) in cases {
+            assert_eq!(level_for(v), level, "-v={v}");
+        }
+    }
+
+    #[derive(Clone, Default)]
+    struct Buffer(std::sync::Arc<parking_lot::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Buffer {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn capture(json: bool, log: impl FnOnce()) -> String {
+        let buffer = Buffer::default();
+        let sink = buffer.clone();
+        let builder = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_writer(move || sink.clone());
+        if json {
+            tracing::subscriber::with_default(builder.event_format(json::Json).finish(), log);
+        } else {
+            tracing::subscriber::with_default(
+                builder.event_format(klog_text::KlogText).finish(),
+                log,
+            );
+        }
+        String::from_utf8(buffer.0.lock().clone()).expect("utf-8")
+    }
+
+    #[test]
+    fn events_are_written_in_klog_and_component_base_formats() {
+        let line = line!() + 2;
+        let text = capture(false, || {
+            tracing::warn!(holder = "b", workers = 5u64, "lease is held");
+        });
+        let header_end = text.find(']').expect("header");
+        assert!(text.starts_with('W'), "{text}");
+        assert!(
+            text[..header_end].ends_with(&format!(" mod.rs:{line}")),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("] \"lease is held\" holder=\"b\" workers=5\n"),
+            "{text}"
+        );
+        let text = capture(true, || {
+            tracing::debug!(error = "boom", "sync failed");
+        });
+        let parsed: serde_json::Value = serde_json::from_str(text.trim()).expect("JSON");
+        assert_eq!(parsed["msg"], "sync failed");
+        assert_eq!(parsed["v"], 2);
+        assert_eq!(parsed["err"], "boom");
+        assert!(
+            parsed["ts"].as_f64().is_some_and(|ts| ts > 1.7e12),
+            "{text}"
+        );
+        assert!(
+            parsed["caller"]
+                .as_str()
+                .is_some_and(|c| c.starts_with("mod.rs:")),
+            "{text}"
+        );
+    }
+}
