@@ -47,36 +47,37 @@ impl FakeApiServer {
             while let Ok((stream, _)) = listener.accept().await {
                 let (handler, log) = (handler.clone(), log.clone());
                 tokio::spawn(async move {
-                    let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
-                        let (handler, log) = (handler.clone(), log.clone());
-                        async move {
-                            let header = |name: &str| {
-                                req.headers()
-                                    .get(name)
-                                    .and_then(|v| v.to_str().ok())
-                                    .unwrap_or_default()
-                                    .to_string()
-                            };
-                            let mut seen = Seen {
-                                method: req.method().to_string(),
-                                path: req.uri().path().to_string(),
-                                user_agent: header("user-agent"),
-                                authorization: header("authorization"),
-                                body: serde_json::Value::Null,
-                            };
-                            let body = req.into_body().collect().await.map(|b| b.to_bytes());
-                            let body: Bytes = body.unwrap_or_default();
-                            seen.body = serde_json::from_slice(&body).unwrap_or_default();
-                            let (status, answer) = handler(&seen);
-                            log.lock().push(seen);
-                            let response = Response::builder()
-                                .status(status)
-                                .header("content-type", "application/json")
-                                .body(Full::new(Bytes::from(answer.to_string())))
-                                .expect("response");
-                            Ok::<_, Infallible>(response)
-                        }
-                    });
+                    let service =
+                        hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+                            let (handler, log) = (handler.clone(), log.clone());
+                            async move {
+                                let header = |name: &str| {
+                                    req.headers()
+                                        .get(name)
+                                        .and_then(|v| v.to_str().ok())
+                                        .unwrap_or_default()
+                                        .to_string()
+                                };
+                                let mut seen = Seen {
+                                    method: req.method().to_string(),
+                                    path: req.uri().path().to_string(),
+                                    user_agent: header("user-agent"),
+                                    authorization: header("authorization"),
+                                    body: serde_json::Value::Null,
+                                };
+                                let body = req.into_body().collect().await.map(|b| b.to_bytes());
+                                let body: Bytes = body.unwrap_or_default();
+                                seen.body = serde_json::from_slice(&body).unwrap_or_default();
+                                let (status, answer) = handler(&seen);
+                                log.lock().push(seen);
+                                let response = Response::builder()
+                                    .status(status)
+                                    .header("content-type", "application/json")
+                                    .body(Full::new(Bytes::from(answer.to_string())))
+                                    .expect("response");
+                                Ok::<_, Infallible>(response)
+                            }
+                        });
                     let io = hyper_util::rt::TokioIo::new(stream);
                     let _ = hyper::server::conn::http1::Builder::new()
                         .serve_connection(io, service)
