@@ -12,6 +12,7 @@ mod ci;
 mod cluster;
 mod cluster_up;
 mod demo;
+mod diff;
 mod e2e;
 mod observe;
 mod reaper;
@@ -32,6 +33,8 @@ commands:
                      v1.37.2 built from upstream/, nodes simulated by kcm-testenv sim
   cluster up [--upstream]
                      start a cluster (kcm-testenv, or the upstream control plane) until Ctrl-C
+  diff [--only NAME,...] [--runs N]
+                     every scenario under upstream's controllers and under kcm, compared
   upstream build     build etcd, kube-apiserver, kube-controller-manager from upstream/ (Go)
   bench <name>...    run benchmark workloads (names: see `cargo xtask bench --list`)
 ";
@@ -45,6 +48,7 @@ fn main() -> ExitCode {
         Some("demo") => demo::run(&args[1..]),
         Some("e2e") => e2e::run(&args[1..]),
         Some("cluster") => cluster_up::run(&args[1..]),
+        Some("diff") => diff::run(&args[1..]),
         Some("upstream") => upstream::run(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             print!("{USAGE}");

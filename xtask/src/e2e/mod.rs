@@ -53,6 +53,42 @@ use images::{Images, restricted_security_context};
 
 pub(crate) use runner::run;
 
+/// The scenarios that need no kcm process of their own, by name (`cargo xtask diff` runs them
+/// under upstream's controllers and under kcm).
+pub(crate) fn plain_scenarios() -> Vec<&'static str> {
+    scenarios::ALL
+        .iter()
+        .filter(|(_, kind)| matches!(kind, scenarios::Kind::Plain(_)))
+        .map(|(name, _)| *name)
+        .collect()
+}
+
+/// Runs the plain scenario `name` in a new namespace `ns` of `cluster` (simulated nodes, so
+/// kcm-testenv's images), with its assertions and the invariant checker; waits scaled by `scale`.
+pub(crate) fn run_plain(
+    cluster: &Cluster,
+    name: &str,
+    ns: &str,
+    run: &str,
+    scale: f64,
+) -> anyhow::Result<()> {
+    let Some(scenarios::Kind::Plain(f)) = scenarios::ALL
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, k)| k)
+    else {
+        bail!("no plain scenario named {name}");
+    };
+    let images = Images::testenv();
+    let ctx = Ctx {
+        cluster,
+        images: &images,
+        scale,
+    };
+    create_namespace(cluster, ns, run, ctx.timeout())?;
+    f(&ctx, ns).map(|_| ())
+}
+
 /// The longest a scenario step waits on kcm-testenv; multiplied by the timeout scale.
 const BASE_TIMEOUT: Duration = Duration::from_secs(90);
 

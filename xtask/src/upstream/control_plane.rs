@@ -28,7 +28,10 @@ pub struct Options {
     pub pod_ready_after: String,
     /// `--feature-gates` for kube-apiserver and kube-controller-manager (empty: their defaults).
     pub feature_gates: String,
-    /// Extra kube-controller-manager flags (e.g. `--controllers=...` for the differential runs).
+    /// kube-controller-manager's `--controllers`: [`CONTROLLERS_WITHOUT_OURS`] (kcm's place),
+    /// or `*` for upstream's own Deployment and ReplicaSet controllers (the differential runs).
+    pub controllers: String,
+    /// Extra kube-controller-manager flags.
     pub controller_manager_args: Vec<String>,
 }
 
@@ -38,6 +41,7 @@ impl Default for Options {
             nodes: 3,
             pod_ready_after: "300ms".into(),
             feature_gates: String::new(),
+            controllers: CONTROLLERS_WITHOUT_OURS.to_string(),
             controller_manager_args: Vec::new(),
         }
     }
@@ -173,7 +177,7 @@ pub fn start(dir: &Path, bins: &Binaries, opts: &Options) -> anyhow::Result<Clus
         .arg(path_flag("--authorization-kubeconfig", &kcm_upstream))
         .arg("--bind-address=127.0.0.1")
         .arg(format!("--secure-port={}", free_port()?))
-        .arg(format!("--controllers={CONTROLLERS_WITHOUT_OURS}"))
+        .arg(format!("--controllers={}", opts.controllers))
         .arg("--use-service-account-credentials=true")
         .arg(path_flag(
             "--service-account-private-key-file",

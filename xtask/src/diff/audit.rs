@@ -1,0 +1,176 @@
+//! The controllers' writes in one namespace, read from kube-apiserver's audit log (JSON lines,
+//! written at RequestResponse level for every write by the upstream control plane).
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+/// Users whose writes are the controllers': upstream's with per-controller credentials, and kcm's
+/// ServiceAccount (or its per-controller ones with `--use-service-account-credentials`).
+const CONTROLLER_USERS: &[&str] = &[
+    "system:serviceaccount:kube-system:deployment-controller",
+    "system:serviceaccount:kube-system:replicaset-controller",
+    "system:serviceaccount:kube-system:kcm",
+];
+
+/// The controllers' writes to one namespace.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Writes {
+    /// `verb resource[/subresource] code` → count.
+    pub counts: BTreeMap<String, u64>,
+    /// ReplicaSet scale writes in order: `name→replicas` (names as the API saw them; normalise
+    /// with the snapshot's renames before comparing).
+    pub scale_order: Vec<String>,
+}
+
+/// Reads `audit` (the whole log) for namespace `ns`. Lines that are not JSON are skipped.
+pub fn writes(audit: &str, ns: &str) -> Writes {
+    let mut w = Writes::default();
+    for line in audit.lines() {
+        let Ok(e) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        if e["stage"] != "ResponseComplete" || e["objectRef"]["namespace"] != ns {
+            continue;
+        }
+        let user = e["user"]["username"].as_str().unwrap_or_default();
+        if !CONTROLLER_USERS.contains(&user) {
+            continue;
+        }
+        let verb = e["verb"].as_str().unwrap_or_default();
+        let resource = e["objectRef"]["resource"].as_str().unwrap_or_default();
+        let sub = e["objectRef"]["subresource"].as_str().unwrap_or_default();
+        let code = e["responseStatus"]["code"].as_i64().unwrap_or_default();
+        let res = if sub.is_empty() {
+            resource.to_string()
+        } else {
+            format!("{resource}/{sub}")
+        };
+        *w.counts.entry(format!("{verb} {res} {code}")).or_default() += 1;
+        if res == "replicasets" && verb == "update" && code == 200 {
+            let name = e["objectRef"]["name"].as_str().unwrap_or_default();
+            if let Some(replicas) = e["requestObject"]["spec"]["replicas"].as_i64() {
+                let step = format!("{name}→{replicas}");
+                if w.scale_order.last() != Some(&step) {
+                    w.scale_order.push(step);
+                }
+            }
+        }
+    }
+    w
+}
+
+/// The ReplicaSets created in namespace `ns` by anyone, in order: `(owning Deployment or "",
+/// pod-template-hash)`.
+pub fn created_replica_sets(audit: &str, ns: &str) -> Vec<(String, String)> {
+    audit
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|e| {
+            e["stage"] == "ResponseComplete"
+                && e["verb"] == "create"
+                && e["objectRef"]["resource"] == "replicasets"
+                && e["objectRef"]["namespace"] == ns
+                && e["responseStatus"]["code"] == 201
+        })
+        .filter_map(|e| {
+            let meta = &e["responseObject"]["metadata"];
+            let hash = meta["labels"]["pod-template-hash"].as_str()?;
+            let owner = meta["ownerReferences"][0]["name"]
+                .as_str()
+                .unwrap_or_default();
+            Some((owner.to_string(), hash.to_string()))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn line(
+        user: &str,
+        ns: &str,
+        verb: &str,
+        res: &str,
+        sub: &str,
+        code: i64,
+        body: Value,
+    ) -> String {
+        json!({"stage": "ResponseComplete", "user": {"username": user}, "verb": verb,
+               "objectRef": {"namespace": ns, "resource": res, "subresource": sub, "name": "web-1"},
+               "responseStatus": {"code": code}, "requestObject": body})
+        .to_string()
+    }
+
+    #[test]
+    fn counts_the_controllers_writes_in_the_namespace() {
+        let rs = "system:serviceaccount:kube-system:replicaset-controller";
+        let kcm = "system:serviceaccount:kube-system:kcm";
+        let log = [
+            line(rs, "a", "create", "pods", "", 201, json!({})),
+            line(rs, "a", "create", "pods", "", 201, json!({})),
+            line(rs, "a", "update", "replicasets", "status", 409, json!({})),
+            line(
+                kcm,
+                "a",
+                "update",
+                "replicasets",
+                "",
+                200,
+                json!({"spec": {"replicas": 2}}),
+            ),
+            line(
+                kcm,
+                "a",
+                "update",
+                "replicasets",
+                "",
+                200,
+                json!({"spec": {"replicas": 1}}),
+            ),
+            line(
+                "kcm-rs:admin",
+                "a",
+                "create",
+                "deployments",
+                "",
+                201,
+                json!({}),
+            ),
+            line(rs, "b", "create", "pods", "", 201, json!({})),
+            "not json".to_string(),
+        ]
+        .join("\n");
+        let w = writes(&log, "a");
+        assert_eq!(w.counts["create pods 201"], 2);
+        assert_eq!(w.counts["update replicasets/status 409"], 1);
+        assert_eq!(w.counts["update replicasets 200"], 2);
+        assert!(
+            !w.counts.contains_key("create deployments 201"),
+            "not a controller"
+        );
+        assert_eq!(w.scale_order, ["web-1→2", "web-1→1"]);
+    }
+
+    #[test]
+    fn created_replica_sets_in_order() {
+        let create = |hash: &str, code: i64| {
+            json!({"stage": "ResponseComplete", "verb": "create",
+                   "objectRef": {"namespace": "a", "resource": "replicasets"},
+                   "responseStatus": {"code": code},
+                   "responseObject": {"metadata": {"labels": {"pod-template-hash": hash},
+                                                   "ownerReferences": [{"name": "web"}]}}})
+            .to_string()
+        };
+        let log = [create("h1", 201), create("hx", 409), create("h2", 201)].join("\n");
+        assert_eq!(
+            created_replica_sets(&log, "a"),
+            [
+                ("web".to_string(), "h1".to_string()),
+                ("web".to_string(), "h2".to_string())
+            ]
+        );
+    }
+}
