@@ -13,13 +13,18 @@ use crate::server::{Body, json_response};
 /// plane (`cargo xtask e2e --cluster upstream`) reports too, with the same empty commit.
 pub const GIT_VERSION: &str = "v1.37.2";
 
-/// The `/version` body: every field present and a string.
+/// The `/version` body: every field present and a string, the emulation and
+/// minimum-compatibility versions as kube-apiserver v1.37 reports them.
 pub fn version() -> Value {
     json!({
         "major": "1",
         "minor": "37",
+        "emulationMajor": "1",
+        "emulationMinor": "37",
+        "minCompatibilityMajor": "1",
+        "minCompatibilityMinor": "36",
         "gitVersion": GIT_VERSION,
-        "gitCommit": "0000000000000000000000000000000000000000",
+        "gitCommit": "",
         "gitTreeState": "archive",
         "buildDate": "1970-01-01T00:00:00Z",
         "goVersion": "go1.26.8",
@@ -161,8 +166,11 @@ mod tests {
         for k in [
             "major",
             "minor",
+            "emulationMajor",
+            "emulationMinor",
+            "minCompatibilityMajor",
+            "minCompatibilityMinor",
             "gitVersion",
-            "gitCommit",
             "gitTreeState",
             "buildDate",
             "goVersion",
@@ -171,5 +179,7 @@ mod tests {
         ] {
             assert!(v[k].as_str().is_some_and(|s| !s.is_empty()), "{k}");
         }
+        // a build from the Go modules (no ldflags) has no commit
+        assert_eq!(v["gitCommit"], "");
     }
 }

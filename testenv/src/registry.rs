@@ -231,7 +231,8 @@ pub static RESOURCES: &[ResourceInfo] = &[
 ];
 
 /// The served API groups other than core, in discovery order.
-pub const GROUPS: &[&str] = &["apps", "coordination.k8s.io", "events.k8s.io"];
+/// In kube-apiserver's `/apis` order (group priority: apps, events.k8s.io, …, coordination.k8s.io).
+pub const GROUPS: &[&str] = &["apps", "events.k8s.io", "coordination.k8s.io"];
 
 impl ResourceInfo {
     /// `apps/v1` or `v1`.

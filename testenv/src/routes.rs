@@ -40,8 +40,12 @@ pub enum Route {
     OpenApiV3,
     /// A resource request.
     Resource(Target),
-    /// Nothing here.
+    /// Nothing here, under an API prefix that is served (`/api`, `/apis/{served group}`,
+    /// `/version`): a 404 Status.
     NotFound,
+    /// No handler at all (`/nope`, a group that is not served): Go's plain-text 404, as
+    /// kube-apiserver's last handler answers.
+    NoHandler,
 }
 
 /// Parse a request path.
@@ -65,8 +69,10 @@ pub fn parse(path: &str) -> Route {
             Route::ResourceList(g.to_string(), v.to_string())
         }
         ["api", "v1", rest @ ..] => resource("", "v1", rest),
-        ["apis", g, v, rest @ ..] => resource(g, v, rest),
-        _ => Route::NotFound,
+        ["apis", g, v, rest @ ..] if registry::GROUPS.contains(g) => resource(g, v, rest),
+        ["api", ..] | ["version", ..] => Route::NotFound,
+        ["apis", g, ..] if registry::GROUPS.contains(g) => Route::NotFound,
+        _ => Route::NoHandler,
     }
 }
 
@@ -210,7 +216,10 @@ mod tests {
             parse("/apis/apps/v1/namespaces/a/deployments/x/binding"),
             Route::NotFound
         ));
-        assert!(matches!(parse("/apis/batch/v1/jobs"), Route::NotFound));
+        assert!(matches!(parse("/apis/batch/v1/jobs"), Route::NoHandler));
+        assert!(matches!(parse("/nope"), Route::NoHandler));
+        assert!(matches!(parse("/apis/apps/v2"), Route::NotFound));
+        assert!(matches!(parse("/api/v2"), Route::NotFound));
         assert!(matches!(parse("/apis/apps/v1"), Route::ResourceList(..)));
     }
 

@@ -272,7 +272,11 @@ impl ApiServer {
         if !acceptable(&ctx.accept)
             && !matches!(
                 route,
-                Route::OpenApiV2 | Route::OpenApiV3 | Route::Metrics | Route::Health
+                Route::OpenApiV2
+                    | Route::OpenApiV3
+                    | Route::Metrics
+                    | Route::Health
+                    | Route::NoHandler
             )
         {
             return Err(ApiError::new(
@@ -306,6 +310,11 @@ impl ApiServer {
             Route::OpenApiV2 => Ok(discovery::openapi_v2(&ctx.accept)),
             Route::OpenApiV3 => Err(ApiError::path_not_found()),
             Route::NotFound => Err(ApiError::path_not_found()),
+            Route::NoHandler => Ok(text_response(
+                404,
+                "text/plain; charset=utf-8",
+                "404 page not found\n",
+            )),
             Route::Resource(t) => self.resource(method, t, verb, ctx).await,
         }
     }
