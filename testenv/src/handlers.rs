@@ -46,6 +46,13 @@ pub fn decode_for_storage(res: &ResourceInfo, v: Value) -> ApiResult<Value> {
 /// `Ignore` drops them silently, anything else (the default, `Warn`) returns warnings.
 pub fn decode_checked(res: &ResourceInfo, v: Value, ctx: &Ctx) -> ApiResult<(Value, Vec<String>)> {
     let storage_res = registry::for_storage(res.storage);
+    // the kind and version the body claims (the URL's when it names none), for the 400 text
+    let body_kind = v["kind"].as_str().unwrap_or(res.kind).to_string();
+    let body_version = v["apiVersion"]
+        .as_str()
+        .map(|av| av.rsplit('/').next().unwrap_or(av))
+        .unwrap_or(res.version)
+        .to_string();
     let v = if res.is_events_v1() {
         events_v1::to_core(v)
     } else {
@@ -60,8 +67,10 @@ pub fn decode_checked(res: &ResourceInfo, v: Value, ctx: &Ctx) -> ApiResult<(Val
         .map(|f| format!("unknown field \"{f}\""))
         .collect();
     match ctx.q("fieldValidation") {
+        // as upstream's create and update handlers word a failed decode
         "Strict" => Err(ApiError::bad_request(format!(
-            "strict decoding error: {}",
+            "{body_kind} in version {body_version:?} cannot be handled as a {}: strict decoding error: {}",
+            res.kind,
             msgs.join(", ")
         ))),
         "Ignore" => Ok((out, Vec::new())),
@@ -304,7 +313,7 @@ pub fn check_preconditions(
                 name,
                 &[FieldError::invalid(
                     "metadata.resourceVersion",
-                    "0x0",
+                    "0",
                     "must be specified for an update",
                 )],
             );
@@ -382,6 +391,20 @@ pub fn patch(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body>
             )));
         }
         set_namespace(t, &mut new)?;
+        // a patch carries no UID precondition (a PUT does): another uid in the patched object
+        // fails validation, as metadata.uid is immutable
+        let uid = meta::uid_of(&new).to_string();
+        if !uid.is_empty() && uid != meta::uid_of(&old.value()) {
+            return Err(ApiError::invalid_object(
+                t.res,
+                &name,
+                &[FieldError::invalid(
+                    "metadata.uid",
+                    crate::status::go_quote(&uid),
+                    "field is immutable",
+                )],
+            ));
+        }
         check_preconditions(t.res, &old, &new, false)?;
         update_in_txn(txn, t.res, sub, &old, new, dry)
     })?;

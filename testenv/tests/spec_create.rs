@@ -218,7 +218,9 @@ async fn checks_07_17_create_and_defaults() {
         (r.code, r.json()["message"].clone()),
         (
             400,
-            json!("strict decoding error: unknown field \"spec.foo\"")
+            json!(
+                "Deployment in version \"v1\" cannot be handled as a Deployment: strict decoding error: unknown field \"spec.foo\""
+            )
         )
     );
     let r = req(

@@ -23,7 +23,32 @@ async fn checks_50_54_patch_and_events() {
     .json();
     let uid = p["metadata"]["uid"].as_str().expect("uid").to_string();
     let smp = "application/strategic-merge-patch+json";
-    let owner = json!({"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "r", "uid": "R", "controller": true, "blockOwnerDeletion": true});
+    // owners that exist, so that a real garbage collector leaves the pod alone
+    let rs = json!({"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "r"}, "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "r"}}, "template": {"metadata": {"labels": {"app": "r"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}});
+    let rs = req(
+        &env,
+        "POST",
+        &format!("/apis/apps/v1/namespaces/{t1}/replicasets"),
+        Some(&rs),
+    )
+    .await
+    .json();
+    let lease =
+        json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "o"}});
+    let lease = req(
+        &env,
+        "POST",
+        &format!("/apis/coordination.k8s.io/v1/namespaces/{t1}/leases"),
+        Some(&lease),
+    )
+    .await
+    .json();
+    let (r_uid, o_uid) = (
+        rs["metadata"]["uid"].clone(),
+        lease["metadata"]["uid"].clone(),
+    );
+    let owner = json!({"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "r", "uid": r_uid, "controller": true, "blockOwnerDeletion": true});
+    // a patch has no UID precondition: another uid is an update of an immutable field
     let r = patch(
         &env,
         &format!("/api/v1/namespaces/{t1}/pods/p"),
@@ -31,7 +56,15 @@ async fn checks_50_54_patch_and_events() {
         &json!({"metadata": {"ownerReferences": [owner], "uid": "WRONG"}}),
     )
     .await;
-    assert_eq!(r.code, 409);
+    assert_eq!(
+        (r.code, r.json()["message"].clone()),
+        (
+            422,
+            json!(
+                "Pod \"p\" is invalid: metadata.uid: Invalid value: \"WRONG\": field is immutable"
+            )
+        )
+    );
     let r = patch(
         &env,
         &format!("/api/v1/namespaces/{t1}/pods/p"),
@@ -39,8 +72,9 @@ async fn checks_50_54_patch_and_events() {
         &json!({"metadata": {"ownerReferences": [owner], "uid": uid}}),
     )
     .await;
-    assert_eq!(r.json()["metadata"]["ownerReferences"][0]["uid"], "R");
-    let other = json!({"apiVersion": "v1", "kind": "X", "name": "o", "uid": "O"});
+    assert_eq!(r.json()["metadata"]["ownerReferences"][0]["uid"], r_uid);
+    let other =
+        json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "name": "o", "uid": o_uid});
     patch(
         &env,
         &format!("/api/v1/namespaces/{t1}/pods/p"),
@@ -52,7 +86,7 @@ async fn checks_50_54_patch_and_events() {
         &env,
         &format!("/api/v1/namespaces/{t1}/pods/p"),
         smp,
-        &json!({"metadata": {"ownerReferences": [{"$patch": "delete", "uid": "R"}], "uid": uid}}),
+        &json!({"metadata": {"ownerReferences": [{"$patch": "delete", "uid": r_uid}], "uid": uid}}),
     )
     .await
     .json();
@@ -60,7 +94,7 @@ async fn checks_50_54_patch_and_events() {
         r["metadata"]["ownerReferences"]
             .as_array()
             .map(|a| a.iter().map(|o| o["uid"].clone()).collect::<Vec<_>>()),
-        Some(vec![json!("O")])
+        Some(vec![o_uid])
     );
 
     let mut d = deployment("web", json!({"app": "web"}));

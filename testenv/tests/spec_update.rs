@@ -228,7 +228,7 @@ async fn checks_18_29_update_status_generation_scale() {
         (
             422,
             json!(
-                "leases.coordination.k8s.io \"l1\" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update"
+                "leases.coordination.k8s.io \"l1\" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update"
             )
         )
     );
