@@ -116,6 +116,23 @@ fn set_deleting(obj: &mut Value, ts: String, grace: i64, first: bool) {
     }
 }
 
+/// A shorter grace period for a pod already being deleted: its deletionTimestamp moves by the
+/// difference, never before now (then a non-zero grace becomes 1 s), as upstream's BeforeDelete.
+fn shortened_deletion(obj: &Value, cur: i64, g: i64) -> (String, i64) {
+    let now = jiff::Timestamp::now();
+    let at = meta::at(obj, &["metadata", "deletionTimestamp"])
+        .and_then(Value::as_str)
+        .and_then(meta::parse_time)
+        .and_then(|t| t.checked_add(jiff::SignedDuration::from_secs(g - cur)).ok())
+        .unwrap_or(now);
+    let (at, g) = if at < now {
+        (now, if g == 0 { 0 } else { 1 })
+    } else {
+        (at, g)
+    };
+    (at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(), g)
+}
+
 /// The outcome of a delete inside the store.
 #[derive(Debug)]
 pub enum Deleted {
@@ -186,6 +203,10 @@ pub fn delete_in_txn(
         return Ok(Deleted::Pending(txn.put(id, key, obj)));
     }
     let mut grace_now = 0;
+    // Pods delete gracefully (upstream's graceful strategy): even a deletion with grace 0 is
+    // first written (deletionTimestamp, deletionGracePeriodSeconds 0: a MODIFIED event) and
+    // then removed (DELETED), as kube-apiserver's two-phase delete does.
+    let mut write_first = false;
     if id == StorageId::Pods {
         let phase = meta::at(&obj, &["status", "phase"])
             .and_then(Value::as_str)
@@ -205,25 +226,28 @@ pub fn delete_in_txn(
             let cur = meta::at(&obj, &["metadata", "deletionGracePeriodSeconds"])
                 .and_then(Value::as_i64)
                 .unwrap_or(0);
-            match o.grace {
-                Some(g) if g < cur => {
-                    if g > 0 {
-                        set_deleting(&mut obj, meta::rfc3339_in(g), g, false);
-                        if o.dry {
-                            return Ok(Deleted::Pending(old));
-                        }
-                        return Ok(Deleted::Pending(txn.put(id, key, obj)));
-                    }
-                    meta_mut(&mut obj).insert("deletionGracePeriodSeconds".into(), json!(0));
-                }
-                _ if cur > 0 || !meta::finalizers(&obj).is_empty() => {
+            // with no grace left the delete is not graceful (finalizers decide below)
+            if cur > 0 {
+                let Some(g) = o.grace.filter(|g| *g < cur) else {
+                    // only a shorter grace period changes a pending graceful deletion
                     return Ok(Deleted::Pending(old));
+                };
+                let (ts, g) = shortened_deletion(&obj, cur, g);
+                set_deleting(&mut obj, ts, g, false);
+                if g > 0 {
+                    if o.dry {
+                        return Ok(Deleted::Pending(old));
+                    }
+                    return Ok(Deleted::Pending(txn.put(id, key, obj)));
                 }
-                _ => {}
+                write_first = true;
+            } else if !meta::finalizers(&obj).is_empty() {
+                return Ok(Deleted::Pending(old));
             }
-        } else if grace > 0 {
+        } else {
             set_deleting(&mut obj, meta::rfc3339_in(grace), grace, true);
             grace_now = grace;
+            write_first = grace == 0;
         }
     }
     // garbage-collector finalizers from the propagation policy (not for events)
@@ -270,6 +294,9 @@ pub fn delete_in_txn(
     }
     if o.dry {
         return Ok(Deleted::Gone(old));
+    }
+    if write_first {
+        txn.put(id, key, obj);
     }
     txn.remove(id, key)
         .map(Deleted::Gone)

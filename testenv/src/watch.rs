@@ -302,6 +302,11 @@ async fn run(
             rv
         }
     };
+    // A bookmark claims the resource's own progress (its last event's RV, as the cacher's last
+    // processed revision) and is sent only once that is past where the watch started, as
+    // kube-apiserver does: a watch on a resource that did not change gets none.
+    let start_rv = last;
+    let mut res_rv = 0;
     let bookmark_every = srv.bookmark_interval;
     let pre_deadline = deadline.checked_sub(Duration::from_secs(2));
     let mut next_bookmark = Instant::now() + bookmark_every;
@@ -321,6 +326,7 @@ async fn run(
                     if let Some(line) = event_line(res, e, ns_prefix, f, mode, &mut first_table) {
                         send!(line);
                     }
+                    res_rv = res_rv.max(e.rv);
                 }
                 last = last.max(cur);
             }
@@ -338,10 +344,13 @@ async fn run(
                         if let Some(line) = event_line(res, e, ns_prefix, f, mode, &mut first_table) {
                             send!(line);
                         }
+                        res_rv = res_rv.max(e.rv);
                     }
                     last = last.max(cur);
                 }
-                send!(bookmark_line(res, last, false));
+                if res_rv > start_rv {
+                    send!(bookmark_line(res, res_rv, false));
+                }
                 next_bookmark = Instant::now() + bookmark_every;
                 if let Some(p) = pre_deadline && p > Instant::now() && p < next_bookmark {
                     next_bookmark = p;

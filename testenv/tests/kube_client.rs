@@ -1,6 +1,11 @@
-//! kube-client against the server: create, list, watch, watcher with 410 relist.
+//! kube-client against the server: create, list, watch, watcher with 410 relist. On a real
+//! kube-apiserver with `KCM_SPEC_SERVER` (see testenv/README.md); the compaction checks need
+//! testenv's controls and are skipped there.
 
 mod common;
+
+use common::server::Server;
+use common::spec::NO_SCHEDULER;
 
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::Pod;
@@ -11,15 +16,16 @@ fn pod(name: &str, app: &str) -> Pod {
     serde_json::from_value(json!({
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": name, "labels": {"app": app}},
-        "spec": {"containers": [{"name": "c", "image": "nginx"}]}
+        "spec": {"schedulerName": NO_SCHEDULER, "containers": [{"name": "c", "image": "nginx"}]}
     }))
     .expect("pod")
 }
 
 #[tokio::test]
 async fn create_list_watch_pods() {
-    let env = common::start().await;
-    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
+    let env = Server::start("kube-client").await;
+    let ns = env.ns("pods").await;
+    let pods: Api<Pod> = Api::namespaced(env.client(), &ns);
     let created = pods
         .create(&PostParams::default(), &pod("a", "web"))
         .await
@@ -45,6 +51,11 @@ async fn create_list_watch_pods() {
         other => panic!("unexpected {other:?}"),
     }
     pods.delete("b", &Default::default()).await.expect("delete");
+    // the deletion timestamp is written first (MODIFIED), then the pod goes
+    match stream.try_next().await.expect("event") {
+        Some(WatchEvent::Modified(p)) => assert!(p.metadata.deletion_timestamp.is_some()),
+        other => panic!("unexpected {other:?}"),
+    }
     match stream.try_next().await.expect("event") {
         Some(WatchEvent::Deleted(p)) => {
             let rv: u64 = p
@@ -57,12 +68,16 @@ async fn create_list_watch_pods() {
         }
         other => panic!("unexpected {other:?}"),
     }
-    env.shutdown().await;
+    env.finish().await;
 }
 
 #[tokio::test]
 async fn watch_from_compacted_revision_gets_410() {
-    let env = common::start().await;
+    let server = Server::start("kube-client-410").await;
+    // a real server replays from etcd back to its last compaction (every 5 minutes)
+    let Some(env) = server.testenv_only("watch from a compacted revision (compact)") else {
+        return;
+    };
     let pods: Api<Pod> = Api::namespaced(env.client(), "default");
     pods.create(&PostParams::default(), &pod("a", "web"))
         .await
@@ -85,12 +100,15 @@ async fn watch_from_compacted_revision_gets_410() {
         Err(kube::Error::Api(e)) => assert_eq!(e.code, 410),
         other => panic!("unexpected {other:?}"),
     }
-    env.shutdown().await;
+    server.finish().await;
 }
 
 async fn watcher_relists_after_compaction(streaming: bool) {
     use kube_runtime::watcher::{self, Event};
-    let env = common::start().await;
+    let server = Server::start("kube-client-relist").await;
+    let Some(env) = server.testenv_only("watcher relist after a compaction (compact)") else {
+        return;
+    };
     let pods: Api<Pod> = Api::namespaced(env.client(), "default");
     pods.create(&PostParams::default(), &pod("a", "web"))
         .await
@@ -143,7 +161,7 @@ async fn watcher_relists_after_compaction(streaming: bool) {
         }
     }
     assert!(relisted, "the watcher must relist after the compaction");
-    env.shutdown().await;
+    server.finish().await;
 }
 
 #[tokio::test]
