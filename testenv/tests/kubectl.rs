@@ -1,4 +1,6 @@
-//! The real `kubectl` against the server, with a fresh `--cache-dir`.
+//! The real `kubectl` against the server, with a fresh `--cache-dir`, in a namespace of its own.
+//! On a real kube-apiserver with `KCM_SPEC_SERVER` (and `KUBECONFIG` for kubectl; see
+//! testenv/README.md).
 
 mod common;
 
@@ -6,7 +8,8 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
-use kcm_testenv::TestEnv;
+use common::server::Server;
+use common::spec::NO_SCHEDULER;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
@@ -14,20 +17,18 @@ struct Kubectl {
     kubeconfig: PathBuf,
     cache: PathBuf,
     dir: PathBuf,
+    namespace: String,
 }
 
 impl Kubectl {
-    fn new(env: &TestEnv) -> Kubectl {
-        let dir = std::env::temp_dir().join(format!(
-            "kcm-testenv-kubectl-{}-{}",
-            std::process::id(),
-            env.addr().port()
-        ));
+    fn new(kubeconfig: PathBuf, namespace: &str) -> Kubectl {
+        let dir = std::env::temp_dir().join(format!("kcm-testenv-kubectl-{namespace}"));
         std::fs::create_dir_all(&dir).expect("tempdir");
         Kubectl {
-            kubeconfig: env.kubeconfig_path().to_path_buf(),
+            kubeconfig,
             cache: dir.join("cache"),
             dir,
+            namespace: namespace.to_string(),
         }
     }
 
@@ -37,6 +38,8 @@ impl Kubectl {
             .arg(&self.kubeconfig)
             .arg("--cache-dir")
             .arg(&self.cache)
+            .arg("--namespace")
+            .arg(&self.namespace)
             .args(args);
         c
     }
@@ -102,8 +105,9 @@ async fn kubectl_suite() {
         eprintln!("kubectl not installed; skipping");
         return;
     }
-    let env = common::start().await;
-    let k = Kubectl::new(&env);
+    let mut env = Server::start("kubectl").await;
+    let ns = env.ns("suite").await;
+    let k = Kubectl::new(env.kubeconfig(), &ns);
     let f = k.file("d.yaml", DEPLOY);
 
     assert!(k.ok(&["version"]).await.contains("Server Version: v1.37.2"));
@@ -243,7 +247,7 @@ async fn kubectl_suite() {
     let d = common::req(
         &env,
         "GET",
-        "/apis/apps/v1/namespaces/default/deployments/web",
+        &format!("/apis/apps/v1/namespaces/{ns}/deployments/web"),
         None,
     )
     .await
@@ -253,7 +257,7 @@ async fn kubectl_suite() {
     let r = common::req(
         &env,
         "PUT",
-        "/apis/apps/v1/namespaces/default/deployments/web/status",
+        &format!("/apis/apps/v1/namespaces/{ns}/deployments/web/status"),
         Some(&st),
     )
     .await;
@@ -286,7 +290,10 @@ async fn kubectl_suite() {
         .expect("spawn");
     let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
     // whether the pod is created before or after the watch starts, it is printed once as a row
-    k.ok(&["run", "p1", "--image=nginx"]).await;
+    // a scheduler nobody runs keeps it Pending on a real cluster with simulated nodes too
+    let overrides = format!(r#"{{"spec":{{"schedulerName":"{NO_SCHEDULER}"}}}}"#);
+    k.ok(&["run", "p1", "--image=nginx", "--overrides", &overrides])
+        .await;
     let mut seen = false;
     while let Ok(Ok(Some(l))) =
         tokio::time::timeout(Duration::from_secs(20), lines.next_line()).await
@@ -315,5 +322,5 @@ async fn kubectl_suite() {
     );
     let out = k.cmd(&["get", "deploy"]).output().await.expect("run");
     assert!(String::from_utf8_lossy(&out.stderr).contains("No resources found"));
-    env.shutdown().await;
+    env.finish().await;
 }

@@ -34,14 +34,18 @@ async fn kubectl_create_deployment_and_namespace_with_protobuf_bodies() {
         eprintln!("kubectl not installed; skipping");
         return;
     }
-    let env = common::start().await;
-    let cache = std::env::temp_dir().join(format!("kcm-testenv-pb-{}", std::process::id()));
-    let kc = env.kubeconfig_path().to_path_buf();
+    let mut env = common::server::Server::start("kubectl-pb").await;
+    let ns = env.ns("pb").await;
+    let demo = env.ns_name("demo");
+    let cache = std::env::temp_dir().join(format!("kcm-testenv-{ns}"));
+    let kc = env.kubeconfig();
     assert_eq!(
         kubectl(
             &kc,
             &cache,
             &[
+                "-n",
+                &ns,
                 "create",
                 "deployment",
                 "web",
@@ -54,12 +58,17 @@ async fn kubectl_create_deployment_and_namespace_with_protobuf_bodies() {
         "deployment.apps/web created"
     );
     assert_eq!(
-        kubectl(&kc, &cache, &["create", "namespace", "demo"])
+        kubectl(&kc, &cache, &["create", "namespace", &demo])
             .await
             .trim(),
-        "namespace/demo created"
+        format!("namespace/{demo} created")
     );
-    let json = kubectl(&kc, &cache, &["get", "deployment", "web", "-o", "json"]).await;
+    let json = kubectl(
+        &kc,
+        &cache,
+        &["-n", &ns, "get", "deployment", "web", "-o", "json"],
+    )
+    .await;
     let d: serde_json::Value = serde_json::from_str(&json).expect("json");
     assert_eq!(d["spec"]["replicas"], 3);
     assert_eq!(d["spec"]["selector"]["matchLabels"]["app"], "web");
@@ -71,4 +80,5 @@ async fn kubectl_create_deployment_and_namespace_with_protobuf_bodies() {
     assert_eq!(d["spec"]["strategy"]["type"], "RollingUpdate");
     assert_eq!(d["spec"]["revisionHistoryLimit"], 10);
     let _ = std::fs::remove_dir_all(cache);
+    env.finish().await;
 }
