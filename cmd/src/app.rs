@@ -7,7 +7,6 @@
 //! does not set ReleaseOnCancel).
 
 use std::future::Future;
-use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -114,6 +113,10 @@ pub async fn run(
 ) -> anyhow::Result<Exit> {
     let endpoints = Endpoints::new();
     metrics.register(&mut endpoints.registry().write());
+    endpoints
+        .registry()
+        .write()
+        .register_collector(Box::new(crate::process_metrics::ProcessMetrics));
     if !metrics.install_global() {
         tracing::warn!(
             "work-queue or sync metrics were already installed by someone else; /metrics lacks them"
@@ -131,11 +134,17 @@ pub async fn run(
     let names: Vec<&str> = enabled.iter().map(|c| c.name).collect();
 
     let serve_cancel = stop.child_token();
-    if options.serving.secure_port != 0 {
-        let addr = SocketAddr::new(options.serving.bind_address, options.serving.secure_port);
-        let (bound, _) =
-            crate::serving::serve(addr, endpoints.clone(), serve_cancel.clone()).await?;
-        tracing::info!(address = %bound, "serving /metrics, /healthz, /livez and /readyz");
+    let rate = (options.kube_api_qps, options.kube_api_burst);
+    let serving = crate::serving::start(
+        &options.serving,
+        endpoints.clone(),
+        &clients,
+        rate,
+        serve_cancel.clone(),
+    )
+    .await?;
+    if let Some(bound) = serving {
+        tracing::info!(address = %bound, "serving /metrics, /healthz, /livez and /readyz over HTTPS");
     }
 
     let elector = if options.leader_elect {

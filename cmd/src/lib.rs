@@ -10,5 +10,7 @@ pub mod leader_election;
 pub mod lease_lock;
 pub mod logging;
 pub mod metrics;
+pub mod metrics_text;
 pub mod options;
+pub mod process_metrics;
 pub mod serving;

@@ -1,6 +1,8 @@
-//! `/metrics` of a running kcm process (in-process, against the embedded test cluster):
+//! `/metrics` of a running kcm process (over HTTPS) (in-process, against the embedded test cluster):
 //! after a ReplicaSet was synced, the work-queue, REST client, leader and sync series are
 //! served with upstream's names and labels.
+
+mod common;
 
 use std::time::Duration;
 
@@ -39,17 +41,7 @@ fn free_port() -> u16 {
 }
 
 async fn scrape(port: u16) -> String {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let Ok(mut stream) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await else {
-        return String::new();
-    };
-    let request = b"GET /metrics HTTP/1.1\r\nhost: kcm\r\nconnection: close\r\n\r\n";
-    if stream.write_all(request).await.is_err() {
-        return String::new();
-    }
-    let mut body = String::new();
-    let _ = stream.read_to_string(&mut body).await;
-    body
+    common::https::get(port, "/metrics", &[], None).await.1
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -70,6 +62,8 @@ async fn metrics_endpoint_serves_queue_client_leader_and_sync_series() {
         &port_arg,
         "--controllers",
         "replicaset",
+        // No TokenReview in the test cluster: let anyone read /metrics.
+        "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
     ])
     .expect("flags");
     let config = kcm::client::load_config(Some(env.kubeconfig_path()), None)

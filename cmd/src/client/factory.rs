@@ -65,6 +65,11 @@ impl ClientFactory {
         Ok(())
     }
 
+    /// The metrics every client of this factory records into.
+    pub fn metrics(&self) -> Metrics {
+        self.metrics.clone()
+    }
+
     /// A client with the process's credentials and User-Agent `<default>/<name>`.
     pub fn client(&self, name: &str) -> Result<kube::Client, ClientError> {
         self.build(self.config.clone(), &user_agent::user_agent(name), None)

@@ -1,0 +1,110 @@
+//! Serving `/metrics`, `/healthz`, `/livez` and `/readyz` as kube-controller-manager does:
+//! HTTPS on `--bind-address:--secure-port` ([`tls`]), delegated authentication ([`authn`])
+//! and authorization ([`authz`]) through the API server, health checks and metrics
+//! ([`endpoints`]). `--secure-port 0` serves nothing.
+
+pub mod authn;
+pub mod authz;
+pub mod endpoints;
+pub mod server;
+pub mod tls;
+pub mod ttl_cache;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+pub use endpoints::{Check, Endpoints, Probe};
+pub use server::{Server, serve};
+
+use crate::client::{ClientError, ClientFactory, load_config};
+use crate::options::ServingOptions;
+
+/// Why serving could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServingError {
+    /// TLS could not be set up.
+    #[error("secure serving")]
+    Tls(#[from] tls::TlsError),
+    /// The client for TokenReviews or SubjectAccessReviews could not be built.
+    #[error("delegated authentication/authorization client")]
+    Client(#[from] ClientError),
+    /// The port could not be bound.
+    #[error("listening on {0}")]
+    Bind(SocketAddr, #[source] std::io::Error),
+}
+
+/// The client for delegated checks: from `kubeconfig` if given, else the main one's
+/// configuration, with User-Agent `.../<name>`.
+async fn delegation_client(
+    kubeconfig: Option<&std::path::Path>,
+    clients: &ClientFactory,
+    qps_burst: (f32, i32),
+    name: &str,
+) -> Result<kube::Client, ClientError> {
+    match kubeconfig {
+        Some(path) => {
+            let loaded = load_config(Some(path), None).await?;
+            ClientFactory::new(loaded.config, qps_burst.0, qps_burst.1, clients.metrics())?
+                .client(name)
+        }
+        None => clients.client(name),
+    }
+}
+
+/// Starts the HTTPS server for `endpoints` (unless `--secure-port` is 0); returns the bound
+/// address.
+pub async fn start(
+    options: &ServingOptions,
+    endpoints: Endpoints,
+    clients: &ClientFactory,
+    qps_burst: (f32, i32),
+    shutdown: CancellationToken,
+) -> Result<Option<SocketAddr>, ServingError> {
+    if options.secure_port == 0 {
+        return Ok(None);
+    }
+    let tls = tls::build(options)?;
+    let authn_client = delegation_client(
+        options.authentication_kubeconfig.as_deref(),
+        clients,
+        qps_burst,
+        "authentication",
+    )
+    .await?;
+    let authz_client = delegation_client(
+        options.authorization_kubeconfig.as_deref(),
+        clients,
+        qps_burst,
+        "authorization",
+    )
+    .await?;
+    let request_header = authn::RequestHeaderConfig {
+        allowed_names: options.requestheader_allowed_names.clone(),
+        username_headers: options.requestheader_username_headers.clone(),
+        uid_headers: options.requestheader_uid_headers.clone(),
+        group_headers: options.requestheader_group_headers.clone(),
+        extra_prefixes: options.requestheader_extra_headers_prefix.clone(),
+    };
+    let server = Server {
+        endpoints,
+        tls,
+        authenticator: authn::Authenticator::new(
+            authn_client,
+            request_header,
+            options.authentication_token_webhook_cache_ttl,
+        ),
+        authorizer: authz::Authorizer::new(
+            authz_client,
+            options.authorization_always_allow_paths.clone(),
+            options.authorization_webhook_cache_authorized_ttl,
+            options.authorization_webhook_cache_unauthorized_ttl,
+        ),
+    };
+    let addr = SocketAddr::new(options.bind_address, options.secure_port);
+    let (bound, _) = serve(addr, Arc::new(server), shutdown)
+        .await
+        .map_err(|e| ServingError::Bind(addr, e))?;
+    Ok(Some(bound))
+}

@@ -1,0 +1,210 @@
+//! kcm's HTTPS endpoints against a fake API server answering TokenReviews and
+//! SubjectAccessReviews: health is open to all, `/metrics` needs a user the API server allows
+//! (401 anonymous or with an unknown token, 403 when not allowed), by bearer token or by a
+//! client certificate of `--client-ca-file`.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::fake_apiserver::{FakeApiServer, Seen, status};
+use common::https::get;
+use kcm::client::ClientFactory;
+use kcm::metrics::Metrics;
+use kcm::options::Options;
+use kcm::serving::Endpoints;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use tokio_util::sync::CancellationToken;
+
+fn answer(seen: &Seen) -> (u16, serde_json::Value) {
+    match seen.path.as_str() {
+        "/apis/authentication.k8s.io/v1/tokenreviews" => {
+            let token = seen.body["spec"]["token"].as_str().unwrap_or_default();
+            let user = match token {
+                "alice-token" => Some("alice"),
+                "bob-token" => Some("bob"),
+                _ => None,
+            };
+            let status = match user {
+                Some(name) => serde_json::json!({
+                    "authenticated": true,
+                    "user": {"username": name, "groups": ["system:authenticated"]},
+                }),
+                None => serde_json::json!({"authenticated": false}),
+            };
+            (
+                201,
+                serde_json::json!({
+                    "apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+                    "spec": seen.body["spec"].clone(), "status": status,
+                }),
+            )
+        }
+        "/apis/authorization.k8s.io/v1/subjectaccessreviews" => {
+            let spec = &seen.body["spec"];
+            let user = spec["user"].as_str().unwrap_or_default();
+            let path = spec["nonResourceAttributes"]["path"]
+                .as_str()
+                .unwrap_or_default();
+            let verb = spec["nonResourceAttributes"]["verb"]
+                .as_str()
+                .unwrap_or_default();
+            let allowed = matches!(user, "alice" | "carol") && path == "/metrics" && verb == "get";
+            (
+                201,
+                serde_json::json!({
+                    "apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+                    "spec": spec.clone(), "status": {"allowed": allowed},
+                }),
+            )
+        }
+        _ => status(404, "NotFound"),
+    }
+}
+
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("addr").port()
+}
+
+/// A CA written to `dir/ca.crt` and a client certificate it signed for `carol` in `ops`.
+fn client_ca(dir: &std::path::Path) -> (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>) {
+    let mut ca_params = rcgen::CertificateParams::new(vec![]).expect("params");
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "test-ca");
+    let ca_key = rcgen::KeyPair::generate().expect("key");
+    let ca_cert = ca_params.self_signed(&ca_key).expect("ca");
+    std::fs::write(dir.join("ca.crt"), ca_cert.pem()).expect("write ca");
+    let issuer = rcgen::Issuer::new(ca_params, ca_key);
+    let mut params = rcgen::CertificateParams::new(vec![]).expect("params");
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "carol");
+    params
+        .distinguished_name
+        .push(rcgen::DnType::OrganizationName, "ops");
+    params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
+    let key = rcgen::KeyPair::generate().expect("key");
+    let cert = params.signed_by(&key, &issuer).expect("client cert");
+    let key = PrivateKeyDer::try_from(key.serialize_der()).expect("key der");
+    (vec![cert.der().clone()], key)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn https_endpoints_authenticate_and_authorize_through_the_api_server() {
+    let fake = FakeApiServer::start(Arc::new(answer)).await;
+    let dir = std::env::temp_dir().join(format!("kcm-serving-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let carol = client_ca(&dir);
+    let port = free_port();
+    let args = [
+        "kcm".to_string(),
+        "--bind-address=127.0.0.1".into(),
+        format!("--secure-port={port}"),
+        format!("--client-ca-file={}", dir.join("ca.crt").display()),
+    ];
+    let options = Options::parse_args(args).expect("flags").options;
+    let clients = ClientFactory::new(
+        kube::Config::new(fake.url().parse().expect("url")),
+        20.0,
+        30,
+        Metrics::new(),
+    )
+    .expect("clients");
+    let endpoints = Endpoints::new();
+    endpoints
+        .registry()
+        .write()
+        .register_collector(Box::new(kcm::process_metrics::ProcessMetrics));
+    let stop = CancellationToken::new();
+    let bound = kcm::serving::start(
+        &options.serving,
+        endpoints,
+        &clients,
+        (20.0, 30),
+        stop.clone(),
+    )
+    .await
+    .expect("serving")
+    .expect("a port");
+    assert_eq!(bound.port(), port);
+
+    let bearer = |t: &'static str| vec![("authorization", format!("Bearer {t}"))];
+    type Case<'a> = (&'a str, Vec<(&'a str, String)>, u16);
+    let cases: &[Case] = &[
+        ("/healthz", vec![], 200),
+        ("/readyz", vec![], 200),
+        ("/livez", vec![], 200),
+        ("/metrics", vec![], 401),
+        ("/metrics", bearer("nobody-token"), 401),
+        ("/metrics", bearer("bob-token"), 403),
+        ("/metrics", bearer("alice-token"), 200),
+        // Only the listed paths are always allowed; per-check paths need permission.
+        ("/healthz/ping", vec![], 401),
+        ("/healthz/ping", bearer("alice-token"), 403),
+    ];
+    for (path, headers, want) in cases {
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let (got, response) = get(port, path, &headers, None).await;
+        assert_eq!(got, *want, "{path} {headers:?}\n{response}");
+    }
+    let (code, response) = get(
+        port,
+        "/metrics",
+        &[("authorization", "Bearer alice-token")],
+        None,
+    )
+    .await;
+    assert_eq!(code, 200);
+    assert!(
+        response.contains("content-type: text/plain; version=0.0.4"),
+        "{response}"
+    );
+    assert!(
+        response.contains("\nprocess_cpu_seconds_total "),
+        "{response}"
+    );
+    assert!(
+        response.contains("\nprocess_start_time_seconds "),
+        "{response}"
+    );
+
+    // A client certificate of --client-ca-file names the user and groups.
+    let (code, response) = get(port, "/metrics", &[], Some(carol)).await;
+    assert_eq!(code, 200, "{response}");
+    let reviews: Vec<Seen> = fake
+        .requests()
+        .into_iter()
+        .filter(|s| s.path.ends_with("subjectaccessreviews"))
+        .collect();
+    let last = reviews.last().expect("a review");
+    assert_eq!(last.body["spec"]["user"], "carol");
+    assert_eq!(last.body["spec"]["groups"], serde_json::json!(["ops"]));
+    assert!(
+        last.user_agent.ends_with("/authorization"),
+        "{}",
+        last.user_agent
+    );
+
+    // Answers are cached: asking again does not review the token again.
+    let token_reviews = |fake: &FakeApiServer| {
+        fake.requests()
+            .iter()
+            .filter(|s| s.path.ends_with("tokenreviews"))
+            .count()
+    };
+    let before = token_reviews(&fake);
+    let (code, _) = get(
+        port,
+        "/metrics",
+        &[("authorization", "Bearer alice-token")],
+        None,
+    )
+    .await;
+    assert_eq!(code, 200);
+    assert_eq!(token_reviews(&fake), before);
+    stop.cancel();
+    let _ = std::fs::remove_dir_all(&dir);
+}
