@@ -325,7 +325,10 @@ pub fn check_preconditions(
     let uid = meta::uid_of(new);
     let have = meta::uid_of(&old_v);
     if !uid.is_empty() && uid != have {
-        return Err(ApiError::uid_precondition(res, name, uid, have));
+        let ns = meta::at(&old_v, &["metadata", "namespace"])
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        return Err(ApiError::uid_precondition(res, ns, name, uid, have));
     }
     Ok(())
 }

@@ -78,10 +78,6 @@ fn scale_invalid(name: &str, errs: &[FieldError]) -> ApiError {
     ApiError::invalid("Scale.autoscaling", "autoscaling", "Scale", name, errs)
 }
 
-fn scale_target(res: &ResourceInfo) -> String {
-    format!("{}/scale", res.qualified_resource())
-}
-
 /// GET, PUT or PATCH on `/scale`.
 pub fn scale(srv: &ApiServer, t: &Target, verb: &str, ctx: &Ctx) -> ApiResult<Response<Body>> {
     let ns = t.namespace.as_deref().unwrap_or("");
@@ -130,15 +126,7 @@ pub fn scale(srv: &ApiServer, t: &Target, verb: &str, ctx: &Ctx) -> ApiResult<Re
         let old_v = old.value();
         let have = meta::uid_of(&old_v);
         if !uid.is_empty() && uid != have {
-            return Err(ApiError::conflict_msg(
-                &scale_target(t.res),
-                t.res.group,
-                t.res.plural,
-                &name,
-                &format!(
-                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {have}"
-                ),
-            ));
+            return Err(ApiError::uid_precondition(t.res, ns, &name, uid, have));
         }
         let rv = meta::rv_of(&new_scale);
         if !rv.is_empty() && rv != old.rv.to_string() {

@@ -281,15 +281,33 @@ impl ApiError {
         )
     }
 
-    /// 409 Conflict for a uid precondition in an update/patch body.
-    pub fn uid_precondition(r: &ResourceInfo, name: &str, want: &str, have: &str) -> Self {
+    /// 409 Conflict for a uid precondition in a PUT body (also on `/scale`), worded as
+    /// kube-apiserver's storage error, which names the object's etcd key.
+    pub fn uid_precondition(
+        r: &ResourceInfo,
+        namespace: &str,
+        name: &str,
+        want: &str,
+        have: &str,
+    ) -> Self {
+        // nodes are stored under their old name
+        let dir = if r.plural == "nodes" {
+            "minions"
+        } else {
+            r.plural
+        };
+        let key = if namespace.is_empty() {
+            format!("/registry/{dir}/{name}")
+        } else {
+            format!("/registry/{dir}/{namespace}/{name}")
+        };
         Self::conflict_msg(
             &r.qualified_resource(),
             r.group,
             r.plural,
             name,
             &format!(
-                "Precondition failed: UID in precondition: {want}, UID in object meta: {have}"
+                "StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: {want}, UID in object meta: {have}"
             ),
         )
     }

@@ -43,6 +43,20 @@ async fn checks_18_29_update_status_generation_scale() {
         r.json()["message"],
         "Operation cannot be fulfilled on deployments.apps \"web\": the object has been modified; please apply your changes to the latest version and try again"
     );
+    // a uid in a PUT body is a precondition, failed in storage (whose key the text names)
+    let mut wrong = d2.clone();
+    wrong["metadata"]["uid"] = json!("WRONG");
+    let r = req(&env, "PUT", &format!("{base}/web"), Some(&wrong)).await;
+    assert_eq!(
+        (r.code, r.json()["message"].clone()),
+        (
+            409,
+            json!(format!(
+                "Operation cannot be fulfilled on deployments.apps \"web\": StorageError: invalid object, Code: 4, Key: /registry/deployments/{t1}/web, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: WRONG, UID in object meta: {}",
+                d2["metadata"]["uid"].as_str().expect("uid")
+            ))
+        )
+    );
 
     let mut uncond = d2.clone();
     uncond["metadata"]
