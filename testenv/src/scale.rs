@@ -6,7 +6,6 @@ use serde_json::{Value, json};
 use crate::handlers::{parse_body, update_in_txn};
 use crate::meta;
 use crate::patch;
-use crate::registry::ResourceInfo;
 use crate::routes::Target;
 use crate::server::{ApiServer, Body, Ctx, value_response};
 use crate::status::{ApiError, ApiResult, FieldError};
