@@ -209,7 +209,8 @@ impl<K: InformerObject> SharedIndexInformer<K> {
             .unwrap_or_default()
     }
 
-    /// The resourceVersion of the last list or bookmark applied to the cache.
+    /// The resourceVersion of the last list, event or bookmark applied to the cache (client-go's
+    /// `LastStoreSyncResourceVersion`).
     pub fn store_resource_version(&self) -> String {
         self.inner.store_resource_version.lock().clone()
     }

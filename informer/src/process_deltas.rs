@@ -35,11 +35,26 @@ impl<K: InformerObject> InformerStore<K> {
         }
     }
 
+    /// Records `obj`'s resourceVersion as the last one the cache applied (client-go's store
+    /// does so on every add, update and delete; the consistency checks read it).
+    fn applied(&self, obj: &K) {
+        if let Some(rv) = obj
+            .meta()
+            .resource_version
+            .as_deref()
+            .filter(|rv| !rv.is_empty())
+        {
+            rv.clone_into(&mut self.inner.store_resource_version.lock());
+        }
+    }
+
     fn upsert(&mut self, obj: K) {
         let obj = self.prepare(obj);
         let processor = self.inner.processor.lock();
         let initial = !self.inner.synced.load(Ordering::Acquire);
-        match self.inner.store.add(Arc::clone(&obj)) {
+        let previous = self.inner.store.add(Arc::clone(&obj));
+        self.applied(&obj);
+        match previous {
             Some(old) => {
                 let sync = same_resource_version(old.as_ref(), obj.as_ref());
                 processor.distribute(&Notification::Update { old, new: obj }, sync);
@@ -63,6 +78,7 @@ impl<K: InformerObject> ReflectorStore<K> for InformerStore<K> {
         let key = obj.key();
         let processor = self.inner.processor.lock();
         self.inner.store.delete(&key);
+        self.applied(&obj);
         processor.distribute(&Notification::Delete(DeletedObject::Object(obj)), false);
     }
 
@@ -189,7 +205,13 @@ mod tests {
         sink.update(cm("a", "2"));
         sink.add(cm("c", "3"));
         sink.delete(cm("c", "4"));
+        assert_eq!(inf.store_resource_version(), "4", "deletes move it too");
         sink.add(cm("e", "5"));
+        assert_eq!(
+            inf.store_resource_version(),
+            "5",
+            "events move the store's version"
+        );
         sink.replace(vec![cm("b", "1"), cm("d", "6")], "6".into());
         drained(&reg).await;
         assert!(reg.has_synced());

@@ -64,6 +64,7 @@
 
 pub mod api_write;
 pub mod clock;
+pub mod consistency;
 pub mod controller_ref_manager;
 pub mod error;
 pub mod event_correlator;

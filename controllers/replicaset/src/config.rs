@@ -10,6 +10,9 @@ pub const CONTROLLER_NAME: &str = "replicaset-controller";
 /// Name of the work queue (and of its metrics).
 pub const QUEUE_NAME: &str = "replicaset";
 
+/// Subsystem of the controller's own metrics (`replicaset_controller_*`).
+pub const METRICS_SUBSYSTEM: &str = "replicaset_controller";
+
 /// Upstream `BurstReplicas`: at most this many creates or deletes per sync.
 pub const BURST_REPLICAS: usize = 500;
 
@@ -33,6 +36,9 @@ pub struct ReplicaSetFeatures {
     pub terminating_replicas: bool,
     /// Deletion ordering switches (gate `PodDeletionCost`, on).
     pub ranking: RankingOptions,
+    /// Gate `StaleControllerConsistencyReplicaSet` (beta and on since 1.36): defer a sync until
+    /// the ReplicaSet and pod caches show the controller's own last writes for that ReplicaSet.
+    pub stale_controller_consistency: bool,
 }
 
 impl Default for ReplicaSetFeatures {
@@ -40,6 +46,7 @@ impl Default for ReplicaSetFeatures {
         Self {
             terminating_replicas: true,
             ranking: RankingOptions::default(),
+            stale_controller_consistency: true,
         }
     }
 }

@@ -8,6 +8,10 @@ pub enum SyncError {
     /// The queue key is not `namespace/name`.
     #[error("unexpected key format: {0:?}")]
     InvalidKey(String),
+    /// A cache has not seen this controller's last write for the ReplicaSet yet; the sync is
+    /// deferred (requeued with backoff), as upstream's stale-controller consistency does.
+    #[error("{0}")]
+    StaleCache(#[from] kcm_controller::consistency::ConsistencyError),
     /// Claiming (adopting/releasing) pods failed; nothing else was done.
     #[error("{0}")]
     Claim(#[source] ControlError),

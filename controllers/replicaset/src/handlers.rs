@@ -113,6 +113,14 @@ impl Core {
             DeletedObject::Unknown(t) => t.key.clone(),
         };
         tracing::debug!(replicaset = %key, "Deleting ReplicaSet");
+        if let Some(store) = &self.consistency {
+            let (ns, name) = key.split_once('/').unwrap_or(("", key.as_str()));
+            let uid = match &obj {
+                DeletedObject::Object(rs) => rs.metadata.uid.as_deref(),
+                DeletedObject::Unknown(t) => t.obj.metadata.uid.as_deref(),
+            };
+            store.clear(ns, name, Some(uid.unwrap_or_default()));
+        }
         self.expectations.delete_expectations(&key);
         self.queue.add(key);
     }

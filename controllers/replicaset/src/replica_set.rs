@@ -8,12 +8,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::api::core::v1::Pod;
 use kcm_controller::UIDTrackingControllerExpectations;
 use kcm_controller::clock::{SharedClock, real_clock};
+use kcm_controller::consistency::{ConsistencyStore, GroupResource};
 use kcm_controller::event_correlator::{CorrelatorOptions, EventCorrelator};
 use kcm_controller::event_recorder::{EventBroadcaster, KubeEventSink};
 use kcm_controller::pod::PodView;
-use kcm_controller::pod_control::{KubePodControl, PodControl};
+use kcm_controller::pod_control::{KubePodControl, PodControl, WriteObserver};
 use kcm_controller::worker::{RetryPolicy, WorkerPool};
 use kcm_informer::{InformerError, InformerFactory, Lister, SharedIndexInformer};
 use kcm_workqueue::RateLimitingQueue;
@@ -36,6 +38,8 @@ pub(crate) struct Core {
     pub(crate) burst_replicas: usize,
     pub(crate) features: ReplicaSetFeatures,
     pub(crate) clock: SharedClock,
+    /// The writes each ReplicaSet's next sync waits for (`None`: gate off).
+    pub(crate) consistency: Option<Arc<ConsistencyStore>>,
 }
 
 impl fmt::Debug for Core {
@@ -62,6 +66,40 @@ pub struct ReplicaSetControllerParts {
     pub pod_control: Arc<dyn PodControl>,
     /// Clock for availability and expectations.
     pub clock: SharedClock,
+    /// Stale-controller consistency: the store the sync consults and records its status writes
+    /// in (`None` turns the check off whatever the feature gate says). Pod writes are recorded
+    /// by whoever owns `pod_control` (see [`pod_write_recorder`]).
+    pub consistency: Option<Arc<ConsistencyStore>>,
+}
+
+/// The ReplicaSet cache (`apps/replicasets`).
+pub const REPLICASETS: GroupResource = GroupResource {
+    group: "apps",
+    resource: "replicasets",
+};
+
+/// The pod cache (`pods`).
+pub const PODS: GroupResource = GroupResource {
+    group: "",
+    resource: "pods",
+};
+
+/// A pod-control write observer recording each created or patched pod's resourceVersion for
+/// its controlling ReplicaSet (upstream's `OnWrite`).
+pub fn pod_write_recorder(store: Arc<ConsistencyStore>) -> WriteObserver {
+    Arc::new(move |pod: &Pod| {
+        let Some(owner) = pod
+            .metadata
+            .owner_references
+            .as_ref()
+            .and_then(|refs| refs.iter().find(|r| r.controller == Some(true)))
+        else {
+            return;
+        };
+        let ns = pod.metadata.namespace.as_deref().unwrap_or_default();
+        let rv = pod.metadata.resource_version.as_deref().unwrap_or_default();
+        store.wrote_at(ns, &owner.name, &owner.uid, PODS, rv);
+    })
 }
 
 impl fmt::Debug for ReplicaSetControllerParts {
@@ -126,10 +164,21 @@ impl ReplicaSetController {
             EventCorrelator::new(CorrelatorOptions::default(), real_clock()),
         );
         let recorder = broadcaster.new_recorder(CONTROLLER_NAME, None);
-        let pod_control: Arc<dyn PodControl> =
-            Arc::new(KubePodControl::new(client.clone(), recorder));
         let rs_informer = factory.informer::<ReplicaSet>();
         let pod_informer = factory.informer::<PodView>();
+        let consistency = config.features.stale_controller_consistency.then(|| {
+            let (rs, pods) = (rs_informer.clone(), pod_informer.clone());
+            Arc::new(ConsistencyStore::new(vec![
+                (REPLICASETS, Arc::new(move || rs.store_resource_version())),
+                (PODS, Arc::new(move || pods.store_resource_version())),
+            ]))
+        });
+        let mut kube_pod_control = KubePodControl::new(client.clone(), recorder);
+        if let Some(store) = &consistency {
+            kube_pod_control =
+                kube_pod_control.with_write_observer(pod_write_recorder(store.clone()));
+        }
+        let pod_control: Arc<dyn PodControl> = Arc::new(kube_pod_control);
         if let Err(e) =
             pod_informer.add_indexer(POD_CONTROLLER_UID_INDEX, pod_controller_uid_index_fn())
         {
@@ -142,6 +191,7 @@ impl ReplicaSetController {
             rs_client: Arc::new(KubeReplicaSetClient::new(client)),
             pod_control,
             clock: real_clock(),
+            consistency,
         };
         let mut controller = Self::from_parts(parts, config);
         controller.broadcaster = Some(broadcaster);
@@ -167,6 +217,7 @@ impl ReplicaSetController {
             burst_replicas: config.burst_replicas,
             features: config.features,
             clock: parts.clock,
+            consistency: parts.consistency,
         };
         Self {
             core: Arc::new(core),

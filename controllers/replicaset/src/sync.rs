@@ -14,10 +14,13 @@ use kcm_controller::pod_util::{
 };
 use kcm_informer::Selector;
 
+use kcm_controller::consistency::record_stale_sync_skip;
+
 use crate::client::ReplicaSetClient;
+use crate::config::METRICS_SUBSYSTEM;
 use crate::error::SyncError;
 use crate::pod_index::pods_for_owner;
-use crate::replica_set::Core;
+use crate::replica_set::{Core, REPLICASETS};
 use crate::status::{calculate_status, min_ready_seconds, update_replica_set_status};
 
 /// Splits a `namespace/name` queue key.
@@ -65,8 +68,17 @@ impl Core {
 
     async fn sync_inner(&self, key: &str) -> Result<(), SyncError> {
         let (ns, name) = split_key(key)?;
+        if let Some(store) = &self.consistency
+            && let Err(stale) = store.ensure_ready(ns, name)
+        {
+            record_stale_sync_skip(METRICS_SUBSYSTEM, &stale);
+            return Err(stale.into());
+        }
         let Some(rs) = self.rs_lister.get(ns, name) else {
             tracing::debug!(replicaset = key, "ReplicaSet has been deleted");
+            if let Some(store) = &self.consistency {
+                store.clear(ns, name, None);
+            }
             self.expectations.delete_expectations(key);
             return Ok(());
         };
@@ -126,6 +138,19 @@ impl Core {
                 key: key.to_string(),
                 source,
             })?;
+        if let Some(store) = &self.consistency {
+            store.wrote_at(
+                ns,
+                name,
+                &rs_uid,
+                REPLICASETS,
+                updated
+                    .metadata
+                    .resource_version
+                    .as_deref()
+                    .unwrap_or_default(),
+            );
+        }
         if let Some(e) = manage_err {
             return Err(SyncError::Manage(e));
         }
@@ -150,3 +175,7 @@ mod tests;
 #[cfg(test)]
 #[path = "sync_claim_tests.rs"]
 mod claim_tests;
+
+#[cfg(test)]
+#[path = "sync_consistency_tests.rs"]
+mod consistency_tests;

@@ -177,6 +177,14 @@ pub(crate) struct Harness {
 
 impl Harness {
     pub(crate) fn new(burst: usize) -> Self {
+        Self::with_consistency(burst, None)
+    }
+
+    /// A harness whose syncs consult (and record their status writes in) `consistency`.
+    pub(crate) fn with_consistency(
+        burst: usize,
+        consistency: Option<Arc<kcm_controller::consistency::ConsistencyStore>>,
+    ) -> Self {
         let rs_store = Store::new();
         let pod_store = Store::new();
         pod_store
@@ -191,6 +199,7 @@ impl Harness {
             rs_client: client.clone(),
             pod_control: pods.clone(),
             clock: Arc::new(clock.clone()),
+            consistency,
         };
         let config = ReplicaSetControllerConfig {
             burst_replicas: burst,
