@@ -49,7 +49,8 @@ fn answer(seen: &Seen) -> (u16, serde_json::Value) {
             let verb = spec["nonResourceAttributes"]["verb"]
                 .as_str()
                 .unwrap_or_default();
-            let allowed = matches!(user, "alice" | "carol") && path == "/metrics" && verb == "get";
+            let allowed =
+                matches!(user, "alice" | "carol" | "dave") && path == "/metrics" && verb == "get";
             (
                 201,
                 serde_json::json!({
@@ -67,24 +68,29 @@ fn free_port() -> u16 {
     listener.local_addr().expect("addr").port()
 }
 
-/// A CA written to `dir/ca.crt` and a client certificate it signed for `carol` in `ops`.
-fn client_ca(dir: &std::path::Path) -> (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>) {
+/// A CA written to `dir/<file>`, and a client certificate it signed for `cn` in `org`.
+fn client_ca(
+    dir: &std::path::Path,
+    file: &str,
+    cn: &str,
+    org: &str,
+) -> (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>) {
     let mut ca_params = rcgen::CertificateParams::new(vec![]).expect("params");
     ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
     ca_params
         .distinguished_name
-        .push(rcgen::DnType::CommonName, "test-ca");
+        .push(rcgen::DnType::CommonName, format!("{file}-ca"));
     let ca_key = rcgen::KeyPair::generate().expect("key");
     let ca_cert = ca_params.self_signed(&ca_key).expect("ca");
-    std::fs::write(dir.join("ca.crt"), ca_cert.pem()).expect("write ca");
+    std::fs::write(dir.join(file), ca_cert.pem()).expect("write ca");
     let issuer = rcgen::Issuer::new(ca_params, ca_key);
     let mut params = rcgen::CertificateParams::new(vec![]).expect("params");
     params
         .distinguished_name
-        .push(rcgen::DnType::CommonName, "carol");
+        .push(rcgen::DnType::CommonName, cn);
     params
         .distinguished_name
-        .push(rcgen::DnType::OrganizationName, "ops");
+        .push(rcgen::DnType::OrganizationName, org);
     params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
     let key = rcgen::KeyPair::generate().expect("key");
     let cert = params.signed_by(&key, &issuer).expect("client cert");
@@ -97,13 +103,21 @@ async fn https_endpoints_authenticate_and_authorize_through_the_api_server() {
     let fake = FakeApiServer::start(Arc::new(answer)).await;
     let dir = std::env::temp_dir().join(format!("kcm-serving-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let carol = client_ca(&dir);
+    let carol = client_ca(&dir, "ca.crt", "carol", "ops");
+    let proxy = client_ca(&dir, "front-proxy-ca.crt", "front-proxy-client", "");
+    // Signed by the same CA as the front proxy, but not an allowed name.
+    let other_proxy = client_ca(&dir, "other-ca.crt", "someone-else", "");
     let port = free_port();
     let args = [
         "kcm".to_string(),
         "--bind-address=127.0.0.1".into(),
         format!("--secure-port={port}"),
         format!("--client-ca-file={}", dir.join("ca.crt").display()),
+        format!(
+            "--requestheader-client-ca-file={}",
+            dir.join("front-proxy-ca.crt").display()
+        ),
+        "--requestheader-allowed-names=front-proxy-client".into(),
     ];
     let options = Options::parse_args(args).expect("flags").options;
     let clients = ClientFactory::new(
@@ -187,6 +201,22 @@ async fn https_endpoints_authenticate_and_authorize_through_the_api_server() {
         "{}",
         last.user_agent
     );
+
+    // A front-proxy certificate of --requestheader-client-ca-file: the headers name the user.
+    let remote = [("x-remote-user", "dave"), ("x-remote-group", "team")];
+    let (code, response) = get(port, "/metrics", &remote, Some(proxy)).await;
+    assert_eq!(code, 200, "{response}");
+    let reviews: Vec<Seen> = fake
+        .requests()
+        .into_iter()
+        .filter(|s| s.path.ends_with("subjectaccessreviews"))
+        .collect();
+    let last = reviews.last().expect("a review");
+    assert_eq!(last.body["spec"]["user"], "dave");
+    assert_eq!(last.body["spec"]["groups"], serde_json::json!(["team"]));
+    // A certificate no configured CA signed is not trusted: the handshake fails.
+    let (code, _) = get(port, "/metrics", &remote, Some(other_proxy)).await;
+    assert_ne!(code, 200);
 
     // Answers are cached: asking again does not review the token again.
     let token_reviews = |fake: &FakeApiServer| {

@@ -37,7 +37,10 @@ pub const KNOWN_CONTROLLERS: &[(&str, &str)] = &[
         Run it beside kube-controller-manager started with \
         --controllers=*,-deployment-controller,-replicaset-controller; everything it writes \
         (names, labels, annotations, owner references, status, conditions, events) matches \
-        kube-controller-manager's."
+        kube-controller-manager's.\n\n\
+        kube-controller-manager's other flags (--allocate-node-cidrs, --cluster-cidr, \
+        --root-ca-file, --service-account-private-key-file, ...) are accepted and ignored, \
+        named in one warning at start, so its command line can be copied as it is."
 )]
 pub struct Options {
     // ---- Generic flags ----

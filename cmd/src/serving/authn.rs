@@ -287,4 +287,46 @@ mod tests {
         assert_eq!(user.extra.get("scopes/a"), Some(&vec!["x".to_string()]));
         assert_eq!(from_request_headers(&config, &headers(&[])), None);
     }
+
+    #[tokio::test]
+    async fn front_proxy_names_must_be_allowed_and_client_ca_certs_name_the_user() {
+        let config = kube::Config::new("http://127.0.0.1:1".parse().expect("url"));
+        let client = kube::Client::try_from(config).expect("client");
+        let request_header = RequestHeaderConfig {
+            allowed_names: vec!["front-proxy-client".into()],
+            username_headers: vec!["x-remote-user".into()],
+            ..Default::default()
+        };
+        let authn = Authenticator::new(client, request_header, Duration::from_secs(10));
+        let remote = headers(&[("x-remote-user", "dave")]);
+        let allowed = ClientCert::RequestHeader("front-proxy-client".into());
+        let other = ClientCert::RequestHeader("someone-else".into());
+        let user = authn
+            .authenticate(Some(&allowed), &remote)
+            .await
+            .expect("no error");
+        assert_eq!(user.map(|u| u.username).as_deref(), Some("dave"));
+        // Not an allowed name, and no token to fall back to: anonymous, without asking anyone.
+        let user = authn
+            .authenticate(Some(&other), &remote)
+            .await
+            .expect("no error");
+        assert_eq!(user, None);
+        let carol = ClientCert::ClientCa {
+            common_name: "carol".into(),
+            organizations: vec!["ops".into()],
+        };
+        let user = authn
+            .authenticate(Some(&carol), &remote)
+            .await
+            .expect("no error");
+        assert_eq!(
+            user,
+            Some(UserInfo {
+                username: "carol".into(),
+                groups: vec!["ops".into()],
+                ..Default::default()
+            })
+        );
+    }
 }

@@ -32,7 +32,7 @@ pub enum Probe {
     Ready,
 }
 
-/// Health checks and the metrics registry served by [`serve`].
+/// Health checks and the metrics registry served by [`serve`](super::serve).
 #[derive(Clone, Default)]
 pub struct Endpoints {
     checks: Arc<RwLock<Vec<(String, Probe, Check)>>>,

@@ -342,4 +342,26 @@ mod tests {
         let tls = build(&options.serving).expect("tls");
         assert_eq!(tls.config.alpn_protocols.len(), 2);
     }
+
+    #[test]
+    fn cert_dir_keeps_the_generated_pair_across_starts() {
+        let dir = std::env::temp_dir().join(format!("kcm-cert-dir-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let dir_arg = format!("--cert-dir={}", dir.display());
+        let options = crate::options::Options::parse_args(["kcm", dir_arg.as_str()])
+            .expect("flags")
+            .options;
+        let (first, _) = serving_pair(&options.serving).expect("generated");
+        assert!(dir.join("kcm.crt").exists() && dir.join("kcm.key").exists());
+        let (second, _) = serving_pair(&options.serving).expect("loaded");
+        assert_eq!(first, second, "the second start reads the files");
+        let half = crate::options::Options::parse_args(["kcm", "--tls-cert-file=/x"])
+            .expect("flags")
+            .options;
+        assert!(matches!(
+            serving_pair(&half.serving),
+            Err(TlsError::HalfPair)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
