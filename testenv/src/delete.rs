@@ -307,7 +307,7 @@ fn success_status(res: &ResourceInfo, obj: &ObjRef) -> Value {
     let v = obj.value();
     json!({
         "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
-        "details": {"name": meta::name_of(&v), "group": res.group, "kind": res.plural, "uid": meta::uid_of(&v)},
+        "details": crate::status::omit_empty(json!({"name": meta::name_of(&v), "group": res.group, "kind": res.plural, "uid": meta::uid_of(&v)})),
     })
 }
 

@@ -45,7 +45,27 @@ pub fn decode_for_storage(res: &ResourceInfo, v: Value) -> ApiResult<Value> {
 /// Decode a body and apply `fieldValidation` to unknown fields: `Strict` answers 400,
 /// `Ignore` drops them silently, anything else (the default, `Warn`) returns warnings.
 pub fn decode_checked(res: &ResourceInfo, v: Value, ctx: &Ctx) -> ApiResult<(Value, Vec<String>)> {
+    decode_with(res, v, ctx, false)
+}
+
+/// `decode_checked` for a patched object: with `fieldValidation=Strict` unknown fields are a
+/// 422 on the field `patch` whose value is the patched object, as upstream's patch handler.
+fn decode_patched(res: &ResourceInfo, v: Value, ctx: &Ctx) -> ApiResult<(Value, Vec<String>)> {
+    decode_with(res, v, ctx, true)
+}
+
+fn decode_with(
+    res: &ResourceInfo,
+    v: Value,
+    ctx: &Ctx,
+    patched: bool,
+) -> ApiResult<(Value, Vec<String>)> {
     let storage_res = registry::for_storage(res.storage);
+    let patched_json = if patched && ctx.q("fieldValidation") == "Strict" {
+        serde_json::to_string(&v).unwrap_or_default()
+    } else {
+        String::new()
+    };
     // the kind and version the body claims (the URL's when it names none), for the 400 text
     let body_kind = v["kind"].as_str().unwrap_or(res.kind).to_string();
     let body_version = v["apiVersion"]
@@ -67,6 +87,17 @@ pub fn decode_checked(res: &ResourceInfo, v: Value, ctx: &Ctx) -> ApiResult<(Val
         .map(|f| format!("unknown field \"{f}\""))
         .collect();
     match ctx.q("fieldValidation") {
+        "Strict" if patched => Err(ApiError::invalid(
+            "",
+            "",
+            "",
+            "",
+            &[FieldError::invalid(
+                "patch",
+                crate::status::go_quote(&patched_json),
+                format!("strict decoding error: {}", msgs.join(", ")),
+            )],
+        )),
         // as upstream's create and update handlers word a failed decode
         "Strict" => Err(ApiError::bad_request(format!(
             "{body_kind} in version {body_version:?} cannot be handled as a {}: strict decoding error: {}",
@@ -385,7 +416,7 @@ pub fn patch(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body>
             .ok_or_else(|| ApiError::not_found(t.res, &name))?;
         let doc = view_value(t.res, &old.value());
         let patched = patch::apply(kind, t.res.storage, doc, &body)?;
-        let (mut new, w) = decode_checked(t.res, patched, ctx)?;
+        let (mut new, w) = decode_patched(t.res, patched, ctx)?;
         warnings = w;
         let body_name = meta::name_of(&new).to_string();
         if body_name != name {

@@ -157,6 +157,31 @@ pub fn go_quote(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
 }
 
+/// StatusDetails and StatusCause fields are `omitempty` upstream: empty strings (a core
+/// resource's group, an object-level cause's field) and empty cause lists are left out.
+pub fn omit_empty(mut d: Value) -> Value {
+    fn strip(m: &mut serde_json::Map<String, Value>) {
+        m.retain(|_, v| !matches!(v, Value::String(s) if s.is_empty()));
+    }
+    if let Some(m) = d.as_object_mut() {
+        strip(m);
+        if let Some(Value::Array(causes)) = m.get_mut("causes") {
+            for c in causes.iter_mut() {
+                if let Some(cm) = c.as_object_mut() {
+                    strip(cm);
+                }
+            }
+        }
+        if m.get("causes")
+            .and_then(Value::as_array)
+            .is_some_and(Vec::is_empty)
+        {
+            m.remove("causes");
+        }
+    }
+    d
+}
+
 /// Go formatting of a JSON scalar value for `Invalid value:` texts.
 pub fn go_value(v: Option<&Value>) -> String {
     match v {
@@ -211,7 +236,7 @@ impl ApiError {
             "code": self.code,
         });
         if let Some(d) = &self.details {
-            v["details"] = d.clone();
+            v["details"] = omit_empty(d.clone());
         }
         v
     }

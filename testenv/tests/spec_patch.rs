@@ -163,6 +163,38 @@ async fn checks_50_54_patch_and_events() {
     .await;
     let r = patch(&env, &format!("/apis/apps/v1/namespaces/{t1}/deployments/web"), jp, &json!([{"op": "replace", "path": "/spec/template", "value": tpl}, {"op": "replace", "path": "/metadata/annotations", "value": {"a": "b"}}])).await;
     assert_eq!(r.code, 200);
+    // unknown fields in a patch: a warning, or with Strict a 422 on the field `patch` whose
+    // value is the whole patched object
+    let merge = "application/merge-patch+json";
+    let web = format!("/apis/apps/v1/namespaces/{t1}/deployments/web");
+    let r = patch(&env, &web, merge, &json!({"spec": {"foo": "bar"}})).await;
+    assert_eq!(
+        (r.code, r.header("warning")),
+        (200, Some(r#"299 - "unknown field \"spec.foo\"""#))
+    );
+    let r = patch(
+        &env,
+        &format!("{web}?fieldValidation=Strict"),
+        merge,
+        &json!({"spec": {"foo": "bar"}}),
+    )
+    .await;
+    let s = r.json();
+    let msg = s["message"].as_str().expect("message");
+    assert_eq!(
+        (
+            r.code,
+            s["reason"].clone(),
+            s["details"]["causes"][0]["field"].clone()
+        ),
+        (422, json!("Invalid"), json!("patch"))
+    );
+    assert!(
+        msg.starts_with(r#" "" is invalid: patch: Invalid value: "{"#)
+            && msg.ends_with(r#"}": strict decoding error: unknown field "spec.foo""#),
+        "{msg}"
+    );
+    assert!(s["details"].get("name").is_none() && s["details"].get("kind").is_none());
     let r = patch(
         &env,
         &format!("/apis/apps/v1/namespaces/{t1}/deployments/web"),
