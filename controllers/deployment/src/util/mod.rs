@@ -8,11 +8,17 @@ pub mod fields;
 pub mod hash;
 pub mod intstr;
 pub mod predicates;
+mod quantity;
 pub mod replica_sets;
+pub mod spew;
+mod spew_table;
+mod spew_values;
 pub mod strategy;
 
 pub use annotations::*;
-pub use hash::{DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY, compute_hash, safe_encode_string};
+pub use hash::{
+    DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY, compute_hash, compute_hash_json, safe_encode_string,
+};
 pub use intstr::scaled_value_from_int_or_percent;
 pub use predicates::*;
 pub use replica_sets::*;
