@@ -238,3 +238,86 @@ async fn https_endpoints_authenticate_and_authorize_through_the_api_server() {
     stop.cancel();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_cas_missing_from_the_flags_come_from_the_cluster() {
+    let dir = std::env::temp_dir().join(format!("kcm-serving-lookup-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let carol = client_ca(&dir, "ca.crt", "carol", "ops");
+    let ca_pem = std::fs::read_to_string(dir.join("ca.crt")).expect("ca");
+    let configmap = serde_json::json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "extension-apiserver-authentication", "namespace": "kube-system"},
+        "data": {"client-ca-file": ca_pem},
+    });
+    let fake = FakeApiServer::start(Arc::new(move |seen: &Seen| {
+        if seen.path
+            == "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication"
+        {
+            (200, configmap.clone())
+        } else {
+            answer(seen)
+        }
+    }))
+    .await;
+    let forbidden = FakeApiServer::start(Arc::new(|_: &Seen| status(403, "Forbidden"))).await;
+    let clients_of = |fake: &FakeApiServer| {
+        let config = kube::Config::new(fake.url().parse().expect("url"));
+        ClientFactory::new(config, 20.0, 30, Metrics::new()).expect("clients")
+    };
+    let options = |port: u16, extra: &[&str]| {
+        let mut args = vec![
+            "kcm".to_string(),
+            "--bind-address=127.0.0.1".into(),
+            format!("--secure-port={port}"),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        Options::parse_args(args).expect("flags").options
+    };
+    let stop = CancellationToken::new();
+
+    let port = free_port();
+    kcm::serving::start(
+        &options(port, &[]).serving,
+        Endpoints::new(),
+        &clients_of(&fake),
+        (20.0, 30),
+        stop.clone(),
+    )
+    .await
+    .expect("serving")
+    .expect("a port");
+    let (code, response) = get(port, "/metrics", &[], Some(carol)).await;
+    assert_eq!(code, 200, "{response}");
+
+    // A lookup the API server refuses stops kcm, unless tolerated.
+    let refused = kcm::serving::start(
+        &options(free_port(), &[]).serving,
+        Endpoints::new(),
+        &clients_of(&forbidden),
+        (20.0, 30),
+        stop.clone(),
+    )
+    .await;
+    let error = refused.expect_err("lookup refused");
+    assert!(
+        kcm::error_chain::display(&error).contains("extension-apiserver-authentication"),
+        "{error}"
+    );
+    for extra in [
+        "--authentication-tolerate-lookup-failure",
+        "--authentication-skip-lookup",
+    ] {
+        let started = kcm::serving::start(
+            &options(free_port(), &[extra]).serving,
+            Endpoints::new(),
+            &clients_of(&forbidden),
+            (20.0, 30),
+            stop.clone(),
+        )
+        .await;
+        assert!(matches!(started, Ok(Some(_))), "{extra}: {started:?}");
+    }
+    stop.cancel();
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -6,6 +6,7 @@
 pub mod authn;
 pub mod authz;
 pub mod endpoints;
+pub mod lookup;
 pub mod server;
 pub mod tls;
 pub mod ttl_cache;
@@ -30,6 +31,10 @@ pub enum ServingError {
     /// The client for TokenReviews or SubjectAccessReviews could not be built.
     #[error("delegated authentication/authorization client")]
     Client(#[from] ClientError),
+    /// The in-cluster authentication configuration could not be read (and
+    /// `--authentication-tolerate-lookup-failure` is off).
+    #[error("reading configmap {}/{}", lookup::NAMESPACE, lookup::NAME)]
+    Lookup(#[source] kube::Error),
     /// The port could not be bound.
     #[error("listening on {0}")]
     Bind(SocketAddr, #[source] std::io::Error),
@@ -53,8 +58,34 @@ async fn delegation_client(
     }
 }
 
+/// Fills the CAs and request-header settings the flags left out from the ConfigMap.
+fn apply_lookup(
+    found: lookup::InClusterAuthentication,
+    cas: &mut tls::ClientCas,
+    request_header: &mut authn::RequestHeaderConfig,
+) -> Result<(), tls::TlsError> {
+    if cas.client_ca.is_none()
+        && let Some(pem) = &found.client_ca
+    {
+        cas.client_ca = Some(tls::parse_certs(pem, "client-ca-file")?);
+    }
+    if cas.request_header.is_none()
+        && let Some(pem) = &found.request_header_ca
+    {
+        cas.request_header = Some(tls::parse_certs(pem, "requestheader-client-ca-file")?);
+        *request_header = authn::RequestHeaderConfig {
+            allowed_names: found.allowed_names,
+            username_headers: found.username_headers,
+            uid_headers: found.uid_headers,
+            group_headers: found.group_headers,
+            extra_prefixes: found.extra_prefixes,
+        };
+    }
+    Ok(())
+}
+
 /// Starts the HTTPS server for `endpoints` (unless `--secure-port` is 0); returns the bound
-/// address.
+/// address. Client CAs the flags leave out are looked up in the cluster ([`lookup`]).
 pub async fn start(
     options: &ServingOptions,
     endpoints: Endpoints,
@@ -65,7 +96,6 @@ pub async fn start(
     if options.secure_port == 0 {
         return Ok(None);
     }
-    let tls = tls::build(options)?;
     let authn_client = delegation_client(
         options.authentication_kubeconfig.as_deref(),
         clients,
@@ -80,16 +110,32 @@ pub async fn start(
         "authorization",
     )
     .await?;
-    let request_header = authn::RequestHeaderConfig {
+    let mut cas = tls::ClientCas::from_files(options)?;
+    let mut request_header = authn::RequestHeaderConfig {
         allowed_names: options.requestheader_allowed_names.clone(),
         username_headers: options.requestheader_username_headers.clone(),
         uid_headers: options.requestheader_uid_headers.clone(),
         group_headers: options.requestheader_group_headers.clone(),
         extra_prefixes: options.requestheader_extra_headers_prefix.clone(),
     };
+    let missing = cas.client_ca.is_none() || cas.request_header.is_none();
+    if missing && !options.authentication_skip_lookup {
+        match lookup::read(&authn_client).await {
+            Ok(Some(found)) => apply_lookup(found, &mut cas, &mut request_header)?,
+            Ok(None) => tracing::warn!(
+                configmap = format!("{}/{}", lookup::NAMESPACE, lookup::NAME),
+                "no in-cluster authentication configuration; client certificates are accepted only with --client-ca-file and --requestheader-client-ca-file"
+            ),
+            Err(e) if options.authentication_tolerate_lookup_failure => tracing::warn!(
+                error = %crate::error_chain::display(&e),
+                "looking up the in-cluster authentication configuration failed; continuing without it"
+            ),
+            Err(e) => return Err(ServingError::Lookup(e)),
+        }
+    }
     let server = Server {
         endpoints,
-        tls,
+        tls: tls::build(options, &cas)?,
         authenticator: authn::Authenticator::new(
             authn_client,
             request_header,

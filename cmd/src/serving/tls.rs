@@ -62,6 +62,37 @@ fn file_error(
     }
 }
 
+/// The client CAs' certificates: from the flags' files, or from the in-cluster lookup.
+#[derive(Clone, Debug, Default)]
+pub struct ClientCas {
+    /// `--requestheader-client-ca-file`
+    pub request_header: Option<Vec<CertificateDer<'static>>>,
+    /// `--client-ca-file`
+    pub client_ca: Option<Vec<CertificateDer<'static>>>,
+}
+
+impl ClientCas {
+    /// The CAs of the files the flags name.
+    pub fn from_files(options: &ServingOptions) -> Result<Self, TlsError> {
+        let load = |p: &Option<PathBuf>| p.as_deref().map(load_certs).transpose();
+        Ok(ClientCas {
+            request_header: load(&options.requestheader_client_ca_file)?,
+            client_ca: load(&options.client_ca_file)?,
+        })
+    }
+}
+
+/// Certificates of PEM text (`what` names it in errors).
+pub fn parse_certs(pem: &str, what: &str) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+    let certs = CertificateDer::pem_slice_iter(pem.as_bytes())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| file_error(Path::new(what), e))?;
+    if certs.is_empty() {
+        return Err(file_error(Path::new(what), "no certificate"));
+    }
+    Ok(certs)
+}
+
 /// Certificates of a PEM file.
 pub fn load_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
     let certs = CertificateDer::pem_file_iter(path)
@@ -74,10 +105,12 @@ pub fn load_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError>
     Ok(certs)
 }
 
-fn roots(path: &Path) -> Result<Arc<RootCertStore>, TlsError> {
+fn roots(certs: &[CertificateDer<'static>]) -> Result<Arc<RootCertStore>, TlsError> {
     let mut store = RootCertStore::empty();
-    for cert in load_certs(path)? {
-        store.add(cert).map_err(|e| file_error(path, e))?;
+    for cert in certs {
+        store
+            .add(cert.clone())
+            .map_err(|e| TlsError::Verifier(e.to_string()))?;
     }
     Ok(Arc::new(store))
 }
@@ -242,40 +275,35 @@ impl ClientCerts {
     }
 }
 
-/// Builds the TLS configuration from the serving flags.
-pub fn build(options: &ServingOptions) -> Result<Tls, TlsError> {
+/// Builds the TLS configuration from the serving flags and the client CAs.
+pub fn build(options: &ServingOptions, cas: &ClientCas) -> Result<Tls, TlsError> {
     let provider = Arc::new(provider(&options.tls_cipher_suites)?);
     let versions = protocol_versions(options.tls_min_version.as_deref())?;
-    let verifier = |path: &Option<PathBuf>| -> Result<_, TlsError> {
-        let Some(path) = path else { return Ok(None) };
-        let verifier = WebPkiClientVerifier::builder_with_provider(roots(path)?, provider.clone())
+    let verifier = |certs: &Option<Vec<CertificateDer<'static>>>| -> Result<_, TlsError> {
+        let Some(certs) = certs else { return Ok(None) };
+        let verifier = WebPkiClientVerifier::builder_with_provider(roots(certs)?, provider.clone())
             .build()
-            .map_err(|e| TlsError::Verifier(format!("{}: {e}", path.display())))?;
+            .map_err(|e| TlsError::Verifier(e.to_string()))?;
         Ok(Some(verifier))
     };
     let clients = ClientCerts {
-        request_header: verifier(&options.requestheader_client_ca_file)?,
-        client_ca: verifier(&options.client_ca_file)?,
+        request_header: verifier(&cas.request_header)?,
+        client_ca: verifier(&cas.client_ca)?,
     };
-    let mut all = RootCertStore::empty();
-    for path in [
-        &options.requestheader_client_ca_file,
-        &options.client_ca_file,
-    ]
-    .into_iter()
-    .flatten()
-    {
-        for cert in load_certs(path)? {
-            all.add(cert).map_err(|e| file_error(path, e))?;
-        }
-    }
+    let all: Vec<CertificateDer<'static>> = [&cas.request_header, &cas.client_ca]
+        .into_iter()
+        .flatten()
+        .flatten()
+        .cloned()
+        .collect();
+    let all = roots(&all)?;
     let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&versions)
         .map_err(TlsError::Rustls)?;
     let builder = if all.is_empty() {
         builder.with_no_client_auth()
     } else {
-        let any = WebPkiClientVerifier::builder_with_provider(Arc::new(all), provider)
+        let any = WebPkiClientVerifier::builder_with_provider(all, provider)
             .allow_unauthenticated()
             .build()
             .map_err(|e| TlsError::Verifier(e.to_string()))?;
@@ -339,7 +367,7 @@ mod tests {
         let options = crate::options::Options::parse_args(["kcm"])
             .expect("flags")
             .options;
-        let tls = build(&options.serving).expect("tls");
+        let tls = build(&options.serving, &ClientCas::default()).expect("tls");
         assert_eq!(tls.config.alpn_protocols.len(), 2);
     }
 
