@@ -12,11 +12,15 @@
 //
 // With TEMPLATEHASH_DUMP=1 each case also carries "dump", the go-spew text that was hashed.
 //
+// With -random N (and -seed S) the cases are N random templates (every field of the Go types
+// filled or left unset at random) instead.
+//
 // Usage (from upstream/): go run ./cmd/templatehash < cases.json > fixture.json
 package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"time"
@@ -43,8 +47,13 @@ func main() {
 		fail("setting TZ: %v", err)
 	}
 	_ = time.Local.String()
+	random := flag.Int("random", 0, "instead of reading cases, make this many random templates")
+	seed := flag.Int64("seed", 1, "seed of -random")
+	flag.Parse()
 	var cases []testCase
-	if err := json.NewDecoder(os.Stdin).Decode(&cases); err != nil {
+	if *random > 0 {
+		cases = randomCases(*random, *seed)
+	} else if err := json.NewDecoder(os.Stdin).Decode(&cases); err != nil {
 		fail("reading cases: %v", err)
 	}
 	seen := map[string]bool{}
