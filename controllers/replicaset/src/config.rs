@@ -23,10 +23,6 @@ pub const STATUS_UPDATE_RETRIES: usize = 1;
 /// Default number of workers (`--concurrent-replicaset-syncs`).
 pub const DEFAULT_WORKERS: usize = 5;
 
-/// Extra delay added to `minReadySeconds` when a pod turns ready (upstream pads
-/// `AddAfter` by one second against millisecond skew).
-pub const AVAILABILITY_CHECK_PADDING: Duration = Duration::from_secs(1);
-
 /// Feature switches of one controller instance (defaults = upstream master defaults).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReplicaSetFeatures {

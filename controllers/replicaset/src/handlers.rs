@@ -11,7 +11,6 @@ use kcm_controller::pod::PodView;
 use kcm_controller::pod_util::{controller_ref, is_pod_ready, pod_key};
 use kcm_informer::{DeletedFinalStateUnknown, DeletedObject, ResourceEventHandler, Selector};
 
-use crate::config::AVAILABILITY_CHECK_PADDING;
 use crate::replica_set::Core;
 use crate::status::{min_ready_seconds, spec_replicas};
 
@@ -53,7 +52,8 @@ impl Core {
     /// Every cached ReplicaSet in the pod's namespace whose (non-empty, valid)
     /// selector matches the pod's labels (upstream `getPodReplicaSets`).
     pub(crate) fn get_pod_replica_sets(&self, pod: &PodView) -> Vec<Arc<ReplicaSet>> {
-        let Some(labels) = pod.metadata.labels.as_ref() else {
+        // Upstream's lister answers an error for a pod without labels (absent or empty).
+        let Some(labels) = pod.metadata.labels.as_ref().filter(|l| !l.is_empty()) else {
             return Vec::new();
         };
         let ns = pod.metadata.namespace.as_deref().unwrap_or_default();
@@ -181,9 +181,11 @@ impl Core {
             };
             self.enqueue_rs(&rs);
             let min_ready = min_ready_seconds(&rs);
+            // Exactly minReadySeconds, as upstream's updatePod: the pod is available at
+            // readyTime + minReadySeconds (inclusive), and a sync that still finds ready !=
+            // available plans its own check at the end of syncReplicaSet.
             if !is_pod_ready(&**old) && is_pod_ready(&**cur) && min_ready > 0 {
-                let delay = Duration::from_secs(u64::try_from(min_ready).unwrap_or(0))
-                    + AVAILABILITY_CHECK_PADDING;
+                let delay = Duration::from_secs(u64::try_from(min_ready).unwrap_or(0));
                 tracing::debug!(
                     replicaset = %object_key(&rs.metadata), ?delay,
                     "ReplicaSet will be enqueued for an availability check"
