@@ -23,13 +23,33 @@ pub const STATUS_UPDATE_RETRIES: usize = 1;
 /// Default number of workers (`--concurrent-replicaset-syncs`).
 pub const DEFAULT_WORKERS: usize = 5;
 
-/// Feature switches of one controller instance (defaults = upstream master defaults).
+/// Feature switches of one controller instance: one public field per kube-controller-manager
+/// feature gate this controller consults, plus upstream's per-controller switch
+/// `EnableStatusTerminatingReplicas`.
+///
+/// `Default` is upstream v1.37's default for each gate (`pkg/features/kube_features.go`):
+///
+/// | field | gate | v1.37 default |
+/// |---|---|---|
+/// | [`deployment_replica_set_terminating_replicas`](Self::deployment_replica_set_terminating_replicas) | `DeploymentReplicaSetTerminatingReplicas` | on (beta since 1.35; alpha, off, in 1.33–1.34) |
+/// | [`stale_controller_consistency`](Self::stale_controller_consistency) | `StaleControllerConsistencyReplicaSet` | on (beta since 1.36) |
+/// | [`ranking`](Self::ranking)`.pod_deletion_cost` | `PodDeletionCost` | on (beta since 1.22) |
+///
+/// [`enable_status_terminating_replicas`](Self::enable_status_terminating_replicas) is not a
+/// gate (upstream `ReplicaSetControllerFeatures`): `true` for ReplicaSets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReplicaSetFeatures {
-    /// Gate `DeploymentReplicaSetTerminatingReplicas` (beta since 1.35, on) AND the
-    /// per-instance switch `EnableStatusTerminatingReplicas`: compute and write
-    /// `status.terminatingReplicas`.
-    pub terminating_replicas: bool,
+    /// Gate `DeploymentReplicaSetTerminatingReplicas`. With
+    /// [`enable_status_terminating_replicas`](Self::enable_status_terminating_replicas): count
+    /// the claimed terminating pods and write `status.terminatingReplicas` (compared with the
+    /// stored value like the other counters). Off: the field is written absent and terminating
+    /// pods are not looked at. Set it off against a server that does not store the field
+    /// (v1.33/v1.34 defaults); with it on there, like upstream v1.37.2, every sync PUTs a status
+    /// the server stores unchanged.
+    pub deployment_replica_set_terminating_replicas: bool,
+    /// Upstream's per-controller switch `EnableStatusTerminatingReplicas` (not a gate; `true`
+    /// for the ReplicaSet controller).
+    pub enable_status_terminating_replicas: bool,
     /// Deletion ordering switches (gate `PodDeletionCost`, on).
     pub ranking: RankingOptions,
     /// Gate `StaleControllerConsistencyReplicaSet` (beta and on since 1.36): defer a sync until
@@ -37,10 +57,19 @@ pub struct ReplicaSetFeatures {
     pub stale_controller_consistency: bool,
 }
 
+impl ReplicaSetFeatures {
+    /// Whether `status.terminatingReplicas` is computed and written: the gate and the
+    /// controller switch together, as upstream checks them.
+    pub fn terminating_replicas(&self) -> bool {
+        self.deployment_replica_set_terminating_replicas && self.enable_status_terminating_replicas
+    }
+}
+
 impl Default for ReplicaSetFeatures {
     fn default() -> Self {
         Self {
-            terminating_replicas: true,
+            deployment_replica_set_terminating_replicas: true,
+            enable_status_terminating_replicas: true,
             ranking: RankingOptions::default(),
             stale_controller_consistency: true,
         }

@@ -107,7 +107,7 @@ impl Core {
             .await
             .into_result()
             .map_err(SyncError::Claim)?;
-        let terminating = self.features.terminating_replicas.then(|| {
+        let terminating = self.features.terminating_replicas().then(|| {
             all_pods
                 .iter()
                 .filter(|p| {
@@ -179,3 +179,7 @@ mod claim_tests;
 #[cfg(test)]
 #[path = "sync_consistency_tests.rs"]
 mod consistency_tests;
+
+#[cfg(test)]
+#[path = "sync_gate_tests.rs"]
+mod gate_tests;

@@ -21,7 +21,7 @@ use kcm_informer::{Lister, Store};
 use parking_lot::Mutex;
 
 use crate::client::ReplicaSetClient;
-use crate::config::ReplicaSetControllerConfig;
+use crate::config::{ReplicaSetControllerConfig, ReplicaSetFeatures};
 use crate::pod_index::{POD_CONTROLLER_UID_INDEX, pod_controller_uid_index_fn};
 use crate::replica_set::{ReplicaSetController, ReplicaSetControllerParts};
 
@@ -121,13 +121,15 @@ pub(crate) fn new_pod(
 }
 
 /// A fake [`ReplicaSetClient`]: GET answers the stored copy (or NotFound), status
-/// PUTs are recorded and answer the object (or `update_error`).
+/// PUTs are recorded and answer the object (or `update_error`), without
+/// `status.terminatingReplicas` when `drops_terminating_replicas` (a server with the gate off).
 #[derive(Default)]
 pub(crate) struct FakeRsClient {
     pub stored: Mutex<Option<ReplicaSet>>,
     pub updates: Mutex<Vec<ReplicaSet>>,
     pub gets: Mutex<Vec<String>>,
     pub update_error: Mutex<Option<String>>,
+    pub drops_terminating_replicas: Mutex<bool>,
 }
 
 impl std::fmt::Debug for FakeRsClient {
@@ -157,10 +159,16 @@ impl ReplicaSetClient for FakeRsClient {
     ) -> BoxFuture<'a, Result<ReplicaSet, ControlError>> {
         Box::pin(async move {
             self.updates.lock().push(rs.clone());
-            match &*self.update_error.lock() {
-                Some(e) => Err(ControlError::api(500, "InternalError", e.clone())),
-                None => Ok(rs.clone()),
+            if let Some(e) = &*self.update_error.lock() {
+                return Err(ControlError::api(500, "InternalError", e.clone()));
             }
+            let mut stored = rs.clone();
+            if *self.drops_terminating_replicas.lock()
+                && let Some(s) = stored.status.as_mut()
+            {
+                s.terminating_replicas = None;
+            }
+            Ok(stored)
         })
     }
 }
@@ -185,6 +193,30 @@ impl Harness {
         burst: usize,
         consistency: Option<Arc<kcm_controller::consistency::ConsistencyStore>>,
     ) -> Self {
+        Self::with_config(
+            consistency,
+            ReplicaSetControllerConfig {
+                burst_replicas: burst,
+                ..Default::default()
+            },
+        )
+    }
+
+    /// A harness with the given feature switches (burst 500, no consistency store).
+    pub(crate) fn with_features(features: ReplicaSetFeatures) -> Self {
+        Self::with_config(
+            None,
+            ReplicaSetControllerConfig {
+                features,
+                ..Default::default()
+            },
+        )
+    }
+
+    fn with_config(
+        consistency: Option<Arc<kcm_controller::consistency::ConsistencyStore>>,
+        config: ReplicaSetControllerConfig,
+    ) -> Self {
         let rs_store = Store::new();
         let pod_store = Store::new();
         pod_store
@@ -200,10 +232,6 @@ impl Harness {
             pod_control: pods.clone(),
             clock: Arc::new(clock.clone()),
             consistency,
-        };
-        let config = ReplicaSetControllerConfig {
-            burst_replicas: burst,
-            ..Default::default()
         };
         Self {
             controller: ReplicaSetController::from_parts(parts, config),
