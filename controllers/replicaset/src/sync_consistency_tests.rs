@@ -79,7 +79,10 @@ async fn a_deleted_replica_set_forgets_its_writes() {
     assert!(h.controller.sync_replica_set(KEY).await.is_err());
     // ... until the delete handler forgets the record, as upstream's deleteRS does.
     store.clear("default", "foobar", Some("gone-uid"));
-    h.controller.sync_replica_set(KEY).await.expect("deleted: nothing to do");
+    h.controller
+        .sync_replica_set(KEY)
+        .await
+        .expect("deleted: nothing to do");
 }
 
 #[tokio::test]
