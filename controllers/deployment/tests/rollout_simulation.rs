@@ -215,14 +215,10 @@ fn rolling_update_respects_surge_and_availability_and_completes() {
                         }
                         RollingDecision::Idle { cleanup } => {
                             if cleanup {
-                                let doomed: Vec<String> = replica_sets_to_clean_up(
-                                    &old_refs,
-                                    &d,
-                                    &FeatureGates::default(),
-                                )
-                                .iter()
-                                .filter_map(|rs| rs.metadata.name.clone())
-                                .collect();
+                                let doomed: Vec<String> = replica_sets_to_clean_up(&old_refs, &d)
+                                    .iter()
+                                    .filter_map(|rs| rs.metadata.name.clone())
+                                    .collect();
                                 rss.retain(|rs| {
                                     !doomed.contains(
                                         rs.metadata.name.as_ref().unwrap_or(&String::new()),

@@ -307,7 +307,7 @@ pub(crate) async fn cleanup_deployment(
     d: &Deployment,
 ) -> Result<(), SyncError> {
     let api = rs_api(inner, d);
-    for rs in replica_sets_to_clean_up(old_rss, d, &inner.features) {
+    for rs in replica_sets_to_clean_up(old_rss, d) {
         let result = api
             .delete(name_of(&rs.metadata), &DeleteParams::default())
             .await

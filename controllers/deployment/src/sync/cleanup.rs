@@ -2,10 +2,9 @@
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 
-use crate::features::FeatureGates;
 use crate::util::fields::{rs_observed_generation, rs_replicas, rs_status_replicas};
 use crate::util::predicates::has_revision_history_limit;
-use crate::util::replica_sets::{cmp_by_revision, get_terminating_replica_count_for_replica_sets};
+use crate::util::replica_sets::cmp_by_revision;
 
 /// The old ReplicaSets to DELETE, in deletion order (the caller stops at the first error other
 /// than NotFound, like upstream).
@@ -13,18 +12,17 @@ use crate::util::replica_sets::{cmp_by_revision, get_terminating_replica_count_f
 /// Nothing without a revision history limit (`None` or `i32::MAX`). Otherwise the old
 /// ReplicaSets not already being deleted are sorted by revision (ascending, creation order as
 /// tie-break); of the first `len - limit` of them, exactly those are deleted that have
-/// `spec.replicas == 0`, `status.replicas == 0`, an up-to-date status
-/// (`generation <= status.observedGeneration`) and — with the
-/// `DeploymentReplicaSetTerminatingReplicas` gate — a known terminating count of 0. Skipped
-/// ones are not replaced by later candidates. The new ReplicaSet must not be in `old_rss`.
+/// `spec.replicas == 0`, `status.replicas == 0` and an up-to-date status
+/// (`generation <= status.observedGeneration`). Skipped ones are not replaced by later
+/// candidates. The new ReplicaSet must not be in `old_rss`.
 ///
-/// The terminating-pods rule was inferred from upstream master's `TestCleanupDeployment` table
-/// ("Only delete the replica set with Spec.Replicas = Status.Replicas =
-/// Status.TerminatingReplicas = 0"); the master `sync.go` text was not available.
+/// `status.terminatingReplicas` plays no part, whatever the
+/// `DeploymentReplicaSetTerminatingReplicas` gate says: v1.37.2's `cleanupDeployment`
+/// (`pkg/controller/deployment/sync.go`) does not read it, so a ReplicaSet whose last pods are
+/// still terminating is deleted, and history is cleaned up against servers that drop the field.
 pub fn replica_sets_to_clean_up<'a>(
     old_rss: &[&'a ReplicaSet],
     d: &Deployment,
-    features: &FeatureGates,
 ) -> Vec<&'a ReplicaSet> {
     if !has_revision_history_limit(d) {
         return Vec::new();
@@ -48,13 +46,10 @@ pub fn replica_sets_to_clean_up<'a>(
         .into_iter()
         .take(usize::try_from(diff).unwrap_or(usize::MAX))
         .filter(|rs| {
-            let terminating_known_zero = !features.deployment_replica_set_terminating_replicas
-                || get_terminating_replica_count_for_replica_sets([*rs]) == Some(0);
             rs_status_replicas(rs) == 0
                 && rs_replicas(rs) == 0
                 && rs.metadata.generation.unwrap_or(0) <= rs_observed_generation(rs)
                 && rs.metadata.deletion_timestamp.is_none()
-                && terminating_known_zero
         })
         .collect()
 }
@@ -95,7 +90,7 @@ mod tests {
     fn test_deployment_controller_cleanup_deployment() {
         let mut already_deleted = with_status("foo-1", 0, 0);
         already_deleted.metadata.deletion_timestamp = Some(ts(0));
-        let cases: Vec<(Vec<ReplicaSet>, i32, usize, bool)> = vec![
+        let cases: Vec<(Vec<ReplicaSet>, i32, usize)> = vec![
             (
                 vec![
                     with_status("foo-1", 0, 0),
@@ -104,7 +99,6 @@ mod tests {
                 ],
                 1,
                 2,
-                false,
             ),
             // Only delete the replica set with Spec.Replicas = Status.Replicas = 0.
             (
@@ -116,35 +110,18 @@ mod tests {
                 ],
                 0,
                 1,
-                false,
-            ),
-            // Only delete the replica set with Spec.Replicas = Status.Replicas = Status.TerminatingReplicas = 0.
-            (
-                vec![
-                    full("foo-1", 0, 0, Some(0)),
-                    full("foo-2", 0, 0, Some(1)),
-                    full("foo-3", 0, 0, None),
-                    full("foo-4", 0, 1, Some(0)),
-                    full("foo-5", 1, 0, Some(0)),
-                    full("foo-6", 1, 1, Some(0)),
-                ],
-                0,
-                1,
-                true,
             ),
             (
                 vec![with_status("foo-1", 0, 0), with_status("foo-2", 0, 0)],
                 0,
                 2,
-                false,
             ),
             (
                 vec![with_status("foo-1", 1, 1), with_status("foo-2", 1, 1)],
                 0,
                 0,
-                false,
             ),
-            (vec![already_deleted], 0, 0, false),
+            (vec![already_deleted], 0, 0),
             // with unlimited revisionHistoryLimit
             (
                 vec![
@@ -154,34 +131,44 @@ mod tests {
                 ],
                 i32::MAX,
                 0,
-                false,
             ),
         ];
-        for (i, (old, limit, want, gate)) in cases.into_iter().enumerate() {
-            // Upstream runs the gate-off scenarios with the gate off; they must hold with it on
-            // too, as long as unsynced ReplicaSets (observedGeneration 0) are skipped.
-            let gates: &[bool] = if gate { &[true] } else { &[false, true] };
-            for g in gates {
-                let features = FeatureGates {
-                    deployment_replica_set_terminating_replicas: *g,
-                };
-                let refs: Vec<&ReplicaSet> = old.iter().collect();
-                let got = replica_sets_to_clean_up(&refs, &deployment(limit), &features);
-                assert_eq!(got.len(), want, "scenario {i} (gate {g})");
-            }
+        for (i, (old, limit, want)) in cases.into_iter().enumerate() {
+            let refs: Vec<&ReplicaSet> = old.iter().collect();
+            let got = replica_sets_to_clean_up(&refs, &deployment(limit));
+            assert_eq!(got.len(), want, "scenario {i}");
         }
         let d = deployment(1);
         let mut no_limit = d.clone();
         spec_mut(&mut no_limit).revision_history_limit = None;
         let a = with_status("a", 0, 0);
         let b = with_status("b", 0, 0);
-        assert!(
-            replica_sets_to_clean_up(&[&a, &b], &no_limit, &FeatureGates::default()).is_empty()
-        );
+        assert!(replica_sets_to_clean_up(&[&a, &b], &no_limit).is_empty());
         // A stale status (generation ahead of observedGeneration) protects the RS.
         let mut stale = with_status("a", 0, 0);
         stale.metadata.generation = Some(2);
-        assert!(replica_sets_to_clean_up(&[&stale, &b], &d, &FeatureGates::default()).is_empty());
+        assert!(replica_sets_to_clean_up(&[&stale, &b], &d).is_empty());
+    }
+
+    /// v1.37.2 `cleanupDeployment` never reads `status.terminatingReplicas`: a ReplicaSet with
+    /// pods still terminating, or one whose server drops the field (v1.33/v1.34 with the gate
+    /// off: synced, so the count is unknown), is deleted like any other scaled-down one.
+    #[test]
+    fn cleanup_ignores_terminating_replicas() {
+        let old = [
+            full("foo-1", 0, 0, Some(0)),
+            full("foo-2", 0, 0, Some(1)),
+            full("foo-3", 0, 0, None),
+            full("foo-4", 0, 1, Some(0)),
+            full("foo-5", 1, 0, Some(0)),
+            full("foo-6", 1, 1, Some(0)),
+        ];
+        let refs: Vec<&ReplicaSet> = old.iter().collect();
+        let got: Vec<&str> = replica_sets_to_clean_up(&refs, &deployment(0))
+            .into_iter()
+            .map(|r| name_of(&r.metadata))
+            .collect();
+        assert_eq!(got, ["foo-1", "foo-2", "foo-3"]);
     }
 
     #[test]
@@ -253,11 +240,10 @@ mod tests {
         ];
         for (i, (old, limit, want)) in cases.into_iter().enumerate() {
             let refs: Vec<&ReplicaSet> = old.iter().collect();
-            let got: Vec<&str> =
-                replica_sets_to_clean_up(&refs, &deployment(limit), &FeatureGates::default())
-                    .into_iter()
-                    .map(|r| name_of(&r.metadata))
-                    .collect();
+            let got: Vec<&str> = replica_sets_to_clean_up(&refs, &deployment(limit))
+                .into_iter()
+                .map(|r| name_of(&r.metadata))
+                .collect();
             assert_eq!(got, want, "scenario {i}");
         }
     }
