@@ -154,3 +154,50 @@ fn status_equal_treats_zero_as_absent() {
     };
     assert!(!status_equal(&b, &DeploymentStatus::default()));
 }
+
+/// A Deployment status as the server stores it: the computed one without
+/// `terminatingReplicas` (gate off on the server, which drops the field).
+fn stored_without_terminating(s: DeploymentStatus) -> DeploymentStatus {
+    DeploymentStatus {
+        terminating_replicas: None,
+        ..s
+    }
+}
+
+#[test]
+fn gate_off_leaves_terminating_unset_and_writes_nothing_more() {
+    let off = FeatureGates {
+        deployment_replica_set_terminating_replicas: false,
+    };
+    let mut d = rolling_deployment("foo", 2, Some(int(1)), Some(int(0)));
+    // The ReplicaSets report the field (their controller has it on); this one does not.
+    let old = rs_with("old", 0, 1, 0, 0, Some(1));
+    let new = rs_with("new", 2, 2, 2, 2, Some(0));
+    let first =
+        sync_deployment_status(&[&old, &new], Some(&new), &d, &off, at(10)).expect("first write");
+    assert_eq!(first.terminating_replicas, None);
+    d.status = Some(first);
+    assert_eq!(
+        sync_deployment_status(&[&old, &new], Some(&new), &d, &off, at(20)),
+        None,
+        "steady state: no second write"
+    );
+}
+
+#[test]
+fn server_dropping_the_field_causes_no_repeated_writes() {
+    // Gate on here, off on the server: synced ReplicaSets carry no terminatingReplicas, so the
+    // sum is unknown (absent), which is what the server stores.
+    let mut d = rolling_deployment("foo", 2, Some(int(1)), Some(int(0)));
+    let old = rs_with("old", 0, 0, 0, 0, None);
+    let new = rs_with("new", 2, 2, 2, 2, None);
+    let gates = FeatureGates::default();
+    let first =
+        sync_deployment_status(&[&old, &new], Some(&new), &d, &gates, at(10)).expect("write");
+    assert_eq!(first.terminating_replicas, None);
+    d.status = Some(stored_without_terminating(first));
+    assert_eq!(
+        sync_deployment_status(&[&old, &new], Some(&new), &d, &gates, at(20)),
+        None
+    );
+}
