@@ -86,6 +86,34 @@ async fn test_sync_replica_set_create_failures() {
     assert_eq!(cond.reason.as_deref(), Some("FailedCreate"));
 }
 
+/// v1.37.2 `syncReplicaSet` returns a manage error right after the status write, before it
+/// plans the availability check: no `AddAfter` then (the error's rate-limited requeue only).
+#[tokio::test(start_paused = true)]
+async fn manage_error_skips_the_availability_requeue() {
+    let h = Harness::new(500);
+    let mut rs = new_replica_set(2, &[("foo", "bar")]);
+    if let Some(s) = rs.spec.as_mut() {
+        s.min_ready_seconds = Some(5);
+    }
+    h.add_rs(&rs);
+    // Ready but not yet available: without the error a check would be planned in 5 s.
+    h.add_pod(new_pod("foobar-1", &rs, "Running", Some(t0()), true));
+    fail_with(&h, "boom");
+    let err = h
+        .controller
+        .sync_replica_set(KEY)
+        .await
+        .expect_err("create");
+    assert!(matches!(err, SyncError::Manage(_)), "{err}");
+    let st = h.client.updates.lock()[0]
+        .status
+        .clone()
+        .unwrap_or_default();
+    assert_eq!((st.ready_replicas, st.available_replicas), (Some(1), None));
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    assert_eq!(h.controller.queue().len(), 0);
+}
+
 #[tokio::test]
 async fn test_sync_replica_set_dormancy() {
     let h = Harness::new(500);
