@@ -389,6 +389,13 @@ pub fn kubectl(
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// A loopback port free right now.
+pub fn free_port() -> anyhow::Result<u16> {
+    let listener =
+        std::net::TcpListener::bind("127.0.0.1:0").context("finding a free loopback port")?;
+    Ok(listener.local_addr()?.port())
+}
+
 /// Polls `check` every 200 ms until it returns `Some` or `timeout` passes.
 pub fn wait_for<T>(
     what: &str,

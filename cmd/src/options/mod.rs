@@ -32,6 +32,8 @@ pub const KNOWN_CONTROLLERS: &[(&str, &str)] = &[
 #[command(
     name = "kcm",
     version,
+    // pflag: a flag given twice takes its last value (list flags append).
+    args_override_self = true,
     about = "kcm runs kube-controller-manager's Deployment and ReplicaSet controllers.",
     long_about = "kcm runs kube-controller-manager's Deployment and ReplicaSet controllers.\n\n\
         Run it beside kube-controller-manager started with \

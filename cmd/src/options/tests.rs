@@ -20,6 +20,22 @@ fn parse_err(args: &[&str]) -> String {
 }
 
 #[test]
+fn a_repeated_flag_takes_its_last_value_and_lists_append_as_pflag() {
+    let o = parse(&[
+        "--secure-port",
+        "0",
+        "--secure-port=1234",
+        "--kube-api-qps=7",
+        "--kube-api-qps",
+        "9",
+    ]);
+    assert_eq!(o.serving.secure_port, 1234);
+    assert_eq!(o.kube_api_qps, 9.0);
+    let o = parse(&["--controllers=*", "--controllers=-deployment-controller"]);
+    assert_eq!(o.controllers, vec!["*", "-deployment-controller"]);
+}
+
+#[test]
 fn defaults_are_kube_controller_managers() {
     let o = parse(&[]);
     assert_eq!(o.controllers, vec!["*"]);

@@ -48,6 +48,7 @@ mod options;
 mod preflight;
 mod runner;
 mod scenarios;
+mod secure_metrics;
 
 use images::{Images, restricted_security_context};
 

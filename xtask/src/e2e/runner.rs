@@ -275,6 +275,7 @@ fn forbidden_lines(dir: &Path) -> anyhow::Result<Vec<String>> {
 fn is_forbidden(line: &str) -> bool {
     line.contains("is forbidden")
         || line.contains("reason: \"Forbidden\"")
+        || line.contains(r#"reason: \"Forbidden\""#)
         || line.contains("code: 403")
 }
 
@@ -335,6 +336,9 @@ mod tests {
         assert!(is_forbidden(
             r#"err=ErrorResponse { message: "x", reason: "Forbidden", code: 403 }"#
         ));
+        assert!(is_forbidden(
+            r#"E1125 01:00:00.000000  1 worker.rs:42] "error syncing" err="ErrorResponse { reason: \"Forbidden\" }""#
+        ));
         assert!(!is_forbidden(
             "INFO synced replicas=403 resourceVersion=14031"
         ));
@@ -373,7 +377,7 @@ mod tests {
     #[test]
     fn scenario_names_are_unique_and_the_kcm_ones_known() {
         let mut names: Vec<&str> = ALL.iter().map(|(n, _)| *n).collect();
-        assert_eq!(names.len(), 17);
+        assert_eq!(names.len(), 18);
         let own: Vec<&str> = ALL
             .iter()
             .filter(|(_, k)| matches!(k, Kind::OwnKcm(_)))
@@ -382,6 +386,6 @@ mod tests {
         assert_eq!(own, ["kcm-killed-mid-rollout", "leader-election"]);
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 17);
+        assert_eq!(names.len(), 18);
     }
 }

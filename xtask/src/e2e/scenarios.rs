@@ -423,6 +423,10 @@ pub(super) const ALL: &[(&str, Kind)] = &[
         "beside-upstream-controller-manager",
         Kind::BesideUpstream(super::beside_upstream::scenario_beside_upstream),
     ),
+    (
+        "metrics-over-https-with-delegated-auth",
+        Kind::BesideUpstream(super::secure_metrics::scenario_secure_metrics),
+    ),
 ];
 
 /// The Lease the two candidates compete for: in the scenario's own namespace, so it never

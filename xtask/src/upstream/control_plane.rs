@@ -6,7 +6,7 @@
 //! folder for etcd's data (removed on exit and on Ctrl-C).
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -16,7 +16,7 @@ use anyhow::{Context, bail};
 use super::build::Binaries;
 use super::kubeconfig;
 use super::pki::Pki;
-use crate::cluster::{Cluster, Proc, kubectl, spawn_until_ready, wait_for};
+use crate::cluster::{Cluster, Proc, free_port, kubectl, spawn_until_ready, wait_for};
 use crate::reaper::TempDir;
 
 /// How to start the control plane.
@@ -313,12 +313,6 @@ fn ensure_running(procs: &mut [Proc], dir: &Path) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-/// A loopback port free right now.
-fn free_port() -> anyhow::Result<u16> {
-    let listener = TcpListener::bind("127.0.0.1:0").context("finding a free loopback port")?;
-    Ok(listener.local_addr()?.port())
 }
 
 /// `GET /health` on etcd's client port answers `"health":"true"`.
