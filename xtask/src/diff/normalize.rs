@@ -11,6 +11,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+/// What the event correlator puts before an aggregated event's message.
+const COMBINED_PREFIX: &str = "(combined from similar events): ";
+
 /// One namespace at a quiescent point, normalised.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Snapshot {
@@ -64,13 +67,20 @@ pub fn snapshot(list: &Value, created: &[(String, String)]) -> Snapshot {
                 snap.pods.entry(name).or_default().push(v);
             }
             "Event" => {
+                // client-go's correlator prefixes the 11th and later similar events within ten
+                // minutes; whether an event is combined depends on how many came before (timing).
+                let message = v["message"].as_str().unwrap_or_default();
+                let message = message
+                    .strip_prefix(COMBINED_PREFIX)
+                    .unwrap_or(message)
+                    .to_string();
                 let key = format!(
                     "{} {} {}/{}: {}",
                     v["type"].as_str().unwrap_or_default(),
                     v["reason"].as_str().unwrap_or_default(),
                     v["involvedObject"]["kind"].as_str().unwrap_or_default(),
                     v["involvedObject"]["name"].as_str().unwrap_or_default(),
-                    v["message"].as_str().unwrap_or_default(),
+                    message,
                 );
                 *snap.events.entry(key).or_default() += v["count"].as_i64().unwrap_or(1);
             }
@@ -321,5 +331,16 @@ mod tests {
                 .any(|k| k.ends_with("web-{web#1} from 1 to 0"))
         );
         assert_ne!(b.objects, c.objects, "spec.replicas is compared");
+        // An aggregated event counts as the event it aggregates.
+        let combined = snapshot(
+            &json!({"items": [{"kind": "Event", "type": "Normal", "reason": "ScalingReplicaSet",
+                "count": 2, "involvedObject": {"kind": "Deployment", "name": "web"},
+                "message": "(combined from similar events): Scaled up replica set web-x from 0 to 1"},
+               {"kind": "Event", "type": "Normal", "reason": "ScalingReplicaSet",
+                "involvedObject": {"kind": "Deployment", "name": "web"},
+                "message": "Scaled up replica set web-x from 0 to 1"}]}),
+            &[],
+        );
+        assert_eq!(combined.events.values().copied().collect::<Vec<_>>(), [3]);
     }
 }
