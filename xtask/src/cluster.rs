@@ -18,7 +18,7 @@ pub fn target_dir() -> PathBuf {
 
 /// Builds the two binaries the scenarios run.
 pub fn build_binaries() -> anyhow::Result<()> {
-    build(&["kcm", "kcm-testenv"])
+    build(&["kcm", "kcm-testenv-cli"])
 }
 
 /// Builds the binaries of `packages` (debug profile, `--locked`).

@@ -57,7 +57,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
             other => bail!("unknown flag `{other}`\n\n{USAGE}"),
         }
     }
-    build(&["kcm-testenv"])?;
+    build(&["kcm-testenv-cli"])?;
     let mut cluster = if upstream {
         let bins = upstream_build::build()?;
         let opts = control_plane::Options {

@@ -79,10 +79,10 @@ async fn request_token(
 ) -> Result<(HeaderValue, Duration), TokenError> {
     let api: Api<ServiceAccount> = Api::namespaced(root.clone(), NAMESPACE);
     let request = TokenRequest {
-        spec: TokenRequestSpec {
+        spec: Some(TokenRequestSpec {
             expiration_seconds: Some(EXPIRATION_SECONDS),
             ..Default::default()
-        },
+        }),
         ..Default::default()
     };
     let err = |source| TokenError::Token {
@@ -98,9 +98,14 @@ async fn request_token(
             "the TokenRequest answer has no status".into(),
         ))
     })?;
-    let header = HeaderValue::from_str(&format!("Bearer {}", status.token))
+    let (Some(token), Some(expiration)) = (status.token, status.expiration_timestamp) else {
+        return Err(err(kube::Error::Service(
+            "the TokenRequest answer has no token or no expirationTimestamp".into(),
+        )));
+    };
+    let header = HeaderValue::from_str(&format!("Bearer {token}"))
         .map_err(|e| err(kube::Error::Service(Box::new(e))))?;
-    let lifetime = (status.expiration_timestamp.0 - jiff::Timestamp::now())
+    let lifetime = (expiration.0 - jiff::Timestamp::now())
         .total(jiff::Unit::Second)
         .unwrap_or(0.0)
         .max(0.0);

@@ -135,7 +135,7 @@ impl Authenticator {
         }
         let review = TokenReview {
             spec: TokenReviewSpec {
-                token: Some(token.clone()),
+                token: token.clone(),
                 ..Default::default()
             },
             ..Default::default()

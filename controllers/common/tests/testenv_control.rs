@@ -40,7 +40,7 @@ async fn create_rs(client: &kube::Client) -> ReplicaSet {
             namespace: Some("default".into()),
             ..Default::default()
         },
-        spec: Some(ReplicaSetSpec {
+        spec: ReplicaSetSpec {
             replicas: Some(0),
             selector: LabelSelector {
                 match_labels: Some(labels("web")),
@@ -54,7 +54,7 @@ async fn create_rs(client: &kube::Client) -> ReplicaSet {
                 spec: Some(spec()),
             }),
             ..Default::default()
-        }),
+        },
         status: None,
     };
     Api::<ReplicaSet>::namespaced(client.clone(), "default")
@@ -81,11 +81,7 @@ async fn pod_control_creates_deletes_and_records_events() {
         client.clone(),
         broadcaster.new_recorder("replicaset-controller", None),
     );
-    let template = rs
-        .spec
-        .as_ref()
-        .and_then(|s| s.template.clone())
-        .expect("template");
+    let template = rs.spec.template.clone().expect("template");
     for _ in 0..2 {
         control
             .create_pods("default", &template, &owner_ref, &owner.controller_ref())

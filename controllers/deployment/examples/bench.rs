@@ -351,7 +351,7 @@ fn deployment(i: usize, replicas: i32, namespaces: usize) -> Deployment {
         },
         // No strategy: the API server defaults it to RollingUpdate, maxSurge and
         // maxUnavailable 25% (3 and 2 of 10 replicas); revisionHistoryLimit 10; no minReadySeconds.
-        spec: Some(DeploymentSpec {
+        spec: DeploymentSpec {
             replicas: Some(replicas),
             selector: LabelSelector {
                 match_labels: Some(labels.clone()),
@@ -372,7 +372,7 @@ fn deployment(i: usize, replicas: i32, namespaces: usize) -> Deployment {
                 }),
             },
             ..Default::default()
-        }),
+        },
         status: None,
     }
 }
@@ -391,8 +391,8 @@ fn rollout_complete(d: &Deployment, replicas: i32) -> bool {
 
 fn rs_image(rs: &ReplicaSet) -> &str {
     rs.spec
+        .template
         .as_ref()
-        .and_then(|s| s.template.as_ref())
         .and_then(|t| t.spec.as_ref())
         .and_then(|s| s.containers.first())
         .and_then(|c| c.image.as_deref())
@@ -401,8 +401,7 @@ fn rs_image(rs: &ReplicaSet) -> &str {
 
 /// An old ReplicaSet is done when both its desired and its observed replicas are 0.
 fn old_rs_scaled_down(rs: &ReplicaSet) -> bool {
-    rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1) == 0
-        && rs.status.as_ref().map_or(0, |s| s.replicas) == 0
+    rs.spec.replicas.unwrap_or(1) == 0 && rs.status.as_ref().map_or(0, |s| s.replicas) == 0
 }
 
 /// Polls until every Deployment is complete (and, with `old_image`, every ReplicaSet of that

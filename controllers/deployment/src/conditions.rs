@@ -49,8 +49,8 @@ pub fn new_deployment_condition(
     now: Timestamp,
 ) -> DeploymentCondition {
     DeploymentCondition {
-        type_: type_.to_string(),
-        status: status.to_string(),
+        type_: Some(type_.to_string()),
+        status: Some(status.to_string()),
         reason: Some(reason.to_string()),
         message: Some(message.into()),
         last_update_time: Some(Time(now)),
@@ -72,7 +72,7 @@ pub fn get_deployment_condition(
         .conditions
         .as_ref()?
         .iter()
-        .find(|c| c.type_ == type_)
+        .find(|c| c.type_.as_deref().unwrap_or_default() == type_)
         .cloned()
 }
 
@@ -83,7 +83,9 @@ pub fn get_deployment_condition(
 /// * same status, other reason -> the new condition keeps the old `lastTransitionTime`;
 /// * every condition of that type is removed and the new one appended at the end.
 pub fn set_deployment_condition(status: &mut DeploymentStatus, mut condition: DeploymentCondition) {
-    if let Some(current) = get_deployment_condition(status, &condition.type_) {
+    if let Some(current) =
+        get_deployment_condition(status, condition.type_.as_deref().unwrap_or_default())
+    {
         if current.status == condition.status && current.reason == condition.reason {
             return;
         }
@@ -91,7 +93,10 @@ pub fn set_deployment_condition(status: &mut DeploymentStatus, mut condition: De
             condition.last_transition_time = current.last_transition_time;
         }
     }
-    let mut conditions = filter_out_condition(status.conditions.take(), &condition.type_);
+    let mut conditions = filter_out_condition(
+        status.conditions.take(),
+        condition.type_.as_deref().unwrap_or_default(),
+    );
     conditions.push(condition);
     status.conditions = Some(conditions);
 }
@@ -110,7 +115,7 @@ fn filter_out_condition(
     conditions
         .unwrap_or_default()
         .into_iter()
-        .filter(|c| c.type_ != type_)
+        .filter(|c| c.type_.as_deref().unwrap_or_default() != type_)
         .collect()
 }
 
@@ -134,8 +139,8 @@ mod tests {
 
     fn cond(type_: &str, status: &str, reason: &str) -> DeploymentCondition {
         DeploymentCondition {
-            type_: type_.into(),
-            status: status.into(),
+            type_: Some(type_.into()),
+            status: Some(status.into()),
             reason: Some(reason.into()),
             ..Default::default()
         }
@@ -259,8 +264,8 @@ mod tests {
     #[test]
     fn replica_set_condition_copies_transition_time_twice() {
         let rc = ReplicaSetCondition {
-            type_: DEPLOYMENT_REPLICA_FAILURE.into(),
-            status: CONDITION_TRUE.into(),
+            type_: Some(DEPLOYMENT_REPLICA_FAILURE.into()),
+            status: Some(CONDITION_TRUE.into()),
             reason: Some("FailedCreate".into()),
             message: Some("quota".into()),
             last_transition_time: Some(Time(at(5))),

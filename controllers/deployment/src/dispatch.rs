@@ -32,15 +32,13 @@ pub enum SyncPath {
 }
 
 fn is_paused(d: &Deployment) -> bool {
-    d.spec.as_ref().and_then(|s| s.paused).unwrap_or(false)
+    d.spec.paused.unwrap_or(false)
 }
 
 /// Whether the selector deep-equals an empty `LabelSelector` (a nil selector is not caught here,
 /// as upstream; validation forbids both).
 pub fn selects_everything(d: &Deployment) -> bool {
-    d.spec
-        .as_ref()
-        .is_some_and(|s| s.selector == LabelSelector::default())
+    d.spec.selector == LabelSelector::default()
 }
 
 /// The path of this sync. `check_paused_conditions` runs between the deletion check and the

@@ -38,7 +38,7 @@ pub fn get_replica_failures(
             .map(|conds| {
                 conds
                     .iter()
-                    .filter(|c| c.type_ == DEPLOYMENT_REPLICA_FAILURE)
+                    .filter(|c| c.type_.as_deref() == Some(DEPLOYMENT_REPLICA_FAILURE))
                     .map(replica_set_to_deployment_condition)
                     .collect()
             })
@@ -103,7 +103,7 @@ pub fn rollout_status(
                 now,
             );
             if let Some(current) = &current {
-                if current.status == CONDITION_TRUE {
+                if current.status.as_deref() == Some(CONDITION_TRUE) {
                     condition.last_transition_time = current.last_transition_time.clone();
                 }
                 remove_deployment_condition(&mut new_status, DEPLOYMENT_PROGRESSING);

@@ -9,8 +9,8 @@ const T0: i64 = 1_487_184_540;
 
 fn cond(status: &str, reason: &str, time: Option<i64>) -> DeploymentCondition {
     DeploymentCondition {
-        type_: DEPLOYMENT_PROGRESSING.into(),
-        status: status.into(),
+        type_: Some(DEPLOYMENT_PROGRESSING.into()),
+        status: Some(status.into()),
         reason: (!reason.is_empty()).then(|| reason.to_string()),
         last_update_time: time.map(|t| Time(at(t))),
         last_transition_time: time.map(|t| Time(at(t))),
@@ -317,7 +317,7 @@ fn test_sync_rollout_status() {
             (None, None) => {}
             (Some(g), Some((status, reason, update, transition, message))) => {
                 assert_eq!(
-                    (g.status.as_str(), reason_of(&g)),
+                    (g.status.as_deref().unwrap_or_default(), reason_of(&g)),
                     (status, reason),
                     "{}",
                     c.name
@@ -347,8 +347,8 @@ fn test_sync_rollout_status() {
 fn replica_failure_copied_from_new_rs_first() {
     use k8s_openapi::api::apps::v1::ReplicaSetCondition;
     let failure = |msg: &str, t: i64| ReplicaSetCondition {
-        type_: DEPLOYMENT_REPLICA_FAILURE.into(),
-        status: CONDITION_TRUE.into(),
+        type_: Some(DEPLOYMENT_REPLICA_FAILURE.into()),
+        status: Some(CONDITION_TRUE.into()),
         reason: Some("FailedCreate".into()),
         message: Some(msg.into()),
         last_transition_time: Some(Time(at(t))),

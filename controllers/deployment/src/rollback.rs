@@ -150,9 +150,7 @@ mod tests {
                 format!("h-{name}"),
             );
         }
-        if let Some(s) = r.spec.as_mut() {
-            s.template = Some(t);
-        }
+        r.spec.template = Some(t);
         r
     }
 
@@ -183,10 +181,7 @@ mod tests {
             out.event.message,
             "Rolled back deployment \"web\" to revision 1"
         );
-        assert_eq!(
-            out.deployment.spec.as_ref().map(|s| s.template.clone()),
-            Some(template("v1"))
-        );
+        assert_eq!(out.deployment.spec.template.clone(), template("v1"));
         assert_eq!(get_rollback_to(&out.deployment), None);
         assert_eq!(
             annotation(&out.deployment.metadata, CHANGE_CAUSE_ANNOTATION),

@@ -163,7 +163,7 @@ pub fn cleanup_unhealthy_replicas(
             };
         }
         steps.push(step(rs, new_size));
-        rs.spec.get_or_insert_with(Default::default).replicas = Some(new_size);
+        rs.spec.replicas = Some(new_size);
         total = total.wrapping_add(count);
     }
     UnhealthyCleanup {

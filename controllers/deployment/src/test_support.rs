@@ -73,7 +73,7 @@ pub fn rolling_deployment(
             annotations: Some(BTreeMap::new()),
             ..Default::default()
         },
-        spec: Some(DeploymentSpec {
+        spec: DeploymentSpec {
             replicas: Some(replicas),
             selector: LabelSelector {
                 match_labels: Some(labels(&[("foo", "bar")])),
@@ -88,7 +88,7 @@ pub fn rolling_deployment(
             }),
             template: template("nginx"),
             ..Default::default()
-        }),
+        },
         status: Some(DeploymentStatus::default()),
     }
 }
@@ -96,7 +96,8 @@ pub fn rolling_deployment(
 /// A Recreate deployment.
 pub fn recreate_deployment(name: &str, replicas: i32) -> Deployment {
     let mut d = rolling_deployment(name, replicas, None, None);
-    if let Some(spec) = d.spec.as_mut() {
+    {
+        let spec = &mut d.spec;
         spec.strategy = Some(DeploymentStrategy {
             type_: Some("Recreate".into()),
             rolling_update: None,
@@ -115,7 +116,7 @@ pub fn rs(name: &str, replicas: i32, available: i32, created: i64) -> ReplicaSet
             creation_timestamp: Some(ts(created)),
             ..Default::default()
         },
-        spec: Some(ReplicaSetSpec {
+        spec: ReplicaSetSpec {
             replicas: Some(replicas),
             selector: LabelSelector {
                 match_labels: Some(labels(&[("foo", "bar")])),
@@ -123,7 +124,7 @@ pub fn rs(name: &str, replicas: i32, available: i32, created: i64) -> ReplicaSet
             },
             template: Some(template(name)),
             ..Default::default()
-        }),
+        },
         status: Some(ReplicaSetStatus {
             replicas,
             available_replicas: Some(available),
@@ -151,7 +152,8 @@ pub fn with_annotation(mut r: ReplicaSet, k: &str, v: &str) -> ReplicaSet {
 
 /// Sets the deployment's strategy surge/unavailable.
 pub fn set_rolling(d: &mut Deployment, surge: IntOrString, unav: IntOrString) {
-    if let Some(spec) = d.spec.as_mut() {
+    {
+        let spec = &mut d.spec;
         spec.strategy = Some(DeploymentStrategy {
             type_: Some("RollingUpdate".into()),
             rolling_update: Some(RollingUpdateDeployment {
@@ -164,7 +166,7 @@ pub fn set_rolling(d: &mut Deployment, surge: IntOrString, unav: IntOrString) {
 
 /// Mutable access to the spec of a test deployment.
 pub fn spec_mut(d: &mut Deployment) -> &mut DeploymentSpec {
-    d.spec.get_or_insert_with(Default::default)
+    &mut d.spec
 }
 
 /// Mutable access to the status of a test deployment.

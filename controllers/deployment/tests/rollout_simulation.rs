@@ -48,7 +48,7 @@ fn deployment(replicas: i32, strategy: DeploymentStrategy) -> Deployment {
             generation: Some(2),
             ..Default::default()
         },
-        spec: Some(DeploymentSpec {
+        spec: DeploymentSpec {
             replicas: Some(replicas),
             revision_history_limit: Some(0),
             progress_deadline_seconds: Some(600),
@@ -59,7 +59,7 @@ fn deployment(replicas: i32, strategy: DeploymentStrategy) -> Deployment {
             strategy: Some(strategy),
             template: template("web:v2"),
             ..Default::default()
-        }),
+        },
         status: Some(DeploymentStatus::default()),
     }
 }
@@ -77,11 +77,11 @@ fn old_replica_set(replicas: i32) -> ReplicaSet {
             )])),
             ..Default::default()
         },
-        spec: Some(ReplicaSetSpec {
+        spec: ReplicaSetSpec {
             replicas: Some(replicas),
             template: Some(template("web:v1")),
             ..Default::default()
-        }),
+        },
         status: Some(ReplicaSetStatus {
             replicas,
             available_replicas: Some(replicas),
@@ -94,7 +94,7 @@ fn old_replica_set(replicas: i32) -> ReplicaSet {
 }
 
 fn spec_replicas(rs: &ReplicaSet) -> i32 {
-    rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(0)
+    rs.spec.replicas.unwrap_or(0)
 }
 
 fn available(rs: &ReplicaSet) -> i32 {
@@ -254,7 +254,7 @@ fn rolling_update_respects_surge_and_availability_and_completes() {
                     .conditions
                     .unwrap_or_default()
                     .into_iter()
-                    .find(|c| c.type_ == "Progressing")
+                    .find(|c| c.type_.as_deref() == Some("Progressing"))
                     .expect("Progressing condition");
                 assert_eq!(
                     progressing.reason.as_deref(),

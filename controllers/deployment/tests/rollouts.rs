@@ -28,7 +28,7 @@ async fn make_all_available(h: &Harness, rss: &[ReplicaSet]) {
 async fn rolling_update_respects_surge_and_availability() {
     let h = Harness::start().await;
     let mut d = rolling("web", 4, 1, 0);
-    d.spec.as_mut().unwrap().revision_history_limit = Some(0);
+    d.spec.revision_history_limit = Some(0);
     let d = h.create(&d).await;
     let old = wait_for("first ReplicaSet", || async {
         h.owned_replica_sets(&d).await.into_iter().next()
@@ -172,7 +172,7 @@ fn hand_made_rs(name: &str, app: &str, rs_labels: BTreeMap<String, String>) -> R
             labels: Some(rs_labels),
             ..Default::default()
         },
-        spec: Some(ReplicaSetSpec {
+        spec: ReplicaSetSpec {
             replicas: Some(0),
             selector: LabelSelector {
                 match_labels: Some(labels(app)),
@@ -180,7 +180,7 @@ fn hand_made_rs(name: &str, app: &str, rs_labels: BTreeMap<String, String>) -> R
             },
             template: Some(template(app, "nginx:1")),
             ..Default::default()
-        }),
+        },
         status: None,
     }
 }
@@ -246,10 +246,10 @@ async fn adopts_matching_orphan_and_releases_it_when_labels_change() {
 async fn hash_collision_bumps_collision_count() {
     let h = Harness::start().await;
     let mut d = rolling("web", 1, 1, 0);
-    d.spec.as_mut().unwrap().paused = Some(true);
+    d.spec.paused = Some(true);
     let d = h.create(&d).await;
     // The name the controller will try first, taken by an unrelated ReplicaSet.
-    let stored_template = d.spec.as_ref().unwrap().template.clone();
+    let stored_template = d.spec.template.clone();
     let taken = format!("web-{}", compute_hash(&stored_template, None));
     h.replica_sets()
         .create(
@@ -305,9 +305,7 @@ async fn rollback_annotation_restores_previous_template() {
     .await;
     let d = wait_for("rolled back template", || async {
         let d = h.get("web").await;
-        let img = d.spec.as_ref()?.template.spec.as_ref()?.containers[0]
-            .image
-            .clone();
+        let img = d.spec.template.spec.as_ref()?.containers[0].image.clone();
         (img.as_deref() == Some("nginx:1")).then_some(d)
     })
     .await;

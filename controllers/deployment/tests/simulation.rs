@@ -154,7 +154,7 @@ async fn never_ready_pods_stall_at_surge_and_time_out() {
     let c = start_cluster().await;
     let h = &c.h;
     let mut d = rolling("web", 3, 1, 0);
-    d.spec.as_mut().unwrap().progress_deadline_seconds = Some(2);
+    d.spec.progress_deadline_seconds = Some(2);
     let d = h.create(&d).await;
     wait_complete(h, 3).await;
     let old_name = h.owned_replica_sets(&d).await[0]

@@ -16,7 +16,7 @@ async fn create_makes_new_replica_set() {
     })
     .await;
     let stored = h.get("web").await;
-    let hash = compute_hash(&stored.spec.as_ref().unwrap().template, None);
+    let hash = compute_hash(&stored.spec.template, None);
     assert_eq!(
         rs.metadata.name.as_deref(),
         Some(format!("web-{hash}").as_str())
@@ -28,7 +28,7 @@ async fn create_makes_new_replica_set() {
         Some(&hash),
         "pod-template-hash label"
     );
-    let spec = rs.spec.clone().unwrap();
+    let spec = rs.spec.clone();
     assert_eq!(spec.replicas, Some(3));
     assert_eq!(
         spec.selector
@@ -141,7 +141,7 @@ async fn scaling_event_resizes_the_replica_set() {
 async fn paused_deployment_reports_paused_and_creates_nothing() {
     let h = Harness::start().await;
     let mut d = rolling("web", 2, 1, 0);
-    d.spec.as_mut().unwrap().paused = Some(true);
+    d.spec.paused = Some(true);
     let d = h.create(&d).await;
     let paused = wait_for("DeploymentPaused", || async {
         let d = h.get("web").await;
@@ -218,7 +218,7 @@ async fn deleting_deployment_only_syncs_status() {
 async fn progress_deadline_exceeded_then_available() {
     let h = Harness::start().await;
     let mut d = rolling("web", 1, 1, 0);
-    d.spec.as_mut().unwrap().progress_deadline_seconds = Some(1);
+    d.spec.progress_deadline_seconds = Some(1);
     let d = h.create(&d).await;
     let rs = wait_for("the new ReplicaSet", || async {
         h.owned_replica_sets(&d).await.into_iter().next()

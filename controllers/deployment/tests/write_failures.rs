@@ -109,7 +109,7 @@ impl RequestHook for FailUpdatesUntilQuiet {
 /// Deployment and its ReplicaSet's name.
 async fn first_rollout(h: &Harness, history: Option<i32>) -> (Deployment, String) {
     let mut d = rolling("web", 2, 1, 0);
-    d.spec.as_mut().expect("spec").revision_history_limit = history;
+    d.spec.revision_history_limit = history;
     let d = h.create(&d).await;
     let old = wait_for("first ReplicaSet", || async {
         h.owned_replica_sets(&d).await.into_iter().next()

@@ -38,7 +38,7 @@ fn replica_set(i: usize, replicas: i32) -> ReplicaSet {
             namespace: Some("default".into()),
             ..Default::default()
         },
-        spec: Some(ReplicaSetSpec {
+        spec: ReplicaSetSpec {
             replicas: Some(replicas),
             selector: LabelSelector {
                 match_labels: Some(labels.clone()),
@@ -59,7 +59,7 @@ fn replica_set(i: usize, replicas: i32) -> ReplicaSet {
                 }),
             }),
             ..Default::default()
-        }),
+        },
         status: None,
     }
 }

@@ -63,9 +63,7 @@ impl Core {
             .list(&Selector::everything())
             .into_iter()
             .filter(|rs| {
-                let Some(spec) = rs.spec.as_ref() else {
-                    return false;
-                };
+                let spec = &rs.spec;
                 match Selector::from_label_selector(&spec.selector) {
                     Ok(sel) => !sel.is_everything() && sel.matches(labels),
                     Err(_) => false,

@@ -152,7 +152,8 @@ async fn orphan_add_enqueues_every_matching_rs_without_expectation_change() {
 async fn pod_with_empty_label_map_matches_no_replica_set() {
     let h = Harness::new(500);
     let mut rs = new_replica_set(1, &[]);
-    if let Some(s) = rs.spec.as_mut() {
+    {
+        let s = &mut rs.spec;
         s.selector.match_labels = None;
         s.selector.match_expressions = Some(vec![
             k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement {
@@ -299,9 +300,7 @@ async fn pod_turning_ready_requeues_after_exactly_min_ready_seconds() {
     let h = Harness::new(500);
     let core = h.controller.core();
     let mut rs = new_replica_set(1, &[("foo", "bar")]);
-    if let Some(s) = rs.spec.as_mut() {
-        s.min_ready_seconds = Some(10);
-    }
+    rs.spec.min_ready_seconds = Some(10);
     h.add_rs(&rs);
     let old = Arc::new(new_pod("p", &rs, "Pending", None, true));
     let mut cur = new_pod("p", &rs, "Running", Some(t0()), true);

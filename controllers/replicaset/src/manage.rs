@@ -57,11 +57,7 @@ impl Core {
             "Too few replicas"
         );
         let ns = rs.metadata.namespace.as_deref().unwrap_or_default();
-        let template = rs
-            .spec
-            .as_ref()
-            .and_then(|s| s.template.clone())
-            .unwrap_or_default();
+        let template = rs.spec.template.clone().unwrap_or_default();
         let owner = object_reference(rs);
         let controller_ref = ControllerRefOwner::of(rs).controller_ref();
         let (successes, err) = slow_start_batch(n, SLOW_START_INITIAL_BATCH_SIZE, || async {
@@ -147,7 +143,7 @@ impl Core {
             .filter(|r| controller_ref(&r.metadata).is_some_and(|c| c.uid == ctrl.uid))
             .collect();
         get_indirectly_related_pods(&siblings, |r: &Arc<ReplicaSet>| {
-            let spec = r.spec.as_ref()?;
+            let spec = &r.spec;
             let sel = Selector::from_label_selector(&spec.selector).ok()?;
             Some(self.pod_lister.namespaced(ns).list(&sel))
         })

@@ -20,9 +20,7 @@ proptest! {
     #[test]
     fn status_counts_are_nested(pods in prop::collection::vec(arb_pod(), 0..20), min_ready in 0i32..60) {
         let mut rs = new_replica_set(3, &[("name", "foo")]);
-        if let Some(s) = rs.spec.as_mut() {
-            s.min_ready_seconds = Some(min_ready);
-        }
+        rs.spec.min_ready_seconds = Some(min_ready);
         let active: Vec<Arc<PodView>> = pods
             .iter()
             .enumerate()

@@ -24,20 +24,16 @@ pub const FAILED_DELETE_REASON: &str = "FailedDelete";
 
 /// Desired replicas (`spec.replicas`, which the API server defaults to 1).
 pub fn spec_replicas(rs: &ReplicaSet) -> i32 {
-    rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1)
+    rs.spec.replicas.unwrap_or(1)
 }
 
 /// `spec.minReadySeconds` (0 when unset).
 pub fn min_ready_seconds(rs: &ReplicaSet) -> i32 {
-    rs.spec
-        .as_ref()
-        .and_then(|s| s.min_ready_seconds)
-        .unwrap_or(0)
+    rs.spec.min_ready_seconds.unwrap_or(0)
 }
 
 fn template_labels(rs: &ReplicaSet) -> Option<&BTreeMap<String, String>> {
     rs.spec
-        .as_ref()?
         .template
         .as_ref()?
         .metadata
@@ -55,8 +51,8 @@ pub fn new_condition(
     now: Timestamp,
 ) -> ReplicaSetCondition {
     ReplicaSetCondition {
-        type_: type_.to_string(),
-        status: "True".to_string(),
+        type_: Some(type_.to_string()),
+        status: Some("True".to_string()),
         reason: Some(reason.to_string()),
         message: Some(message.to_string()),
         last_transition_time: Some(Time(now)),
@@ -72,13 +68,13 @@ pub fn get_condition<'a>(
         .conditions
         .as_ref()?
         .iter()
-        .find(|c| c.type_ == type_)
+        .find(|c| c.type_.as_deref().unwrap_or_default() == type_)
 }
 
 /// Adds `cond`, replacing conditions of the same type, unless one with the same
 /// status and reason already exists (upstream `SetCondition`).
 pub fn set_condition(status: &mut ReplicaSetStatus, cond: ReplicaSetCondition) {
-    if let Some(cur) = get_condition(status, &cond.type_)
+    if let Some(cur) = get_condition(status, cond.type_.as_deref().unwrap_or_default())
         && cur.status == cond.status
         && cur.reason == cond.reason
     {
@@ -103,7 +99,7 @@ pub fn remove_condition(status: &mut ReplicaSetStatus, type_: &str) {
         .take()
         .unwrap_or_default()
         .into_iter()
-        .filter(|c| c.type_ != type_)
+        .filter(|c| c.type_.as_deref().unwrap_or_default() != type_)
         .collect();
     status.conditions = (!conds.is_empty()).then_some(conds);
 }

@@ -26,9 +26,7 @@ fn test_calculate_status() {
     let full = new_replica_set(2, &[("name", "foo"), ("type", "production")]);
     let not_full = new_replica_set(1, &[("name", "foo")]);
     let mut long = new_replica_set(1, &[("name", "foo"), ("type", "production")]);
-    if let Some(s) = long.spec.as_mut() {
-        s.min_ready_seconds = Some(3600);
-    }
+    long.spec.min_ready_seconds = Some(3600);
     let running = |rs: &ReplicaSet, n: &str| new_pod(n, rs, "Running", Some(t0()), true);
     let ready_at = |rs: &ReplicaSet, secs: i64| new_pod("p", rs, "Running", Some(at(secs)), true);
     struct Case {
@@ -133,8 +131,8 @@ fn test_calculate_status() {
 
 fn rf(reason: Option<&str>, message: Option<&str>) -> ReplicaSetCondition {
     ReplicaSetCondition {
-        type_: REPLICA_FAILURE.into(),
-        status: "True".into(),
+        type_: Some(REPLICA_FAILURE.into()),
+        status: Some("True".into()),
         reason: reason.map(Into::into),
         message: message.map(Into::into),
         last_transition_time: None,
@@ -229,8 +227,8 @@ fn test_get_set_remove_condition() {
     let other = rf(Some("OtherFailure"), None);
     let another = rf(Some("AnotherFailure"), None);
     let ipb = ReplicaSetCondition {
-        type_: "ImagePullBackOff".into(),
-        status: "True".into(),
+        type_: Some("ImagePullBackOff".into()),
+        status: Some("True".into()),
         reason: Some("NonExistentImage".into()),
         ..Default::default()
     };

@@ -50,11 +50,7 @@ fn live_can_adopt(
 }
 
 fn selector_of(rs: &ReplicaSet) -> Result<Selector, String> {
-    let spec = rs
-        .spec
-        .as_ref()
-        .ok_or_else(|| "spec is missing".to_string())?;
-    Selector::from_label_selector(&spec.selector).map_err(|e| e.to_string())
+    Selector::from_label_selector(&rs.spec.selector).map_err(|e| e.to_string())
 }
 
 impl Core {

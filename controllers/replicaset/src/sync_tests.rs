@@ -92,9 +92,7 @@ async fn test_sync_replica_set_create_failures() {
 async fn manage_error_skips_the_availability_requeue() {
     let h = Harness::new(500);
     let mut rs = new_replica_set(2, &[("foo", "bar")]);
-    if let Some(s) = rs.spec.as_mut() {
-        s.min_ready_seconds = Some(5);
-    }
+    rs.spec.min_ready_seconds = Some(5);
     h.add_rs(&rs);
     // Ready but not yet available: without the error a check would be planned in 5 s.
     h.add_pod(new_pod("foobar-1", &rs, "Running", Some(t0()), true));
@@ -219,9 +217,7 @@ async fn burst_case(burst: usize, n: usize) {
         created += want;
     }
     // Scale down to 0.
-    if let Some(s) = rs.spec.as_mut() {
-        s.replicas = Some(0);
-    }
+    rs.spec.replicas = Some(0);
     h.add_rs(&rs);
     let mut remaining = n;
     while remaining > 0 {
@@ -294,8 +290,8 @@ async fn blocked_sync_clears_failure_condition() {
     let mut rs = new_replica_set(2, &[("foo", "bar")]);
     rs.status = Some(ReplicaSetStatus {
         conditions: Some(vec![ReplicaSetCondition {
-            type_: REPLICA_FAILURE.into(),
-            status: "True".into(),
+            type_: Some(REPLICA_FAILURE.into()),
+            status: Some("True".into()),
             reason: Some("FailedCreate".into()),
             ..Default::default()
         }]),
@@ -439,7 +435,8 @@ async fn missing_rs_deletes_expectations() {
 async fn invalid_selector_skips_sync() {
     let h = Harness::new(500);
     let mut rs = new_replica_set(2, &[("foo", "bar")]);
-    if let Some(s) = rs.spec.as_mut() {
+    {
+        let s = &mut rs.spec;
         s.selector.match_expressions = Some(vec![
             k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement {
                 key: "x".into(),
@@ -461,9 +458,7 @@ async fn invalid_selector_skips_sync() {
 async fn test_replica_set_availability_check() {
     let h = Harness::new(500);
     let mut rs = new_replica_set(4, &[("foo", "bar")]);
-    if let Some(s) = rs.spec.as_mut() {
-        s.min_ready_seconds = Some(5);
-    }
+    rs.spec.min_ready_seconds = Some(5);
     h.add_rs(&rs);
     let before = |ms: i64| t0() - SignedDuration::from_millis(ms);
     h.add_pod(new_pod("foobar-1", &rs, "Pending", None, true));

@@ -60,7 +60,7 @@ pub(crate) fn new_replica_set(replicas: i32, selector: &[(&str, &str)]) -> Repli
             }]),
             ..Default::default()
         },
-        spec: Some(ReplicaSetSpec {
+        spec: ReplicaSetSpec {
             replicas: Some(replicas),
             selector: LabelSelector {
                 match_labels: Some(labels(selector)),
@@ -74,7 +74,7 @@ pub(crate) fn new_replica_set(replicas: i32, selector: &[(&str, &str)]) -> Repli
                 spec: None,
             }),
             min_ready_seconds: None,
-        }),
+        },
         status: None,
     }
 }
@@ -93,10 +93,7 @@ pub(crate) fn new_pod(
     pod.metadata.namespace = rs.metadata.namespace.clone();
     pod.metadata.uid = Some(fresh_uid());
     pod.metadata.resource_version = Some("1".into());
-    pod.metadata.labels = rs
-        .spec
-        .as_ref()
-        .and_then(|s| s.selector.match_labels.clone());
+    pod.metadata.labels = rs.spec.selector.match_labels.clone();
     pod.metadata.owner_references = Some(vec![OwnerReference {
         api_version: "apps/v1".into(),
         kind: "ReplicaSet".into(),

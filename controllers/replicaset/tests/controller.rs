@@ -149,10 +149,10 @@ async fn create_failures_set_condition_and_events_then_recover() {
         rs.status?
             .conditions?
             .into_iter()
-            .find(|c| c.type_ == "ReplicaFailure")
+            .find(|c| c.type_.as_deref() == Some("ReplicaFailure"))
     })
     .await;
-    assert_eq!(cond.status, "True");
+    assert_eq!(cond.status.as_deref(), Some("True"));
     assert_eq!(cond.reason.as_deref(), Some("FailedCreate"));
     assert!(
         cond.message
@@ -193,7 +193,7 @@ async fn create_failures_set_condition_and_events_then_recover() {
             .conditions
             .unwrap_or_default()
             .iter()
-            .all(|c| c.type_ != "ReplicaFailure");
+            .all(|c| c.type_.as_deref() != Some("ReplicaFailure"));
         (clear && st.replicas == 3 && active_pods(&client, "quota").await.len() == 3).then_some(())
     })
     .await;

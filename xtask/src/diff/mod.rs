@@ -109,7 +109,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         .into_iter()
         .filter(|n| only.is_empty() || only.iter().any(|o| o == n))
         .collect();
-    build(&["kcm", "kcm-testenv"])?;
+    build(&["kcm", "kcm-testenv-cli"])?;
     let bins = upstream_build::build()?;
     let started = Instant::now();
     // Per scenario: the differences of each run.

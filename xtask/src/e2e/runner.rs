@@ -114,7 +114,7 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     }
     let external = opts.external();
     match (external, opts.no_kcm) {
-        (false, _) => build(&["kcm", "kcm-testenv"])?,
+        (false, _) => build(&["kcm", "kcm-testenv-cli"])?,
         (true, false) => build(&["kcm"])?,
         (true, true) => {}
     }

@@ -162,7 +162,7 @@ fn retry_policy_with_slow_retry(inner: Arc<Inner>) -> RetryPolicy<SyncError> {
 /// }
 /// let rs = found.expect("the controller created a ReplicaSet");
 /// assert!(rs.metadata.name.unwrap().starts_with("web-"));
-/// assert_eq!(rs.spec.unwrap().replicas, Some(2));
+/// assert_eq!(rs.spec.replicas, Some(2));
 ///
 /// cancel.cancel();
 /// running.await?;

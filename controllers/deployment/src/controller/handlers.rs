@@ -177,13 +177,7 @@ async fn list_replica_sets_live(
     d: &Deployment,
 ) -> Result<Vec<ReplicaSet>, String> {
     let namespace = d.metadata.namespace.as_deref().unwrap_or_default();
-    let selector = d
-        .spec
-        .as_ref()
-        .map(|s| Selector::from_label_selector(&s.selector))
-        .transpose()
-        .map_err(|e| e.to_string())?
-        .unwrap_or_else(Selector::nothing);
+    let selector = Selector::from_label_selector(&d.spec.selector).map_err(|e| e.to_string())?;
     let api: Api<ReplicaSet> = Api::namespaced(client.clone(), namespace);
     let params = ListParams::default().labels(&selector.to_string());
     let list = api.list(&params).await.map_err(|e| e.to_string())?;
@@ -241,9 +235,7 @@ pub(crate) fn get_deployments_for_replica_set(
         .list(&Selector::everything())
         .into_iter()
         .filter(|d| {
-            let Some(spec) = d.spec.as_ref() else {
-                return false;
-            };
+            let spec = &d.spec;
             match Selector::from_label_selector(&spec.selector) {
                 Ok(sel) => !sel.is_everything() && sel.matches(labels),
                 Err(_) => false,

@@ -193,7 +193,7 @@ async fn test_update_replica_set_release() {
 async fn test_update_replica_set_orphan_with_new_labels() {
     let d1 = rolling_deployment("d1", 1, None, None);
     let mut d2 = rolling_deployment("d2", 1, None, None);
-    d2.spec.as_mut().unwrap().selector = LabelSelector {
+    d2.spec.selector = LabelSelector {
         match_labels: Some(labels(&[("app", "two")])),
         ..Default::default()
     };
@@ -222,7 +222,7 @@ async fn test_delete_replica_set() {
 async fn test_get_deployments_for_replica_set() {
     let d1 = rolling_deployment("d1", 1, None, None);
     let mut everything = rolling_deployment("all", 1, None, None);
-    everything.spec.as_mut().unwrap().selector = LabelSelector::default();
+    everything.spec.selector = LabelSelector::default();
     let mut other_ns = rolling_deployment("elsewhere", 1, None, None);
     other_ns.metadata.namespace = Some("other".into());
     let h = inner(&[d1, everything, other_ns], &[]);

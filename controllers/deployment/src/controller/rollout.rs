@@ -55,7 +55,7 @@ pub(crate) async fn update_status(
     let field = |f: fn(&DeploymentStatus) -> Option<i64>| status.and_then(f).unwrap_or(0);
     let progressing = status
         .and_then(|s| s.conditions.as_ref())
-        .and_then(|c| c.iter().find(|c| c.type_ == "Progressing"))
+        .and_then(|c| c.iter().find(|c| c.type_.as_deref() == Some("Progressing")))
         .map_or("none", |c| c.reason.as_deref().unwrap_or_default());
     log_write(
         "update",
@@ -267,8 +267,8 @@ pub(crate) async fn execute_scale_steps(
             .replace(&step.rs_name, &PostParams::default(), &update)
             .await
             .map_err(SyncError::from);
-        let from = current.spec.as_ref().and_then(|s| s.replicas).unwrap_or(0);
-        let to = update.spec.as_ref().and_then(|s| s.replicas).unwrap_or(0);
+        let from = current.spec.replicas.unwrap_or(0);
+        let to = update.spec.replicas.unwrap_or(0);
         let why = if from < to {
             "scale up"
         } else if from > to {
@@ -319,10 +319,7 @@ pub(crate) async fn cleanup_deployment(
             name_of(&rs.metadata),
             format_args!(
                 "old ReplicaSet beyond revisionHistoryLimit {} of deployment {}/{}",
-                d.spec
-                    .as_ref()
-                    .and_then(|s| s.revision_history_limit)
-                    .unwrap_or(10),
+                d.spec.revision_history_limit.unwrap_or(10),
                 namespace_of(d),
                 name_of(&d.metadata)
             ),

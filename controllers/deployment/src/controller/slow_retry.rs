@@ -63,10 +63,10 @@ mod tests {
                 generation: Some(2),
                 ..Default::default()
             },
-            spec: Some(DeploymentSpec {
+            spec: DeploymentSpec {
                 replicas: Some(replicas),
                 ..Default::default()
-            }),
+            },
             status,
         }
     }

@@ -108,7 +108,7 @@ async fn sync_inner(inner: &Inner, key: &str) -> Result<(), SyncError> {
     // paused rollout does not time out.
     rollout::check_paused_conditions(inner, &mut d).await?;
 
-    if d.spec.as_ref().and_then(|s| s.paused).unwrap_or(false) {
+    if d.spec.paused.unwrap_or(false) {
         return rollout::sync(inner, &mut d, &rs_refs).await;
     }
 
@@ -137,11 +137,7 @@ async fn sync_inner(inner: &Inner, key: &str) -> Result<(), SyncError> {
 }
 
 fn deployment_selector(d: &Deployment) -> Result<Selector, SyncError> {
-    let selector = d.spec.as_ref().map(|s| &s.selector);
-    let parsed = match selector {
-        Some(s) => Selector::from_label_selector(s).map_err(|e| e.to_string()),
-        None => Err("nil selector".to_string()),
-    };
+    let parsed = Selector::from_label_selector(&d.spec.selector).map_err(|e| e.to_string());
     parsed.map_err(|e| {
         SyncError::Other(format!(
             "deployment {}/{} has invalid label selector: {e}",

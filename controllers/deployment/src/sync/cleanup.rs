@@ -27,11 +27,7 @@ pub fn replica_sets_to_clean_up<'a>(
     if !has_revision_history_limit(d) {
         return Vec::new();
     }
-    let limit = d
-        .spec
-        .as_ref()
-        .and_then(|s| s.revision_history_limit)
-        .unwrap_or(0);
+    let limit = d.spec.revision_history_limit.unwrap_or(0);
     let mut cleanable: Vec<&ReplicaSet> = old_rss
         .iter()
         .copied()

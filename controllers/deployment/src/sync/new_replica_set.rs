@@ -82,10 +82,7 @@ pub enum ExistingNewReplicaSetAction {
 }
 
 fn min_ready_seconds(d: &Deployment) -> i32 {
-    d.spec
-        .as_ref()
-        .and_then(|s| s.min_ready_seconds)
-        .unwrap_or(0)
+    d.spec.min_ready_seconds.unwrap_or(0)
 }
 
 /// Decision for an existing new ReplicaSet: copy annotations and raise its revision to
@@ -106,16 +103,9 @@ pub fn sync_existing_new_replica_set(
         true,
         MAX_REV_HISTORY_LENGTH_IN_CHARS,
     );
-    let rs_min_ready = rs_copy
-        .spec
-        .as_ref()
-        .and_then(|s| s.min_ready_seconds)
-        .unwrap_or(0);
+    let rs_min_ready = rs_copy.spec.min_ready_seconds.unwrap_or(0);
     if annotations_updated || rs_min_ready != min_ready_seconds(d) {
-        rs_copy
-            .spec
-            .get_or_insert_with(Default::default)
-            .min_ready_seconds = d.spec.as_ref().and_then(|s| s.min_ready_seconds);
+        rs_copy.spec.min_ready_seconds = d.spec.min_ready_seconds;
         return ExistingNewReplicaSetAction::UpdateReplicaSet(rs_copy);
     }
     let mut d_copy = d.clone();
@@ -200,11 +190,7 @@ pub fn new_replica_set(
         hash.clone(),
     );
     let labels = labels.clone();
-    let mut selector = d
-        .spec
-        .as_ref()
-        .map(|s| s.selector.clone())
-        .unwrap_or_default();
+    let mut selector = d.spec.selector.clone();
     selector
         .match_labels
         .get_or_insert_with(BTreeMap::new)
@@ -220,20 +206,18 @@ pub fn new_replica_set(
             labels: Some(labels),
             ..Default::default()
         },
-        spec: Some(ReplicaSetSpec {
+        spec: ReplicaSetSpec {
             replicas: Some(0),
-            min_ready_seconds: d.spec.as_ref().and_then(|s| s.min_ready_seconds),
+            min_ready_seconds: d.spec.min_ready_seconds,
             selector,
             template: Some(template),
-        }),
+        },
         status: None,
     };
     let mut all: Vec<&ReplicaSet> = old_rss.to_vec();
     all.push(&rs);
     let replicas = new_rs_new_replicas(d, &all, &rs)?;
-    if let Some(spec) = rs.spec.as_mut() {
-        spec.replicas = Some(replicas);
-    }
+    rs.spec.replicas = Some(replicas);
     set_new_replica_set_annotations(
         d,
         &mut rs,
@@ -340,7 +324,7 @@ pub fn after_new_replica_set_created(
     really_created: bool,
     now: Timestamp,
 ) -> AfterCreate {
-    let replicas = created.spec.as_ref().and_then(|s| s.replicas).unwrap_or(0);
+    let replicas = created.spec.replicas.unwrap_or(0);
     let event = (really_created && replicas > 0).then(|| {
         scaling_event(
             ScalingOperation::Up,

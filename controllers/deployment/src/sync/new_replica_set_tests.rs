@@ -10,9 +10,7 @@ use crate::util::fields::rs_replicas;
 
 fn rs_matching(d: &Deployment, name: &str, replicas: i32, created: i64) -> ReplicaSet {
     let mut r = rs(name, replicas, 0, created);
-    if let Some(s) = r.spec.as_mut() {
-        s.template = Some(deployment_template(d));
-    }
+    r.spec.template = Some(deployment_template(d));
     r
 }
 
@@ -91,7 +89,7 @@ fn new_replica_set_object() {
     assert_eq!(labels.get(DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY), Some(&hash));
     assert_eq!(labels.get("foo").map(String::as_str), Some("bar"));
     assert!(!labels.contains_key("deployment-only"));
-    let spec = created.spec.clone().unwrap_or_default();
+    let spec = created.spec.clone();
     assert_eq!(
         spec.selector
             .match_labels
@@ -183,7 +181,7 @@ fn existing_new_replica_set_decisions() {
     let current = with_annotation(rs_matching(&d, "foo-1", 3, 0), REVISION_ANNOTATION, "4");
     match sync_existing_new_replica_set(&d, &current, "4", at(0)) {
         ExistingNewReplicaSetAction::UpdateReplicaSet(r) => {
-            assert_eq!(r.spec.and_then(|s| s.min_ready_seconds), Some(7));
+            assert_eq!(r.spec.min_ready_seconds, Some(7));
         }
         other => panic!("unexpected {other:?}"),
     }
@@ -198,7 +196,7 @@ fn existing_new_replica_set_decisions() {
             )
             .expect("Progressing");
             assert_eq!(
-                (c.status.as_str(), reason_of(&c)),
+                (c.status.as_deref().unwrap_or_default(), reason_of(&c)),
                 (CONDITION_TRUE, FOUND_NEW_RS_REASON)
             );
             assert_eq!(
@@ -264,7 +262,7 @@ fn create_failure_and_after_create() {
     let s = f.status_update.and_then(|d| d.status).unwrap_or_default();
     let c = get_deployment_condition(&s, DEPLOYMENT_PROGRESSING).expect("Progressing");
     assert_eq!(
-        (c.status.as_str(), reason_of(&c)),
+        (c.status.as_deref().unwrap_or_default(), reason_of(&c)),
         (CONDITION_FALSE, FAILED_RS_CREATE_REASON)
     );
 

@@ -38,7 +38,7 @@ pub fn check_paused_conditions(d: &Deployment, now: Timestamp) -> Option<Deploym
     let paused_cond_exists = cond
         .as_ref()
         .is_some_and(|c| reason_of(c) == PAUSED_DEPLOY_REASON);
-    let paused = d.spec.as_ref().and_then(|s| s.paused).unwrap_or(false);
+    let paused = d.spec.paused.unwrap_or(false);
     let (reason, message) = match (paused, paused_cond_exists) {
         (true, false) => (PAUSED_DEPLOY_REASON, PAUSED_MESSAGE),
         (false, true) => (RESUMED_DEPLOY_REASON, RESUMED_MESSAGE),
@@ -80,7 +80,10 @@ mod tests {
 
     fn progressing(s: &DeploymentStatus) -> (String, String) {
         let c = get_deployment_condition(s, DEPLOYMENT_PROGRESSING).expect("Progressing");
-        (c.status.clone(), reason_of(&c).to_string())
+        (
+            c.status.clone().unwrap_or_default(),
+            reason_of(&c).to_string(),
+        )
     }
 
     #[test]

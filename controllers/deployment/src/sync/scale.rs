@@ -81,7 +81,7 @@ pub fn scale_replica_set(rs: &ReplicaSet, new_scale: i32, d: &Deployment) -> Sca
         };
     }
     let mut copy = rs.clone();
-    copy.spec.get_or_insert_with(Default::default).replicas = Some(new_scale);
+    copy.spec.replicas = Some(new_scale);
     set_replicas_annotations(&mut copy, desired, max);
     let op = if old_scale < new_scale {
         ScalingOperation::Up

@@ -13,12 +13,12 @@ use k8s_openapi::api::core::v1::PodTemplateSpec;
 
 /// `deployment.spec.replicas`, `1` (the apps/v1 default) when absent.
 pub fn deployment_replicas(d: &Deployment) -> i32 {
-    d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1)
+    d.spec.replicas.unwrap_or(1)
 }
 
 /// `replicaSet.spec.replicas`, `1` (the apps/v1 default) when absent.
 pub fn rs_replicas(rs: &ReplicaSet) -> i32 {
-    rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1)
+    rs.spec.replicas.unwrap_or(1)
 }
 
 /// `replicaSet.status.replicas` (0 when there is no status).
@@ -87,23 +87,17 @@ pub fn annotations_mut(
 
 /// The deployment's pod template (an empty template when the spec is absent).
 pub fn deployment_template(d: &Deployment) -> PodTemplateSpec {
-    d.spec
-        .as_ref()
-        .map(|s| s.template.clone())
-        .unwrap_or_default()
+    d.spec.template.clone()
 }
 
 /// The ReplicaSet's pod template (an empty template when absent).
 pub fn rs_template(rs: &ReplicaSet) -> PodTemplateSpec {
-    rs.spec
-        .as_ref()
-        .and_then(|s| s.template.clone())
-        .unwrap_or_default()
+    rs.spec.template.clone().unwrap_or_default()
 }
 
 /// `deployment.spec.progressDeadlineSeconds`.
 pub fn progress_deadline_seconds(d: &Deployment) -> Option<i32> {
-    d.spec.as_ref().and_then(|s| s.progress_deadline_seconds)
+    d.spec.progress_deadline_seconds
 }
 
 /// `deployment.metadata.generation` (0 when absent).

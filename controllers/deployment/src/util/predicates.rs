@@ -17,10 +17,7 @@ pub fn has_progress_deadline(d: &Deployment) -> bool {
 
 /// `HasRevisionHistoryLimit`: `revisionHistoryLimit` set and not `i32::MAX`.
 pub fn has_revision_history_limit(d: &Deployment) -> bool {
-    d.spec
-        .as_ref()
-        .and_then(|s| s.revision_history_limit)
-        .is_some_and(|l| l != i32::MAX)
+    d.spec.revision_history_limit.is_some_and(|l| l != i32::MAX)
 }
 
 fn n(v: Option<i32>) -> i32 {
@@ -279,13 +276,11 @@ mod tests {
         ];
         for (name, reason, pds, from, now, want) in cases {
             let mut d = rolling_deployment("d", 1, None, None);
-            if let Some(spec) = d.spec.as_mut() {
-                spec.progress_deadline_seconds = pds;
-            }
+            d.spec.progress_deadline_seconds = pds;
             let status = DeploymentStatus {
                 conditions: Some(vec![DeploymentCondition {
-                    type_: DEPLOYMENT_PROGRESSING.into(),
-                    status: CONDITION_TRUE.into(),
+                    type_: Some(DEPLOYMENT_PROGRESSING.into()),
+                    status: Some(CONDITION_TRUE.into()),
                     reason: Some(reason.into()),
                     last_update_time: Some(Time(at(from))),
                     ..Default::default()
@@ -301,13 +296,15 @@ mod tests {
         let mut d = rolling_deployment("d", 1, None, None);
         assert!(!has_progress_deadline(&d));
         assert!(!has_revision_history_limit(&d));
-        if let Some(s) = d.spec.as_mut() {
+        {
+            let s = &mut d.spec;
             s.progress_deadline_seconds = Some(600);
             s.revision_history_limit = Some(0);
         }
         assert!(has_progress_deadline(&d));
         assert!(has_revision_history_limit(&d));
-        if let Some(s) = d.spec.as_mut() {
+        {
+            let s = &mut d.spec;
             s.progress_deadline_seconds = Some(i32::MAX);
             s.revision_history_limit = Some(i32::MAX);
         }

@@ -230,7 +230,7 @@ pub fn is_controlled_by(rs: &ReplicaSet, d: &Deployment) -> bool {
 pub fn set_from_replica_set_template(d: &mut Deployment, template: &PodTemplateSpec) {
     let mut t = template.clone();
     strip_hash_label(&mut t);
-    d.spec.get_or_insert_with(Default::default).template = t;
+    d.spec.template = t;
 }
 
 #[cfg(test)]

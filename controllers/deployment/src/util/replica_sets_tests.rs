@@ -175,19 +175,13 @@ fn equal_ignore_hash_nil_equals_empty() {
 
 fn new_rs_for(d: &Deployment, name: &str, hash: &str, created: i64) -> ReplicaSet {
     let mut r = rs(name, 0, 0, created);
-    let mut t = d
-        .spec
-        .as_ref()
-        .map(|s| s.template.clone())
-        .unwrap_or_default();
+    let mut t = d.spec.template.clone();
     if let Some(m) = t.metadata.as_mut() {
         m.labels
             .get_or_insert_with(Default::default)
             .insert(DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY.into(), hash.into());
     }
-    if let Some(s) = r.spec.as_mut() {
-        s.template = Some(t);
-    }
+    r.spec.template = Some(t);
     r
 }
 
@@ -219,9 +213,7 @@ fn test_find_new_replica_set() {
 fn test_find_old_replica_sets() {
     let d = rolling_deployment("nginx", 1, None, None);
     let mut new_rs = new_rs_for(&d, "new", "hash", 60);
-    if let Some(s) = new_rs.spec.as_mut() {
-        s.replicas = Some(1);
-    }
+    new_rs.spec.replicas = Some(1);
     let new_rs_dup = new_rs_for(&d, "dup", "different-hash", 0);
     let old_rs = rs("old", 0, 0, -60);
     let names = |v: Vec<&ReplicaSet>| {
@@ -405,11 +397,7 @@ fn set_from_replica_set_template_strips_hash() {
             .insert(DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY.into(), "abc".into());
     }
     set_from_replica_set_template(&mut d, &t);
-    let got = d
-        .spec
-        .as_ref()
-        .map(|s| s.template.clone())
-        .unwrap_or_default();
+    let got = d.spec.template.clone();
     assert_eq!(got, template("v1"));
 }
 

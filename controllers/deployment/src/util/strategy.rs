@@ -19,8 +19,8 @@ pub const RECREATE_STRATEGY: &str = "Recreate";
 /// `spec.strategy.type` ("" when absent: upstream does not default here, the API server does).
 pub fn strategy_type(d: &Deployment) -> &str {
     d.spec
+        .strategy
         .as_ref()
-        .and_then(|s| s.strategy.as_ref())
         .and_then(|s| s.type_.as_deref())
         .unwrap_or("")
 }
@@ -31,7 +31,7 @@ pub fn is_rolling_update(d: &Deployment) -> bool {
 }
 
 fn rolling_params(d: &Deployment) -> Option<&RollingUpdateDeployment> {
-    d.spec.as_ref()?.strategy.as_ref()?.rolling_update.as_ref()
+    d.spec.strategy.as_ref()?.rolling_update.as_ref()
 }
 
 fn max_surge_param(d: &Deployment) -> Option<&IntOrString> {

@@ -241,7 +241,7 @@ pub fn template(app: &str, image: &str) -> PodTemplateSpec {
 /// A RollingUpdate Deployment `name` selecting `app=<name>`.
 pub fn rolling(name: &str, replicas: i32, max_surge: i32, max_unavailable: i32) -> Deployment {
     let mut d = base(name, replicas);
-    d.spec.as_mut().expect("spec").strategy = Some(DeploymentStrategy {
+    d.spec.strategy = Some(DeploymentStrategy {
         type_: Some("RollingUpdate".into()),
         rolling_update: Some(RollingUpdateDeployment {
             max_surge: Some(IntOrString::Int(max_surge)),
@@ -254,7 +254,7 @@ pub fn rolling(name: &str, replicas: i32, max_surge: i32, max_unavailable: i32) 
 /// A Recreate Deployment `name` selecting `app=<name>`.
 pub fn recreate(name: &str, replicas: i32) -> Deployment {
     let mut d = base(name, replicas);
-    d.spec.as_mut().expect("spec").strategy = Some(DeploymentStrategy {
+    d.spec.strategy = Some(DeploymentStrategy {
         type_: Some("Recreate".into()),
         rolling_update: None,
     });
@@ -268,7 +268,7 @@ fn base(name: &str, replicas: i32) -> Deployment {
             namespace: Some(NS.into()),
             ..Default::default()
         },
-        spec: Some(DeploymentSpec {
+        spec: DeploymentSpec {
             replicas: Some(replicas),
             selector: LabelSelector {
                 match_labels: Some(labels(name)),
@@ -276,13 +276,13 @@ fn base(name: &str, replicas: i32) -> Deployment {
             },
             template: template(name, "nginx:1"),
             ..Default::default()
-        }),
+        },
         status: None,
     }
 }
 
 pub fn spec_replicas(rs: &ReplicaSet) -> i32 {
-    rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(0)
+    rs.spec.replicas.unwrap_or(0)
 }
 
 pub fn annotation<'a>(meta: &'a ObjectMeta, key: &str) -> Option<&'a str> {
@@ -296,10 +296,10 @@ pub fn condition(d: &Deployment, type_: &str) -> Option<(String, String, String)
         .conditions
         .as_ref()?
         .iter()
-        .find(|c| c.type_ == type_)
+        .find(|c| c.type_.as_deref() == Some(type_))
         .map(|c| {
             (
-                c.status.clone(),
+                c.status.clone().unwrap_or_default(),
                 c.reason.clone().unwrap_or_default(),
                 c.message.clone().unwrap_or_default(),
             )
@@ -308,8 +308,8 @@ pub fn condition(d: &Deployment, type_: &str) -> Option<(String, String, String)
 
 pub fn image(rs: &ReplicaSet) -> String {
     rs.spec
+        .template
         .as_ref()
-        .and_then(|s| s.template.as_ref())
         .and_then(|t| t.spec.as_ref())
         .and_then(|s| s.containers.first())
         .and_then(|c| c.image.clone())

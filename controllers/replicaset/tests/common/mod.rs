@@ -30,7 +30,7 @@ pub fn replica_set(name: &str, app: &str, replicas: i32) -> ReplicaSet {
             namespace: Some(NS.into()),
             ..Default::default()
         },
-        spec: Some(ReplicaSetSpec {
+        spec: ReplicaSetSpec {
             replicas: Some(replicas),
             selector: LabelSelector {
                 match_labels: Some(labels(app)),
@@ -44,7 +44,7 @@ pub fn replica_set(name: &str, app: &str, replicas: i32) -> ReplicaSet {
                 spec: Some(pod_spec()),
             }),
             ..Default::default()
-        }),
+        },
         status: None,
     }
 }
