@@ -6,6 +6,7 @@ pub mod app;
 pub mod client;
 pub mod duration;
 pub mod error_chain;
+pub mod feature_gates;
 pub mod leader_election;
 pub mod lease_lock;
 pub mod logging;

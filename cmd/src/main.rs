@@ -16,6 +16,7 @@ fn controllers() -> Vec<app::Controller> {
                 strip_managed_fields::<k8s_openapi::api::apps::v1::ReplicaSet>(factory)?;
                 let config = kcm_deployment::DeploymentControllerConfig {
                     workers: ctx.options.concurrent_deployment_syncs as usize,
+                    features: gates(&ctx.options).deployment(),
                     ..Default::default()
                 };
                 let controller =
@@ -32,6 +33,7 @@ fn controllers() -> Vec<app::Controller> {
                 strip_managed_fields::<k8s_openapi::api::apps::v1::ReplicaSet>(factory)?;
                 let config = kcm_replicaset::ReplicaSetControllerConfig {
                     workers: ctx.options.concurrent_replicaset_syncs as usize,
+                    features: gates(&ctx.options).replica_set(),
                     ..Default::default()
                 };
                 let controller =
@@ -42,6 +44,13 @@ fn controllers() -> Vec<app::Controller> {
             }),
         },
     ]
+}
+
+/// The feature gates of `--feature-gates` (validated at start, so defaults on a parse error).
+fn gates(options: &Options) -> kcm::feature_gates::Gates {
+    kcm::feature_gates::resolve(options.feature_gates.as_deref())
+        .map(|(g, _)| g)
+        .unwrap_or_default()
 }
 
 /// Caches never hold managedFields: the controllers do not read them, and they are often the
@@ -74,6 +83,21 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     kcm::logging::init(options.verbosity, &options.logging_format);
+    match kcm::feature_gates::resolve(options.feature_gates.as_deref()) {
+        Ok((gates, unused)) => {
+            tracing::info!(?gates, "feature gates");
+            if !unused.is_empty() {
+                tracing::warn!(
+                    gates = unused.join(","),
+                    "ignoring feature gates the Deployment and ReplicaSet controllers do not consult"
+                );
+            }
+        }
+        Err(e) => {
+            eprintln!("kcm: --feature-gates: {e}");
+            return ExitCode::from(2);
+        }
+    }
     if !parsed.ignored.is_empty() {
         tracing::warn!(
             flags = parsed.ignored.join(","),

@@ -319,13 +319,6 @@ impl Options {
         {
             ignored.push("kube-api-content-type".into());
         }
-        if options
-            .feature_gates
-            .as_deref()
-            .is_some_and(|g| !g.is_empty())
-        {
-            ignored.push("feature-gates".into());
-        }
         Ok(ParsedArgs { options, ignored })
     }
 

@@ -216,7 +216,7 @@ fn accepted_but_ineffective_flags_of_ours_are_reported() {
             &["--kube-api-content-type=application/vnd.kubernetes.protobuf"],
             &["kube-api-content-type"],
         ),
-        (&["--feature-gates=Foo=true,Bar=false"], &["feature-gates"]),
+        (&["--feature-gates=Foo=true,Bar=false"], &[]),
         (
             &["--profiling=false", "--vmodule=x=2"],
             &["profiling", "vmodule"],
