@@ -292,14 +292,14 @@ fn timeline(dir: &Path, name: &str, samples: &[Sample]) -> anyhow::Result<()> {
 }
 
 fn summary(results: &[(&str, Outcome, f64)], dir: &Path, kept: bool, run: &str) {
-    println!("\n{:<36} {:>8}  result", "scenario", "seconds");
+    println!("\n{:<40} {:>8}  result", "scenario", "seconds");
     for (name, outcome, secs) in results {
         let result = match outcome {
             Outcome::Passed => "passed".to_string(),
             Outcome::Failed(_) => "FAILED".to_string(),
             Outcome::Skipped(why) => format!("skipped ({why})"),
         };
-        println!("{name:<36} {secs:>8.1}  {result}");
+        println!("{name:<40} {secs:>8.1}  {result}");
     }
     let count = |f: fn(&Outcome) -> bool| results.iter().filter(|r| f(&r.1)).count();
     let passed = count(|o| matches!(o, Outcome::Passed));
