@@ -265,6 +265,12 @@ fn watch(
             bail!("invariant violated: {v}");
         }
         if done(c.cluster)? {
+            // The sample above was read before `done` saw the end; take one after it, so the
+            // last sample (what scenarios assert on) shows the finished state.
+            let s = obs.observe(c, &r.ns, &r.name)?.clone();
+            if let Err(v) = check(r, &s, settled) {
+                bail!("invariant violated: {v}");
+            }
             return Ok(());
         }
         ensure!(
