@@ -33,12 +33,7 @@ pub(super) fn scenario_beside_upstream(
     kcm: &mut Option<Proc>,
     ns: &str,
 ) -> anyhow::Result<Vec<Sample>> {
-    if let Some(mut own) = kcm.take() {
-        let _ = own.terminate(Duration::from_secs(10));
-    }
-    let outcome = beside_upstream(c, ns);
-    *kcm = Some(c.start_kcm("kcm-after-beside-upstream", &["--leader-elect=false"])?);
-    outcome
+    with_own_kcm_stopped(c, kcm, "beside-upstream", || beside_upstream(c, ns))
 }
 
 fn beside_upstream(c: &Ctx, ns: &str) -> anyhow::Result<Vec<Sample>> {

@@ -324,6 +324,22 @@ fn start_web(
     Ok((r, obs))
 }
 
+/// Runs `f` with the run's kcm stopped (for scenarios that start kcm processes of their own, as
+/// the run's kcm would reconcile regardless of them), then starts it again as `kcm-after-<step>`.
+fn with_own_kcm_stopped<T>(
+    c: &Ctx,
+    kcm: &mut Option<crate::cluster::Proc>,
+    step: &str,
+    f: impl FnOnce() -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    if let Some(mut own) = kcm.take() {
+        let _ = own.terminate(Duration::from_secs(10));
+    }
+    let outcome = f();
+    *kcm = Some(c.start_kcm(&format!("kcm-after-{step}"), &["--leader-elect=false"])?);
+    outcome
+}
+
 /// `kubectl set image` to `image`, then follows the rollout to completion.
 fn roll_image(c: &Ctx, r: &Rollout, obs: &mut Observer, image: &str) -> anyhow::Result<()> {
     c.kubectl(&[

@@ -450,12 +450,7 @@ fn scenario_leader_election(
     kcm: &mut Option<Proc>,
     ns: &str,
 ) -> anyhow::Result<Vec<Sample>> {
-    if let Some(mut own) = kcm.take() {
-        let _ = own.terminate(Duration::from_secs(10));
-    }
-    let outcome = leader_election(c, ns);
-    *kcm = Some(c.start_kcm("kcm-after-leader-election", &["--leader-elect=false"])?);
-    outcome
+    with_own_kcm_stopped(c, kcm, "leader-election", || leader_election(c, ns))
 }
 
 fn leader_election(c: &Ctx, ns: &str) -> anyhow::Result<Vec<Sample>> {

@@ -16,12 +16,7 @@ pub(super) fn scenario_secure_metrics(
     kcm: &mut Option<Proc>,
     ns: &str,
 ) -> anyhow::Result<Vec<Sample>> {
-    if let Some(mut own) = kcm.take() {
-        let _ = own.terminate(Duration::from_secs(10));
-    }
-    let outcome = secure_metrics(c, ns);
-    *kcm = Some(c.start_kcm("kcm-after-secure-metrics", &["--leader-elect=false"])?);
-    outcome.map(|()| Vec::new())
+    with_own_kcm_stopped(c, kcm, "secure-metrics", || secure_metrics(c, ns)).map(|()| Vec::new())
 }
 
 /// `curl -k` against kcm: (HTTP status, body).
