@@ -197,7 +197,9 @@ async fn scale_down_failure_is_retried(error: impl Fn(&str) -> ApiError) {
         "the scale-down was retried only after {:?}",
         over.elapsed()
     );
-    assert_eq!(hook.failures.load(Ordering::SeqCst), 2);
+    // At least the two failures described on the hook; under load a sync more may fail before
+    // the stored Deployment shows the new availability. The last one is always in a quiet sync.
+    assert!(hook.failures.load(Ordering::SeqCst) >= 2);
 
     drive_to_completion(&h, &d).await;
     h.wait_for_event(
