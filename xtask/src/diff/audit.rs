@@ -23,13 +23,19 @@ pub struct Writes {
     pub scale_order: Vec<String>,
 }
 
-/// Reads `audit` (the whole log) for namespace `ns`. Lines that are not JSON are skipped.
-pub fn writes(audit: &str, ns: &str) -> Writes {
+/// The audit log's events (one JSON object a line; other lines are skipped), read once for
+/// every namespace.
+pub fn parse(audit: &str) -> Vec<Value> {
+    audit
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .collect()
+}
+
+/// The controllers' writes to namespace `ns` among the audit `events`.
+pub fn writes(events: &[Value], ns: &str) -> Writes {
     let mut w = Writes::default();
-    for line in audit.lines() {
-        let Ok(e) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
+    for e in events {
         if e["stage"] != "ResponseComplete" || e["objectRef"]["namespace"] != ns {
             continue;
         }
@@ -62,10 +68,9 @@ pub fn writes(audit: &str, ns: &str) -> Writes {
 
 /// The ReplicaSets created in namespace `ns` by anyone, in order: `(owning Deployment or "",
 /// pod-template-hash)`.
-pub fn created_replica_sets(audit: &str, ns: &str) -> Vec<(String, String)> {
-    audit
-        .lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+pub fn created_replica_sets(events: &[Value], ns: &str) -> Vec<(String, String)> {
+    events
+        .iter()
         .filter(|e| {
             e["stage"] == "ResponseComplete"
                 && e["verb"] == "create"
@@ -143,7 +148,7 @@ mod tests {
             "not json".to_string(),
         ]
         .join("\n");
-        let w = writes(&log, "a");
+        let w = writes(&parse(&log), "a");
         assert_eq!(w.counts["create pods 201"], 2);
         assert_eq!(w.counts["update replicasets/status 409"], 1);
         assert_eq!(w.counts["update replicasets 200"], 2);
@@ -166,7 +171,7 @@ mod tests {
         };
         let log = [create("h1", 201), create("hx", 409), create("h2", 201)].join("\n");
         assert_eq!(
-            created_replica_sets(&log, "a"),
+            created_replica_sets(&parse(&log), "a"),
             [
                 ("web".to_string(), "h1".to_string()),
                 ("web".to_string(), "h2".to_string())

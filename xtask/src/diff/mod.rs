@@ -211,11 +211,11 @@ fn run_side(
             },
         );
     }
-    let audit_log = std::fs::read_to_string(dir.join("audit.log")).unwrap_or_default();
+    let events = audit::parse(&std::fs::read_to_string(dir.join("audit.log")).unwrap_or_default());
     for (name, o) in out.iter_mut() {
         let ns = format!("diff-{name}");
-        o.writes = audit::writes(&audit_log, &ns);
-        o.snapshot = normalize::snapshot(&o.list, &audit::created_replica_sets(&audit_log, &ns));
+        o.writes = audit::writes(&events, &ns);
+        o.snapshot = normalize::snapshot(&o.list, &audit::created_replica_sets(&events, &ns));
     }
     Ok(out)
 }
