@@ -1,0 +1,194 @@
+//! `cargo xtask bench <name>... [--rounds N]`: benchmark workloads.
+//!
+//! Each workload is an example binary of the crate it measures, built in release mode and run
+//! as its own process, so its peak RSS is its own. Every workload prints one JSON line per
+//! measurement on stdout. Results go into `docs/benchmarks.md` with the command that made them.
+//!
+//! `workqueue`, `store` and `informer` are also measured against client-go v0.37.2: the same
+//! workloads written on client-go in `upstream/cmd/peerbench` (built with Go on the spot).
+//! Both sides run alternately for `--rounds` rounds (default 3), and one markdown table of the
+//! medians and their ratios is printed per workload, and kept with every JSON line in
+//! `target/bench/<name>.md` and `target/bench/<name>.jsonl`.
+
+mod figures;
+mod peer;
+mod table;
+
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::run_cmd;
+use table::Figure;
+
+/// (name, package, example, extra cargo args)
+const WORKLOADS: &[(&str, &str, &str, &[&str])] = &[
+    ("workqueue", "kcm-workqueue", "bench", &[]),
+    ("store", "kcm-store", "bench", &["--features", "k8s"]),
+    ("testenv", "kcm-testenv", "bench", &[]),
+    ("informer", "kcm-informer", "bench", &[]),
+    ("controller", "kcm-controller", "bench", &[]),
+    ("replicaset", "kcm-replicaset", "bench", &[]),
+    ("deployment", "kcm-deployment", "bench", &[]),
+];
+
+/// A workload measured against client-go.
+struct AgainstClientGo {
+    name: &'static str,
+    /// The peerbench command lines of one round (none for the informer, whose peer runs inside
+    /// the Rust example, which owns the API server).
+    peer_runs: &'static [&'static [&'static str]],
+    /// The rows of its table.
+    figures: &'static [Figure],
+}
+
+const AGAINST_CLIENT_GO: &[AgainstClientGo] = &[
+    AgainstClientGo {
+        name: "workqueue",
+        peer_runs: &[
+            &["workqueue", "churn"],
+            &["workqueue", "delay"],
+            &["workqueue", "ratelimit"],
+        ],
+        figures: figures::WORKQUEUE,
+    },
+    AgainstClientGo {
+        name: "store",
+        peer_runs: &[&["store"]],
+        figures: figures::STORE,
+    },
+    AgainstClientGo {
+        name: "informer",
+        peer_runs: &[],
+        figures: figures::INFORMER,
+    },
+];
+
+const DEFAULT_ROUNDS: usize = 3;
+
+pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
+    if args.is_empty() || args.iter().any(|a| a == "--list") {
+        println!("benchmarks (workqueue, store, informer: against client-go, --rounds N):");
+        for (name, package, example, _) in WORKLOADS {
+            println!("  {name:<12} ({package}, example `{example}`)");
+        }
+        return Ok(());
+    }
+    let (names, rounds) = parse_args(args)?;
+    for name in names {
+        let Some((_, package, example, extra)) = WORKLOADS.iter().find(|w| w.0 == name) else {
+            anyhow::bail!("unknown benchmark `{name}` (see `cargo xtask bench --list`)");
+        };
+        if let Some(w) = AGAINST_CLIENT_GO.iter().find(|w| w.name == name) {
+            let ours = peer::build_example(name, package, example, extra)?;
+            let peer = peer::build_peer()?;
+            let lines = if name == "informer" {
+                // One run: the example populates its API server once and alternates the modes,
+                // client-go's among them, for BENCH_ROUNDS rounds.
+                let mut cmd = Command::new(&ours);
+                cmd.env("BENCH_PEER", &peer)
+                    .env("BENCH_ROUNDS", rounds.to_string());
+                peer::json_lines(&mut cmd, 1)?
+            } else {
+                let mut lines = Vec::new();
+                for round in 1..=rounds {
+                    // Alternate which side runs first, so neither always meets the same load.
+                    let ours_lines = |lines: &mut Vec<Value>| -> anyhow::Result<()> {
+                        lines.extend(peer::json_lines(&mut Command::new(&ours), round)?);
+                        Ok(())
+                    };
+                    if round % 2 == 1 {
+                        ours_lines(&mut lines)?;
+                    }
+                    for a in w.peer_runs {
+                        lines.extend(peer::json_lines(Command::new(&peer).args(*a), round)?);
+                    }
+                    if round % 2 == 0 {
+                        ours_lines(&mut lines)?;
+                    }
+                }
+                lines
+            };
+            report(name, rounds, &lines, w.figures)?;
+            continue;
+        }
+        let mut cargo_args = vec![
+            "run",
+            "--release",
+            "--locked",
+            "-p",
+            package,
+            "--example",
+            example,
+        ];
+        cargo_args.extend_from_slice(extra);
+        run_cmd("cargo", &cargo_args)?;
+    }
+    Ok(())
+}
+
+/// Workload names and `--rounds N`.
+fn parse_args(args: &[String]) -> anyhow::Result<(Vec<&str>, usize)> {
+    let mut names = Vec::new();
+    let mut rounds = DEFAULT_ROUNDS;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--rounds" => {
+                rounds = it
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| anyhow::anyhow!("--rounds needs a positive number"))?;
+            }
+            other if other.starts_with("--") => anyhow::bail!("unknown option `{other}`"),
+            name => names.push(name),
+        }
+    }
+    Ok((names, rounds))
+}
+
+/// Prints the comparison table and keeps it with the JSON lines under `target/bench/`.
+fn report(name: &str, rounds: usize, lines: &[Value], figures: &[Figure]) -> anyhow::Result<()> {
+    let rows = table::rows(lines, figures);
+    let loads: Vec<f64> = lines
+        .iter()
+        .filter_map(|l| l.get("loadavg_1m").and_then(Value::as_f64))
+        .collect();
+    let mut md = format!(
+        "`cargo xtask bench {name} --rounds {rounds}`: medians of {rounds} rounds, both sides \
+         alternating{}.\n\n",
+        match table::median(&loads) {
+            Some(l) => format!(" (median 1-minute load average {l:.1} on this machine)"),
+            None => String::new(),
+        }
+    );
+    md.push_str(&table::markdown(&rows));
+    let dir = crate::cluster::target_dir().join("bench");
+    std::fs::create_dir_all(&dir)?;
+    let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(dir.join(format!("{name}.jsonl")), jsonl)?;
+    std::fs::write(dir.join(format!("{name}.md")), &md)?;
+    println!("\n{md}");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_args;
+
+    fn strings(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn rounds_default_to_three_and_are_read_anywhere() {
+        let a = strings(&["store"]);
+        assert_eq!(parse_args(&a).ok(), Some((vec!["store"], 3)));
+        let a = strings(&["store", "--rounds", "5", "workqueue"]);
+        assert_eq!(parse_args(&a).ok(), Some((vec!["store", "workqueue"], 5)));
+        assert!(parse_args(&strings(&["--rounds", "0"])).is_err());
+        assert!(parse_args(&strings(&["--rounds"])).is_err());
+        assert!(parse_args(&strings(&["--fast"])).is_err());
+    }
+}
