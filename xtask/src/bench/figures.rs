@@ -1,0 +1,179 @@
+//! The rows of each client-go comparison table: which field, from which lines of each side.
+
+use super::table::{Better, Figure};
+
+const fn fig(
+    label: &'static str,
+    field: &'static str,
+    peer: &'static [(&'static str, &'static str)],
+    ours: &'static [(&'static str, &'static str)],
+    better: Better,
+) -> Figure {
+    Figure {
+        label,
+        field,
+        peer,
+        ours,
+        better,
+    }
+}
+
+use Better::{Higher, Lower};
+
+const CHURN_GO: &[(&str, &str)] = &[("workload", "churn"), ("impl", "client-go")];
+const CHURN_RS: &[(&str, &str)] = &[("workload", "churn"), ("impl", "kcm-workqueue")];
+const DELAY_GO: &[(&str, &str)] = &[("workload", "delay"), ("impl", "client-go")];
+const DELAY_RS: &[(&str, &str)] = &[("workload", "delay"), ("impl", "kcm-workqueue")];
+const RL_GO: &[(&str, &str)] = &[("workload", "ratelimit"), ("impl", "client-go")];
+const RL_RS: &[(&str, &str)] = &[("workload", "ratelimit"), ("impl", "kcm-workqueue")];
+
+/// `cargo xtask bench workqueue`.
+pub const WORKQUEUE: &[Figure] = &[
+    fig("churn: adds/s", "adds_per_s", CHURN_GO, CHURN_RS, Higher),
+    fig("churn: wall ms", "wall_ms", CHURN_GO, CHURN_RS, Lower),
+    fig("churn: process CPU ms", "cpu_ms", CHURN_GO, CHURN_RS, Lower),
+    fig(
+        "churn: peak RSS KiB",
+        "peak_rss_kb",
+        CHURN_GO,
+        CHURN_RS,
+        Lower,
+    ),
+    fig("delay: wall ms", "wall_ms", DELAY_GO, DELAY_RS, Lower),
+    fig(
+        "delay: lateness p50 µs",
+        "lateness_p50_us",
+        DELAY_GO,
+        DELAY_RS,
+        Lower,
+    ),
+    fig(
+        "delay: lateness p99 µs",
+        "lateness_p99_us",
+        DELAY_GO,
+        DELAY_RS,
+        Lower,
+    ),
+    fig(
+        "delay: lateness max µs",
+        "lateness_max_us",
+        DELAY_GO,
+        DELAY_RS,
+        Lower,
+    ),
+    fig("delay: process CPU ms", "cpu_ms", DELAY_GO, DELAY_RS, Lower),
+    fig(
+        "delay: peak RSS KiB",
+        "peak_rss_kb",
+        DELAY_GO,
+        DELAY_RS,
+        Lower,
+    ),
+    fig("ratelimit: wall ms", "wall_ms", RL_GO, RL_RS, Lower),
+    fig("ratelimit: process CPU ms", "cpu_ms", RL_GO, RL_RS, Lower),
+    fig(
+        "ratelimit: peak RSS KiB",
+        "peak_rss_kb",
+        RL_GO,
+        RL_RS,
+        Lower,
+    ),
+];
+
+const STORE_GO: &[(&str, &str)] = &[("workload", "store"), ("impl", "client-go")];
+const STORE_RS: &[(&str, &str)] = &[("workload", "store"), ("impl", "kcm-store")];
+
+const fn store(label: &'static str, field: &'static str, better: Better) -> Figure {
+    fig(label, field, STORE_GO, STORE_RS, better)
+}
+
+/// `cargo xtask bench store`.
+pub const STORE: &[Figure] = &[
+    store("insert 100k: wall ms", "insert_ms", Lower),
+    store("insert 100k: CPU ms", "insert_cpu_ms", Lower),
+    store("get by key: ops/s", "get_ops_per_s", Higher),
+    store("get by key: ops/CPU s", "get_ops_per_cpu_s", Higher),
+    store("list all: wall ms", "list_all_ms", Lower),
+    store("list all: CPU ms", "list_all_cpu_ms", Lower),
+    store(
+        "by namespace index: ops/s",
+        "by_index_namespace_ops_per_s",
+        Higher,
+    ),
+    store(
+        "by namespace index: ops/CPU s",
+        "by_index_namespace_ops_per_cpu_s",
+        Higher,
+    ),
+    store("by node index: ops/s", "by_index_node_ops_per_s", Higher),
+    store(
+        "by node index: ops/CPU s",
+        "by_index_node_ops_per_cpu_s",
+        Higher,
+    ),
+    store(
+        "namespaced list + selector: ops/s",
+        "namespaced_list_selector_ops_per_s",
+        Higher,
+    ),
+    store(
+        "namespaced list + selector: ops/CPU s",
+        "namespaced_list_selector_ops_per_cpu_s",
+        Higher,
+    ),
+    store("update 100k: wall ms", "update_ms", Lower),
+    store("update 100k: CPU ms", "update_cpu_ms", Lower),
+    store(
+        "concurrent get (2 threads): ops/s",
+        "concurrent_get_ops_per_s",
+        Higher,
+    ),
+    store(
+        "concurrent get: ops/CPU s",
+        "concurrent_get_ops_per_cpu_s",
+        Higher,
+    ),
+    store("resident bytes per object", "bytes_per_object", Lower),
+    store(
+        "store overhead bytes per object",
+        "store_overhead_bytes_per_object",
+        Lower,
+    ),
+    store(
+        "peak RSS after insert KiB",
+        "peak_rss_after_insert_kb",
+        Lower,
+    ),
+    store("peak RSS KiB", "peak_rss_kb", Lower),
+];
+
+const INF_GO: &[(&str, &str)] = &[("bench", "informer"), ("mode", "client-go")];
+const INF_RS: &[(&str, &str)] = &[("bench", "informer"), ("mode", "informer")];
+
+/// `cargo xtask bench informer`: client-go's pod informer against `SharedIndexInformer<Pod>`
+/// (full objects, no transform, on both sides).
+pub const INFORMER: &[Figure] = &[
+    fig("initial sync s", "initial_sync_s", INF_GO, INF_RS, Lower),
+    fig(
+        "process CPU until synced ms",
+        "sync_cpu_ms",
+        INF_GO,
+        INF_RS,
+        Lower,
+    ),
+    fig("peak RSS MiB", "peak_rss_mib", INF_GO, INF_RS, Lower),
+    fig(
+        "steady RSS MiB (3 s after sync)",
+        "steady_rss_mib",
+        INF_GO,
+        INF_RS,
+        Lower,
+    ),
+    fig(
+        "baseline RSS MiB",
+        "baseline_rss_mib",
+        INF_GO,
+        INF_RS,
+        Lower,
+    ),
+];
