@@ -8,15 +8,10 @@ use std::time::Duration;
 /// Parses a Go duration string; the error says what is wrong.
 pub fn parse_go_duration(input: &str) -> Result<Duration, String> {
     let invalid = || format!("time: invalid duration {input:?}");
-    let mut s = input;
-    if let Some(rest) = s.strip_prefix('+') {
-        s = rest;
-    } else if s.starts_with('-') {
-        if s == "-0" {
-            return Ok(Duration::ZERO);
-        }
-        return Err(format!("negative duration {input:?} is not allowed"));
-    }
+    let (negative, s) = match input.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, input.strip_prefix('+').unwrap_or(input)),
+    };
     if s == "0" {
         return Ok(Duration::ZERO);
     }
@@ -24,6 +19,7 @@ pub fn parse_go_duration(input: &str) -> Result<Duration, String> {
         return Err(invalid());
     }
     let mut total_nanos: u128 = 0;
+    let mut s = s;
     while !s.is_empty() {
         let number_len = s
             .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -58,7 +54,7 @@ pub fn parse_go_duration(input: &str) -> Result<Duration, String> {
         } else {
             whole.parse().map_err(|_| invalid())?
         };
-        let mut nanos = whole.checked_mul(nanos_per_unit).ok_or_else(invalid)?;
+        let nanos = whole.checked_mul(nanos_per_unit).ok_or_else(invalid)?;
         // Like Go: the fraction's digits as an integer over a power of ten (digits past
         // overflow are ignored), scaled in floating point and truncated.
         let (mut digits, mut scale) = (0u64, 1f64);
@@ -69,11 +65,19 @@ pub fn parse_go_duration(input: &str) -> Result<Duration, String> {
             digits = digits * 10 + u64::from(digit - b'0');
             scale *= 10.0;
         }
-        nanos += (digits as f64 * (nanos_per_unit as f64 / scale)) as u128;
-        total_nanos = total_nanos.checked_add(nanos).ok_or_else(invalid)?;
+        let fraction = (digits as f64 * (nanos_per_unit as f64 / scale)) as u128;
+        // Checked: a whole part just below u128::MAX plus its fraction must not wrap around
+        // to a small duration.
+        total_nanos = nanos
+            .checked_add(fraction)
+            .and_then(|n| total_nanos.checked_add(n))
+            .ok_or_else(invalid)?;
     }
     if total_nanos > i64::MAX as u128 {
         return Err(invalid());
+    }
+    if negative && total_nanos > 0 {
+        return Err(format!("negative duration {input:?} is not allowed"));
     }
     Ok(Duration::from_nanos(total_nanos as u64))
 }
@@ -149,6 +153,10 @@ mod tests {
             ("52763797000ns", 52_763_797_000),
             ("0.3333333333333333333h", 1_200_000_000_000),
             ("12h0m0s", 43_200_000_000_000),
+            // Go accepts a negative zero in any spelling.
+            ("-0", 0),
+            ("-0s", 0),
+            ("-0.0h0m", 0),
         ];
         for (input, nanos) in ok {
             assert_eq!(
@@ -158,7 +166,8 @@ mod tests {
             );
         }
         for bad in [
-            "", "3", "-", "s", ".", "-.", ".s", "+.s", "1d", "3000000h", "-5s", "1.2.3s",
+            "", "3", "-", "s", ".", "-.", ".s", "+.s", "1d", "3000000h", "-5s", "1.2.3s", "--0",
+            "-+1s", "+-1s", "++1s",
         ] {
             assert!(parse_go_duration(bad).is_err(), "{bad:?} must fail");
         }
