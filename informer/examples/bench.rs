@@ -10,11 +10,23 @@
 //!   last-applied annotation and unused status fields;
 //! * `kube-runtime` — `kube_runtime::reflector(writer, watcher(api, Config::default()))`;
 //! * `informer-projected` — `SharedIndexInformer<PodLite>`, a projected type holding only what the
-//!   ReplicaSet/Deployment controllers read (managedFields also dropped by a transform).
+//!   ReplicaSet/Deployment controllers read (managedFields also dropped by a transform);
+//! * `reflector-only` — the reflector writing into a bare map;
+//! * `client-go` — client-go v0.37.2's pod `SharedIndexInformer`: the Go program named by
+//!   `BENCH_PEER` (`upstream/cmd/peerbench`, built by `cargo xtask bench informer`), run as
+//!   `peerbench informer --url URL --pods N`; skipped when `BENCH_PEER` is unset.
+//!   client-go v0.37 starts with a streaming list (its `WatchListClient` gate is on by default);
+//!   `client-go-list` turns the gate off (`KUBE_FEATURE_WatchListClient=false`), for the
+//!   paginated list that `informer` does. `client-go-protobuf` (only when named in
+//!   `BENCH_MODES`) adds `--protobuf`.
 //!
 //! Each child prints one JSON line: sync time (process start of the watch → cache holds every pod),
-//! baseline RSS (before the client starts), peak RSS (`VmHWM`) and steady-state RSS (`VmRSS` 3 s
-//! after sync, once the list buffers were freed).
+//! process CPU time until then, baseline RSS (before the client starts), peak RSS (`VmHWM`) and
+//! steady-state RSS (`VmRSS` 3 s after sync, once the list buffers were freed).
+//!
+//! `BENCH_ROUNDS` (default 1) runs every mode that many times on the same server, the order of the
+//! modes reversed every other round; each line then carries its `round`. `BENCH_MODES` (comma
+//! separated) picks modes.
 //!
 //! Run: `cargo run --release -p kcm-informer --example bench` (or `cargo xtask bench informer`).
 
@@ -38,7 +50,28 @@ const MODES: &[&str] = &[
     "kube-runtime",
     "informer-projected",
     "reflector-only",
+    "client-go",
+    "client-go-list",
 ];
+
+/// Process CPU time (user + system, every thread) at the moment the cache was seen synced, in ms.
+static SYNC_CPU_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// CPU time (user + system, all threads) of this process so far, in ms, from `/proc/self/stat`
+/// (clock ticks, assumed 100 per second).
+fn process_cpu_ms() -> u64 {
+    std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            // Fields after the command name, which is parenthesised.
+            let rest = s.rsplit_once(')')?.1;
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            let utime: u64 = fields.get(11)?.parse().ok()?;
+            let stime: u64 = fields.get(12)?.parse().ok()?;
+            Some((utime + stime) * 10)
+        })
+        .unwrap_or(0)
+}
 
 fn rss_kib(field: &str) -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -209,6 +242,7 @@ async fn wait_for_len(len: impl Fn() -> usize, want: usize) {
     while len() < want {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+    SYNC_CPU_MS.store(process_cpu_ms(), std::sync::atomic::Ordering::Relaxed);
 }
 
 async fn run_informer<K: kcm_informer::InformerObject>(
@@ -315,6 +349,7 @@ async fn run_kube_runtime(client: kube::Client, pods: usize) -> (Duration, usize
 
 fn child(mode: &str, url: &str, pods: usize) {
     let baseline = rss_kib("VmRSS:");
+    let cpu0 = process_cpu_ms();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -348,6 +383,9 @@ fn child(mode: &str, url: &str, pods: usize) {
         "cached_with_managed_fields": with_managed_fields,
         "namespaces": NAMESPACES,
         "initial_sync_s": (elapsed.as_secs_f64() * 1000.0).round() / 1000.0,
+        "sync_cpu_ms": SYNC_CPU_MS
+            .load(std::sync::atomic::Ordering::Relaxed)
+            .saturating_sub(cpu0),
         "baseline_rss_mib": mib(baseline),
         "peak_rss_mib": mib(rss_kib("VmHWM:")),
         "steady_rss_mib": mib(rss_kib("VmRSS:")),
@@ -409,22 +447,66 @@ fn main() {
         println!("{}", serde_json::to_string(&summary).unwrap_or_default());
 
         let exe = std::env::current_exe().expect("current exe");
-        let only = std::env::var("BENCH_MODES").ok();
-        for mode in MODES {
-            if only
-                .as_deref()
-                .is_some_and(|o| !o.split(',').any(|m| m == *mode))
-            {
-                continue;
+        let peer = std::env::var_os("BENCH_PEER");
+        let modes: Vec<String> = match std::env::var("BENCH_MODES") {
+            Ok(only) => only.split(',').map(str::to_owned).collect(),
+            Err(_) => MODES.iter().map(|m| m.to_string()).collect(),
+        };
+        let rounds: usize = std::env::var("BENCH_ROUNDS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1);
+        for round in 0..rounds {
+            let mut order: Vec<&String> = modes.iter().collect();
+            if round % 2 == 1 {
+                order.reverse();
             }
-            let out = Command::new(&exe)
-                .args(["--child", mode, env.url(), &pods.to_string()])
-                .output()
-                .expect("child runs");
-            if !out.status.success() {
-                eprintln!("{mode} failed: {}", String::from_utf8_lossy(&out.stderr));
+            for mode in order {
+                let is_peer = mode.starts_with("client-go");
+                let mut cmd = match (is_peer, &peer) {
+                    (true, None) => {
+                        eprintln!("{mode} skipped: BENCH_PEER names no peerbench binary");
+                        continue;
+                    }
+                    (true, Some(peer)) => {
+                        let mut cmd = Command::new(peer);
+                        cmd.args(["informer", "--url", env.url(), "--pods", &pods.to_string()]);
+                        match mode.as_str() {
+                            "client-go-protobuf" => {
+                                cmd.arg("--protobuf");
+                            }
+                            "client-go-list" => {
+                                cmd.env("KUBE_FEATURE_WatchListClient", "false");
+                            }
+                            _ => {}
+                        }
+                        cmd
+                    }
+                    _ => {
+                        let mut cmd = Command::new(&exe);
+                        cmd.args(["--child", mode, env.url(), &pods.to_string()]);
+                        cmd
+                    }
+                };
+                let out = cmd.output().expect("child runs");
+                if !out.status.success() {
+                    eprintln!("{mode} failed: {}", String::from_utf8_lossy(&out.stderr));
+                }
+                for line in String::from_utf8_lossy(&out.stdout).lines() {
+                    match serde_json::from_str::<Value>(line) {
+                        Ok(mut v) if v.is_object() => {
+                            if rounds > 1 {
+                                v["round"] = json!(round + 1);
+                            }
+                            if is_peer {
+                                v["mode"] = json!(mode);
+                            }
+                            println!("{v}");
+                        }
+                        _ => println!("{line}"),
+                    }
+                }
             }
-            print!("{}", String::from_utf8_lossy(&out.stdout));
         }
         let _ = Arc::strong_count(&srv);
         env.shutdown().await;
