@@ -88,12 +88,14 @@
 mod bucket_rate_limiter;
 mod default_rate_limiters;
 mod delaying_queue;
+mod item_table;
 mod metrics;
 #[cfg(feature = "prometheus")]
 mod prometheus;
 mod queue;
 mod rate_limiter;
 mod rate_limiting_queue;
+mod waiters;
 
 pub use bucket_rate_limiter::BucketRateLimiter;
 pub use default_rate_limiters::{

@@ -12,9 +12,7 @@
 //! [`PrometheusMetricsProvider`](crate::PrometheusMetricsProvider) exports
 //! client-go's series.
 
-use std::collections::HashMap;
 use std::fmt;
-use std::hash::Hash;
 use std::sync::{Arc, OnceLock};
 
 use tokio::time::Instant;
@@ -92,28 +90,28 @@ fn seconds_since(start: Instant, now: Instant) -> f64 {
     now.saturating_duration_since(start).as_secs_f64()
 }
 
-/// Per-queue metric state. Always used under the queue's lock.
-pub(crate) struct QueueMetrics<T> {
+/// The metrics of one queue. Always used under the queue's lock.
+///
+/// client-go's `addTimes` and `processingStartTimes` maps are not here: each item's two
+/// timestamps live in its queue entry ([`Entry`](crate::item_table::Entry)), which exists
+/// exactly as long as either timestamp can be set, so the same rules need no map of their
+/// own (and no second hash of the item).
+pub(crate) struct QueueMetrics {
     depth: Box<dyn GaugeMetric>,
     adds: Box<dyn CounterMetric>,
     latency: Box<dyn HistogramMetric>,
     work_duration: Box<dyn HistogramMetric>,
     unfinished_work_seconds: Box<dyn SettableGaugeMetric>,
     longest_running_processor: Box<dyn SettableGaugeMetric>,
-    add_times: HashMap<T, Instant>,
-    processing_start_times: HashMap<T, Instant>,
 }
 
-impl<T> fmt::Debug for QueueMetrics<T> {
+impl fmt::Debug for QueueMetrics {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("QueueMetrics")
-            .field("waiting", &self.add_times.len())
-            .field("processing", &self.processing_start_times.len())
-            .finish()
+        f.debug_struct("QueueMetrics").finish_non_exhaustive()
     }
 }
 
-impl<T: Eq + Hash + Clone> QueueMetrics<T> {
+impl QueueMetrics {
     /// Metrics for a queue, or `None` when the queue is unnamed or no provider exists.
     pub(crate) fn new(name: &str, provider: Option<&Arc<dyn MetricsProvider>>) -> Option<Self> {
         if name.is_empty() {
@@ -127,41 +125,43 @@ impl<T: Eq + Hash + Clone> QueueMetrics<T> {
             work_duration: provider.new_work_duration_metric(name),
             unfinished_work_seconds: provider.new_unfinished_work_seconds_metric(name),
             longest_running_processor: provider.new_longest_running_processor_seconds_metric(name),
-            add_times: HashMap::new(),
-            processing_start_times: HashMap::new(),
         })
     }
 
-    pub(crate) fn add(&mut self, item: &T) {
+    /// An item became dirty; `added_at` is its `addTimes` entry.
+    pub(crate) fn add(&self, added_at: &mut Option<Instant>) {
         self.adds.inc();
         self.depth.inc();
-        if !self.add_times.contains_key(item) {
-            self.add_times.insert(item.clone(), Instant::now());
+        if added_at.is_none() {
+            *added_at = Some(Instant::now());
         }
     }
 
-    pub(crate) fn get(&mut self, item: &T) {
+    /// An item was handed out by `get`.
+    pub(crate) fn get(&self, added_at: &mut Option<Instant>, started_at: &mut Option<Instant>) {
         let now = Instant::now();
         self.depth.dec();
-        self.processing_start_times.insert(item.clone(), now);
-        if let Some(start) = self.add_times.remove(item) {
+        *started_at = Some(now);
+        if let Some(start) = added_at.take() {
             self.latency.observe(seconds_since(start, now));
         }
     }
 
-    pub(crate) fn done(&mut self, item: &T) {
-        if let Some(start) = self.processing_start_times.remove(item) {
+    /// `done` was called for an item; `started_at` is its `processingStartTimes` entry.
+    pub(crate) fn done(&self, started_at: &mut Option<Instant>) {
+        if let Some(start) = started_at.take() {
             self.work_duration
                 .observe(seconds_since(start, Instant::now()));
         }
     }
 
-    pub(crate) fn update_unfinished_work(&self) {
+    /// Sets the unfinished-work gauges from the start times of the items being processed.
+    pub(crate) fn update_unfinished_work(&self, started: impl Iterator<Item = Instant>) {
         let now = Instant::now();
         let mut total = 0.0;
         let mut oldest: f64 = 0.0;
-        for start in self.processing_start_times.values() {
-            let age = seconds_since(*start, now);
+        for start in started {
+            let age = seconds_since(start, now);
             total += age;
             oldest = oldest.max(age);
         }

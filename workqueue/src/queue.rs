@@ -9,17 +9,21 @@
 //! * after [`Queue::shutdown`], already queued items are still handed out, new
 //!   adds are dropped, and `get` returns `None` once the queue is empty.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::fmt;
+use std::future::Future;
 use std::hash::Hash;
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::sync::{Arc, Weak};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
+use crate::item_table::{EntryId, ItemTable};
 use crate::metrics::{MetricsProvider, QueueMetrics, resolve_provider};
+use crate::waiters::WaitList;
 
 /// What a queue can hold: any hashable, clonable value shareable between tasks.
 ///
@@ -61,26 +65,79 @@ impl QueueConfig {
     }
 }
 
+/// Everything behind the queue's one lock.
+///
+/// # Why one `parking_lot::Mutex`, as client-go
+///
+/// Every operation reads and writes the FIFO and the dirty/processing flags together, and
+/// holds the lock for a few hash-table steps, so a single short-held mutex (client-go's
+/// `sync.Cond` lock) beats finer-grained or lock-free structures: `parking_lot`'s
+/// uncontended lock is one atomic instruction and it spins briefly before parking, which
+/// suits sections this short. The parked workers live under the same lock
+/// ([`WaitList`]), so `add` decides whom to wake without touching another lock.
 struct State<T> {
-    /// Items waiting to be handed out, in order; each is also in `dirty`.
-    queue: VecDeque<T>,
-    /// Items that need processing: everything in `queue`, plus items re-added
-    /// while being processed.
-    dirty: HashSet<T>,
-    /// Items handed out by `get` and not yet `done`.
-    processing: HashSet<T>,
+    /// Every item that is dirty or processing, with its flags and metric timestamps.
+    items: ItemTable<T>,
+    /// Entries waiting to be handed out, in order; each is dirty and not processing.
+    queue: VecDeque<EntryId>,
+    /// Number of entries that are processing.
+    processing: usize,
+    /// Workers waiting in `get`.
+    waiters: WaitList,
     shutting_down: bool,
     drain: bool,
-    metrics: Option<QueueMetrics<T>>,
+    metrics: Option<QueueMetrics>,
+}
+
+impl<T: QueueItem> State<T> {
+    /// The add rules; returns whether the item was pushed to the FIFO (a parked worker
+    /// must then be woken).
+    fn add(&mut self, item: T) -> bool {
+        if self.shutting_down {
+            return false;
+        }
+        let hash = self.items.hash(&item);
+        let (id, pushed) = match self.items.find(hash, &item) {
+            // Already tracked: dirty (nothing to do) or processing (becomes dirty, and
+            // `done` queues it again).
+            Some(id) => (id, false),
+            None => (self.items.insert(hash, item), true),
+        };
+        let Some(entry) = self.items.entry_mut(id) else {
+            return false;
+        };
+        if entry.dirty {
+            return false;
+        }
+        if let Some(metrics) = &self.metrics {
+            metrics.add(&mut entry.added_at);
+        }
+        entry.dirty = true;
+        if pushed {
+            self.queue.push_back(id);
+        }
+        pushed
+    }
+
+    /// Hands out the next queued item: it stops being dirty and starts processing.
+    fn take_next(&mut self) -> Option<T> {
+        let id = self.queue.pop_front()?;
+        let entry = self.items.entry_mut(id)?;
+        if let Some(metrics) = &self.metrics {
+            metrics.get(&mut entry.added_at, &mut entry.started_at);
+        }
+        entry.dirty = false;
+        entry.processing = true;
+        self.processing += 1;
+        Some(entry.item.clone())
+    }
 }
 
 struct Shared<T> {
     name: String,
     state: Mutex<State<T>>,
-    /// Signalled once per queued item (`notify_one`) and at shutdown (`notify_waiters`).
-    item_ready: Notify,
-    /// Signalled when `processing` becomes empty, or when a forced shutdown
-    /// cancels a drain.
+    /// Signalled when `processing` becomes empty during a drain, or when a forced
+    /// shutdown cancels a drain.
     drained: Notify,
     /// Stops the metrics refresh task.
     stop_ticker: Arc<Notify>,
@@ -139,7 +196,7 @@ impl<T> fmt::Debug for Queue<T> {
         f.debug_struct("Queue")
             .field("name", &self.shared.name)
             .field("len", &state.queue.len())
-            .field("processing", &state.processing.len())
+            .field("processing", &state.processing)
             .field("shutting_down", &state.shutting_down)
             .finish()
     }
@@ -173,14 +230,14 @@ impl<T: QueueItem> Queue<T> {
         let shared = Arc::new(Shared {
             name: config.name,
             state: Mutex::new(State {
+                items: ItemTable::new(),
                 queue: VecDeque::new(),
-                dirty: HashSet::new(),
-                processing: HashSet::new(),
+                processing: 0,
+                waiters: WaitList::new(),
                 shutting_down: false,
                 drain: false,
                 metrics,
             }),
-            item_ready: Notify::new(),
             drained: Notify::new(),
             stop_ticker: Arc::new(Notify::new()),
         });
@@ -201,25 +258,30 @@ impl<T: QueueItem> Queue<T> {
     /// down. If the item is being processed, it is queued again when `done` is
     /// called for it.
     pub fn add(&self, item: T) {
-        let pushed = add_locked(&mut self.shared.state.lock(), item);
-        if pushed {
-            self.shared.item_ready.notify_one();
+        let mut state = self.shared.state.lock();
+        if state.add(item) {
+            let waker = state.waiters.notify_one();
+            drop(state);
+            if let Some(waker) = waker {
+                waker.wake();
+            }
         }
     }
 
     /// Adds several items under one lock acquisition (used by the delaying
     /// queue's timer task); same semantics as calling [`add`](Self::add) for each.
     pub(crate) fn add_batch(&self, items: impl IntoIterator<Item = T>) {
-        let mut pushed = 0usize;
-        {
+        let wakers: Vec<Waker> = {
             let mut state = self.shared.state.lock();
+            let mut pushed = 0usize;
             for item in items {
-                pushed += usize::from(add_locked(&mut state, item));
+                pushed += usize::from(state.add(item));
             }
-        }
-        for _ in 0..pushed {
-            self.shared.item_ready.notify_one();
-        }
+            (0..pushed)
+                .map_while(|_| state.waiters.notify_one())
+                .collect()
+        };
+        wakers.into_iter().for_each(Waker::wake);
     }
 
     /// Waits for the next item and marks it as processing.
@@ -233,56 +295,55 @@ impl<T: QueueItem> Queue<T> {
         // Take part in tokio's cooperative scheduling: a worker draining a long
         // backlog without other await points still yields now and then.
         tokio::task::consume_budget().await;
-        loop {
-            // Fast path: no waiter registration when an item is ready.
-            if let Some(outcome) = self.poll_state() {
-                return outcome;
-            }
-            // Register interest, then look again: an add or a shutdown that
-            // happens after this second look wakes the registered waiter.
-            let mut notified = pin!(self.shared.item_ready.notified());
-            notified.as_mut().enable();
-            if let Some(outcome) = self.poll_state() {
-                return outcome;
-            }
-            notified.await;
+        Get {
+            shared: &self.shared,
+            waiter: None,
         }
-    }
-
-    /// `Some(Some(item))` if an item was taken, `Some(None)` if shut down and
-    /// empty, `None` if the caller has to wait.
-    fn poll_state(&self) -> Option<Option<T>> {
-        let mut state = self.shared.state.lock();
-        if let Some(item) = take_next(&mut state) {
-            return Some(Some(item));
-        }
-        state.shutting_down.then_some(None)
+        .await
     }
 
     /// Takes the next item without waiting, if one is queued right now.
     ///
     /// Like [`get`](Self::get), the item is then processing until `done`.
     pub fn try_get(&self) -> Option<T> {
-        take_next(&mut self.shared.state.lock())
+        self.shared.state.lock().take_next()
     }
 
     /// Marks `item` as no longer being processed.
     ///
     /// If it was added again meanwhile, it goes back to the tail of the queue.
     pub fn done(&self, item: &T) {
-        let mut state = self.shared.state.lock();
-        if let Some(metrics) = state.metrics.as_mut() {
-            metrics.done(item);
-        }
-        if state.processing.take(item).is_none() {
+        let mut guard = self.shared.state.lock();
+        let state = &mut *guard;
+        let hash = state.items.hash(item);
+        let Some(id) = state.items.find(hash, item) else {
+            return;
+        };
+        let Some(entry) = state.items.entry_mut(id) else {
+            return;
+        };
+        if !entry.processing {
             return;
         }
-        if state.dirty.contains(item) {
-            state.queue.push_back(item.clone());
-            drop(state);
-            self.shared.item_ready.notify_one();
-        } else if state.processing.is_empty() {
-            drop(state);
+        if let Some(metrics) = &state.metrics {
+            metrics.done(&mut entry.started_at);
+        }
+        entry.processing = false;
+        state.processing -= 1;
+        if entry.dirty {
+            state.queue.push_back(id);
+            let waker = state.waiters.notify_one();
+            drop(guard);
+            if let Some(waker) = waker {
+                waker.wake();
+            }
+            return;
+        }
+        state.items.remove(id);
+        // Only a drain waits for `processing` to empty (and it sets `drain` under this
+        // lock before looking), so the common case touches no other synchronisation.
+        if state.processing == 0 && state.drain {
+            drop(guard);
             self.shared.drained.notify_waiters();
         }
     }
@@ -301,12 +362,13 @@ impl<T: QueueItem> Queue<T> {
     /// Stops accepting new items; waiting `get` calls return once the queue is
     /// empty. Also releases a pending [`shutdown_with_drain`](Self::shutdown_with_drain).
     pub fn shutdown(&self) {
-        {
+        let wakers = {
             let mut state = self.shared.state.lock();
             state.shutting_down = true;
             state.drain = false;
-        }
-        self.shared.item_ready.notify_waiters();
+            state.waiters.notify_all()
+        };
+        wakers.into_iter().for_each(Waker::wake);
         self.shared.drained.notify_waiters();
         self.shared.stop_ticker.notify_one();
     }
@@ -322,12 +384,13 @@ impl<T: QueueItem> Queue<T> {
 
     /// The synchronous half of `shutdown_with_drain`: flags the shutdown.
     pub(crate) fn begin_drain(&self) {
-        {
+        let wakers = {
             let mut state = self.shared.state.lock();
             state.shutting_down = true;
             state.drain = true;
-        }
-        self.shared.item_ready.notify_waiters();
+            state.waiters.notify_all()
+        };
+        wakers.into_iter().for_each(Waker::wake);
     }
 
     /// Waits until nothing is processing, or a plain `shutdown` cancels the drain.
@@ -337,7 +400,7 @@ impl<T: QueueItem> Queue<T> {
             notified.as_mut().enable();
             {
                 let state = self.shared.state.lock();
-                if state.processing.is_empty() || !state.drain {
+                if state.processing == 0 || !state.drain {
                     break;
                 }
             }
@@ -352,33 +415,52 @@ impl<T: QueueItem> Queue<T> {
     }
 }
 
-/// The add rules; returns whether the item was pushed to the queue (a waiter
-/// must then be notified).
-fn add_locked<T: QueueItem>(state: &mut State<T>, item: T) -> bool {
-    if state.shutting_down || state.dirty.contains(&item) {
-        return false;
-    }
-    if let Some(metrics) = state.metrics.as_mut() {
-        metrics.add(&item);
-    }
-    if state.processing.contains(&item) {
-        state.dirty.insert(item);
-        return false;
-    }
-    state.dirty.insert(item.clone());
-    state.queue.push_back(item);
-    true
+/// The future of [`Queue::get`]: takes an item, or parks in the queue's [`WaitList`].
+struct Get<'a, T> {
+    shared: &'a Shared<T>,
+    /// The wait-list slot, once parked.
+    waiter: Option<usize>,
 }
 
-fn take_next<T: QueueItem>(state: &mut State<T>) -> Option<T> {
-    let item = state.queue.pop_front()?;
-    if let Some(metrics) = state.metrics.as_mut() {
-        metrics.get(&item);
+impl<T: QueueItem> Future for Get<'_, T> {
+    type Output = Option<T>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
+        let this = self.get_mut();
+        let mut state = this.shared.state.lock();
+        let outcome = match state.take_next() {
+            Some(item) => Some(item),
+            None if state.shutting_down => None,
+            None => {
+                state.waiters.park(&mut this.waiter, cx.waker());
+                return Poll::Pending;
+            }
+        };
+        if let Some(id) = this.waiter.take() {
+            // Any wake-up this worker got is used up by this return.
+            state.waiters.release(id);
+        }
+        Poll::Ready(outcome)
     }
-    // Move the dirty set's copy into the processing set: no clone needed.
-    let key = state.dirty.take(&item).unwrap_or_else(|| item.clone());
-    state.processing.insert(key);
-    Some(item)
+}
+
+impl<T> Drop for Get<'_, T> {
+    fn drop(&mut self) {
+        let Some(id) = self.waiter.take() else {
+            return;
+        };
+        let mut state = self.shared.state.lock();
+        // Cancelled after being woken for an item: pass the wake-up on.
+        let waker = if state.waiters.release(id) {
+            state.waiters.notify_one()
+        } else {
+            None
+        };
+        drop(state);
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
 }
 
 /// Refreshes the unfinished-work gauges every `period` (500 ms) until shutdown.
@@ -405,7 +487,7 @@ fn spawn_unfinished_work_ticker<T: QueueItem>(shared: &Arc<Shared<T>>, period: D
                 return;
             }
             if let Some(metrics) = state.metrics.as_ref() {
-                metrics.update_unfinished_work();
+                metrics.update_unfinished_work(state.items.entries().filter_map(|e| e.started_at));
             }
         }
     });

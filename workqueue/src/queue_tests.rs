@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::metrics::testing::TestProvider;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Lets every other task on a current-thread runtime run until it blocks.
 async fn settle() {
