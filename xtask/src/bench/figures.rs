@@ -18,7 +18,7 @@ const fn fig(
     }
 }
 
-use Better::{Higher, Lower};
+use Better::{Higher, Lower, Neither};
 
 const CHURN_GO: &[(&str, &str)] = &[("workload", "churn"), ("impl", "client-go")];
 const CHURN_RS: &[(&str, &str)] = &[("workload", "churn"), ("impl", "kcm-workqueue")];
@@ -39,6 +39,8 @@ pub const WORKQUEUE: &[Figure] = &[
         CHURN_RS,
         Lower,
     ),
+    // How many adds the workers saw (the rest were merged into a key still queued).
+    fig("churn: gets", "gets", CHURN_GO, CHURN_RS, Neither),
     fig("delay: wall ms", "wall_ms", DELAY_GO, DELAY_RS, Lower),
     fig(
         "delay: lateness p50 µs",

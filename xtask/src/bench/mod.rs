@@ -8,7 +8,8 @@
 //! workloads written on client-go in `upstream/cmd/peerbench` (built with Go on the spot).
 //! Both sides run alternately for `--rounds` rounds (default 3), and one markdown table of the
 //! medians and their ratios is printed per workload, and kept with every JSON line in
-//! `target/bench/<name>.md` and `target/bench/<name>.jsonl`.
+//! `target/bench/<name>.md` and `target/bench/<name>.jsonl`; `--table` prints the table of the
+//! last run again from that JSONL file without running anything.
 
 mod figures;
 mod peer;
@@ -16,6 +17,7 @@ mod table;
 
 use std::process::Command;
 
+use anyhow::Context;
 use serde_json::Value;
 
 use crate::run_cmd;
@@ -75,11 +77,23 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         return Ok(());
     }
     let (names, rounds) = parse_args(args)?;
+    let table_only = args.iter().any(|a| a == "--table");
     for name in names {
         let Some((_, package, example, extra)) = WORKLOADS.iter().find(|w| w.0 == name) else {
             anyhow::bail!("unknown benchmark `{name}` (see `cargo xtask bench --list`)");
         };
         if let Some(w) = AGAINST_CLIENT_GO.iter().find(|w| w.name == name) {
+            if table_only {
+                let path = crate::cluster::target_dir()
+                    .join("bench")
+                    .join(format!("{name}.jsonl"));
+                let text = std::fs::read_to_string(&path).with_context(|| {
+                    format!("reading {} (run the benchmark first)", path.display())
+                })?;
+                let lines = peer::parse_json_lines(&text);
+                report(name, rounds_in(&lines), &lines, w.figures)?;
+                continue;
+            }
             let ours = peer::build_example(name, package, example, extra)?;
             let peer = peer::build_peer()?;
             let lines = if name == "informer" {
@@ -141,11 +155,21 @@ fn parse_args(args: &[String]) -> anyhow::Result<(Vec<&str>, usize)> {
                     .filter(|n| *n > 0)
                     .ok_or_else(|| anyhow::anyhow!("--rounds needs a positive number"))?;
             }
+            "--table" => {}
             other if other.starts_with("--") => anyhow::bail!("unknown option `{other}`"),
             name => names.push(name),
         }
     }
     Ok((names, rounds))
+}
+
+/// The number of rounds a set of lines came from (the largest `round`, at least 1).
+fn rounds_in(lines: &[Value]) -> usize {
+    lines
+        .iter()
+        .filter_map(|l| l.get("round").and_then(Value::as_u64))
+        .max()
+        .map_or(1, |r| r as usize)
 }
 
 /// Prints the comparison table and keeps it with the JSON lines under `target/bench/`.
@@ -175,7 +199,8 @@ fn report(name: &str, rounds: usize, lines: &[Value], figures: &[Figure]) -> any
 
 #[cfg(test)]
 mod tests {
-    use super::parse_args;
+    use super::{parse_args, rounds_in};
+    use serde_json::json;
 
     fn strings(a: &[&str]) -> Vec<String> {
         a.iter().map(|s| s.to_string()).collect()
@@ -190,5 +215,14 @@ mod tests {
         assert!(parse_args(&strings(&["--rounds", "0"])).is_err());
         assert!(parse_args(&strings(&["--rounds"])).is_err());
         assert!(parse_args(&strings(&["--fast"])).is_err());
+        let a = strings(&["store", "--table"]);
+        assert_eq!(parse_args(&a).ok(), Some((vec!["store"], 3)));
+    }
+
+    #[test]
+    fn rounds_of_saved_lines_are_the_largest_round() {
+        let lines = [json!({"round": 1}), json!({"round": 3}), json!({"x": 1})];
+        assert_eq!(rounds_in(&lines), 3);
+        assert_eq!(rounds_in(&[json!({"x": 1})]), 1);
     }
 }

@@ -10,6 +10,8 @@ use serde_json::Value;
 pub enum Better {
     Higher,
     Lower,
+    /// Neither: context for the other rows (no arrow).
+    Neither,
 }
 
 /// One row of a table: a field read from the lines each side printed.
@@ -84,12 +86,13 @@ pub fn rows(lines: &[Value], figures: &[Figure]) -> Vec<Row> {
             let peer = values(lines, f.peer, f.field);
             let ours = values(lines, f.ours, f.field);
             let (p, o) = (median(&peer), median(&ours));
-            let arrow = match f.better {
-                Better::Higher => "↑",
-                Better::Lower => "↓",
+            let label = match f.better {
+                Better::Higher => format!("{} ↑", f.label),
+                Better::Lower => format!("{} ↓", f.label),
+                Better::Neither => f.label.to_string(),
             };
             Row {
-                label: format!("{} {arrow}", f.label),
+                label,
                 peer: p,
                 ours: o,
                 ratio: ratio(o, p),
@@ -182,6 +185,13 @@ mod tests {
             ours: &[("workload", "delay"), ("impl", "kcm-workqueue")],
             better: Better::Lower,
         },
+        Figure {
+            label: "churn gets",
+            field: "gets",
+            peer: &[("workload", "churn"), ("impl", "client-go")],
+            ours: &[("workload", "churn"), ("impl", "kcm-workqueue")],
+            better: Better::Neither,
+        },
     ];
 
     #[test]
@@ -205,6 +215,7 @@ mod tests {
         assert_eq!(rows[1].peer, Some(40.0));
         assert_eq!(rows[1].ours, None);
         assert_eq!(rows[1].ratio, None);
+        assert_eq!(rows[2].label, "churn gets");
     }
 
     #[test]
@@ -215,7 +226,7 @@ mod tests {
         ];
         let table = markdown(&rows(&lines, FIGURES));
         let body: Vec<&str> = table.lines().collect();
-        assert_eq!(body.len(), 4);
+        assert_eq!(body.len(), 5);
         assert_eq!(
             body[0],
             "| figure | client-go (median) | kcm-rs (median) | kcm / client-go |"
