@@ -34,12 +34,13 @@ pub fn default_item_based_rate_limiter<T: Eq + Hash + Clone>()
     ItemExponentialFailureRateLimiter::new(Duration::from_millis(1), Duration::from_secs(1000))
 }
 
-/// Per-item failure counter shared by the item limiters.
-struct Failures<T>(Mutex<HashMap<T, usize>>);
+/// Per-item failure counter shared by the item limiters (foldhash: workers ask for
+/// `num_requeues` on every sync, so the map is on the hot path).
+struct Failures<T>(Mutex<HashMap<T, usize, foldhash::fast::RandomState>>);
 
 impl<T: Eq + Hash + Clone> Failures<T> {
     fn new() -> Self {
-        Self(Mutex::new(HashMap::new()))
+        Self(Mutex::new(HashMap::default()))
     }
 
     /// Returns the count before this failure, then records it.

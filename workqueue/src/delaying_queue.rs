@@ -11,9 +11,6 @@
 //! when the new entry is the earliest, so heavy `add_after` traffic is spread
 //! over the calling tasks instead of queueing up behind one task.
 
-use std::cmp::Reverse;
-use std::collections::hash_map::Entry;
-use std::collections::{BinaryHeap, HashMap};
 use std::fmt;
 use std::pin::pin;
 use std::sync::{Arc, Weak};
@@ -25,6 +22,7 @@ use tokio::time::Instant;
 
 use crate::metrics::{CounterMetric, MetricsProvider, resolve_provider, retry_metric};
 use crate::queue::{Queue, QueueConfig, QueueItem};
+use crate::waiting::Waiting;
 
 struct Shared<T> {
     queue: Queue<T>,
@@ -62,7 +60,7 @@ impl<T> fmt::Debug for DelayingQueue<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("DelayingQueue")
             .field("queue", &self.shared.queue)
-            .field("waiting", &self.shared.waiting.lock().current.len())
+            .field("waiting", &self.shared.waiting.lock().len())
             .finish()
     }
 }
@@ -204,124 +202,6 @@ impl<T: QueueItem> DelayingQueue<T> {
     /// See [`Queue::is_shutting_down`].
     pub fn is_shutting_down(&self) -> bool {
         self.shared.queue.is_shutting_down()
-    }
-}
-
-/// A heap entry, ordered by ready time then insertion order (the item does not
-/// take part in the ordering).
-struct HeapEntry<T> {
-    ready_at: Instant,
-    seq: u64,
-    item: T,
-}
-
-impl<T> PartialEq for HeapEntry<T> {
-    fn eq(&self, other: &Self) -> bool {
-        (self.ready_at, self.seq) == (other.ready_at, other.seq)
-    }
-}
-
-impl<T> Eq for HeapEntry<T> {}
-
-impl<T> PartialOrd for HeapEntry<T> {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl<T> Ord for HeapEntry<T> {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.ready_at, self.seq).cmp(&(other.ready_at, other.seq))
-    }
-}
-
-/// Timer heap with one current entry per item; entries superseded by an
-/// earlier time stay in the heap and are skipped when they surface.
-struct Waiting<T> {
-    heap: BinaryHeap<Reverse<HeapEntry<T>>>,
-    /// Ready time and heap sequence number of each waiting item's current entry.
-    current: HashMap<T, (Instant, u64)>,
-    next_seq: u64,
-}
-
-impl<T: QueueItem> Waiting<T> {
-    fn new() -> Self {
-        Self {
-            heap: BinaryHeap::new(),
-            current: HashMap::new(),
-            next_seq: 0,
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.current.len()
-    }
-
-    /// Inserts or moves an entry earlier; a later time for a waiting item is ignored.
-    fn insert(&mut self, item: T, ready_at: Instant) {
-        let seq = self.next_seq;
-        let item = match self.current.entry(item) {
-            Entry::Occupied(mut e) => {
-                if ready_at >= e.get().0 {
-                    return;
-                }
-                e.insert((ready_at, seq));
-                e.key().clone()
-            }
-            Entry::Vacant(e) => {
-                let item = e.key().clone();
-                e.insert((ready_at, seq));
-                item
-            }
-        };
-        self.next_seq += 1;
-        self.heap.push(Reverse(HeapEntry {
-            ready_at,
-            seq,
-            item,
-        }));
-    }
-
-    /// Whether a heap entry is still the item's current one.
-    fn is_current(&self, entry: &HeapEntry<T>) -> bool {
-        self.current
-            .get(&entry.item)
-            .is_some_and(|&(_, seq)| seq == entry.seq)
-    }
-
-    /// The earliest current ready time (drops stale entries on the way).
-    fn next_ready(&mut self) -> Option<Instant> {
-        while let Some(Reverse(top)) = self.heap.peek() {
-            if self.is_current(top) {
-                return Some(top.ready_at);
-            }
-            self.heap.pop();
-        }
-        None
-    }
-
-    /// Drops every pending entry.
-    fn clear(&mut self) {
-        self.heap.clear();
-        self.current.clear();
-    }
-
-    /// Drops `item`'s pending entry (its heap entry becomes stale) and
-    /// returns its ready time.
-    #[cfg(test)]
-    fn remove(&mut self, item: &T) -> Option<Instant> {
-        self.current.remove(item).map(|(at, _)| at)
-    }
-
-    /// Removes and returns the next item ready at `now`.
-    fn pop_ready(&mut self, now: Instant) -> Option<T> {
-        let at = self.next_ready()?;
-        if at > now {
-            return None;
-        }
-        let Reverse(entry) = self.heap.pop()?;
-        self.current.remove(&entry.item);
-        Some(entry.item)
     }
 }
 

@@ -1,48 +1,46 @@
-//! The items a [`Queue`](crate::Queue) knows about, with their dirty/processing flags.
+//! A table of items with a value each, addressed by a stable 4-byte id: the one place
+//! where the queues store and hash their items.
 //!
 //! client-go keeps three structures per queue — the FIFO, the `dirty` set and the
 //! `processing` set — plus two metric maps (`addTimes`, `processingStartTimes`), so one
 //! `Add` hashes the item up to four times and each of those maps stores its own copy of
-//! the key. Here every item the queue tracks has exactly one [`Entry`] holding the item,
-//! both flags and both metric timestamps; the FIFO holds 4-byte entry ids. An operation
-//! hashes its item once (with foldhash), and the item is stored once: a `String` key is
-//! never cloned on `add` or `done`, only when `get` hands it out.
-//!
-//! An entry exists while its item is dirty or processing (the union of client-go's two
-//! sets) and is removed as soon as it is neither.
+//! the key; its delaying queue keeps the item in a map and again in each heap entry.
+//! Here a queue keeps each item it tracks once, in an [`Entry`] of this table with all its
+//! bookkeeping as the entry's value, and refers to it elsewhere (FIFO, timer heap) by id.
+//! An operation hashes its item once (foldhash), and a `String` key is never cloned by
+//! the queue except when `get` hands it out.
 
 use std::hash::{BuildHasher, Hash};
 
 use hashbrown::HashTable;
-use tokio::time::Instant;
 
 /// Index of an entry in the table's slot list.
 pub(crate) type EntryId = u32;
 
-/// One tracked item.
-pub(crate) struct Entry<T> {
+/// One stored item and its value.
+pub(crate) struct Entry<T, V> {
     pub(crate) item: T,
     hash: u64,
-    /// Needs processing (client-go `dirty`): queued, or re-added while processing.
-    pub(crate) dirty: bool,
-    /// Handed out by `get`, not yet `done` (client-go `processing`).
-    pub(crate) processing: bool,
-    /// First add since the last `get` (client-go metrics `addTimes`), when metrics are on.
-    pub(crate) added_at: Option<Instant>,
-    /// When `get` handed the item out (client-go `processingStartTimes`), when metrics are on.
-    pub(crate) started_at: Option<Instant>,
+    pub(crate) value: V,
 }
 
 /// Entries addressed by id, found by item through a hash table of ids.
-pub(crate) struct ItemTable<T> {
+pub(crate) struct ItemTable<T, V> {
     hasher: foldhash::fast::RandomState,
     /// Ids of the live entries, hashed by their item.
     index: HashTable<EntryId>,
-    slots: Vec<Option<Entry<T>>>,
+    slots: Vec<Option<Entry<T, V>>>,
     free: Vec<EntryId>,
 }
 
-impl<T: Eq + Hash> ItemTable<T> {
+impl<T, V> ItemTable<T, V> {
+    /// Number of stored items.
+    pub(crate) fn len(&self) -> usize {
+        self.index.len()
+    }
+}
+
+impl<T: Eq + Hash, V> ItemTable<T, V> {
     pub(crate) fn new() -> Self {
         Self {
             hasher: foldhash::fast::RandomState::default(),
@@ -50,6 +48,13 @@ impl<T: Eq + Hash> ItemTable<T> {
             slots: Vec::new(),
             free: Vec::new(),
         }
+    }
+
+    /// Drops every entry.
+    pub(crate) fn clear(&mut self) {
+        self.index.clear();
+        self.slots.clear();
+        self.free.clear();
     }
 
     /// The hash of `item`, to pass to [`find`](Self::find) and [`insert`](Self::insert).
@@ -69,16 +74,9 @@ impl<T: Eq + Hash> ItemTable<T> {
             .copied()
     }
 
-    /// Creates an entry for `item`, which must not have one yet; neither flag is set.
-    pub(crate) fn insert(&mut self, hash: u64, item: T) -> EntryId {
-        let entry = Entry {
-            item,
-            hash,
-            dirty: false,
-            processing: false,
-            added_at: None,
-            started_at: None,
-        };
+    /// Creates an entry for `item`, which must not have one yet.
+    pub(crate) fn insert(&mut self, hash: u64, item: T, value: V) -> EntryId {
+        let entry = Entry { item, hash, value };
         let id = match self.free.pop() {
             Some(id) => {
                 self.slots[id as usize] = Some(entry);
@@ -98,28 +96,26 @@ impl<T: Eq + Hash> ItemTable<T> {
         id
     }
 
-    /// Drops the entry (its item is neither dirty nor processing any more).
-    pub(crate) fn remove(&mut self, id: EntryId) {
-        let Some(entry) = self.slots.get_mut(id as usize).and_then(Option::take) else {
-            return;
-        };
+    /// Removes the entry and returns it; its id may be reused afterwards.
+    pub(crate) fn remove(&mut self, id: EntryId) -> Option<Entry<T, V>> {
+        let entry = self.slots.get_mut(id as usize).and_then(Option::take)?;
         if let Ok(found) = self.index.find_entry(entry.hash, |&other| other == id) {
             found.remove();
         }
         self.free.push(id);
+        Some(entry)
     }
 
-    #[cfg(test)]
-    pub(crate) fn entry(&self, id: EntryId) -> Option<&Entry<T>> {
+    pub(crate) fn entry(&self, id: EntryId) -> Option<&Entry<T, V>> {
         self.slots.get(id as usize).and_then(Option::as_ref)
     }
 
-    pub(crate) fn entry_mut(&mut self, id: EntryId) -> Option<&mut Entry<T>> {
+    pub(crate) fn entry_mut(&mut self, id: EntryId) -> Option<&mut Entry<T, V>> {
         self.slots.get_mut(id as usize).and_then(Option::as_mut)
     }
 
-    /// Every live entry (for the unfinished-work gauges).
-    pub(crate) fn entries(&self) -> impl Iterator<Item = &Entry<T>> {
+    /// Every live entry.
+    pub(crate) fn entries(&self) -> impl Iterator<Item = &Entry<T, V>> {
         self.slots.iter().flatten()
     }
 }
@@ -130,33 +126,38 @@ mod tests {
 
     #[test]
     fn find_insert_remove_reuse() {
-        let mut t: ItemTable<String> = ItemTable::new();
+        let mut t: ItemTable<String, u8> = ItemTable::new();
         let a = "a".to_string();
         let h = t.hash(&a);
         assert_eq!(t.find(h, &a), None);
-        let id = t.insert(h, a.clone());
+        let id = t.insert(h, a.clone(), 1);
         assert_eq!(t.find(h, &a), Some(id));
         let b = "b".to_string();
         let hb = t.hash(&b);
-        let idb = t.insert(hb, b.clone());
+        let idb = t.insert(hb, b.clone(), 2);
         assert_ne!(id, idb);
-        t.remove(id);
+        let removed = t.remove(id).expect("present");
+        assert_eq!((removed.item.as_str(), removed.value), ("a", 1));
         assert_eq!(t.find(h, &a), None);
         assert!(t.entry(id).is_none());
         assert_eq!(t.find(hb, &b), Some(idb));
         // The freed slot is reused.
         let c = "c".to_string();
         let hc = t.hash(&c);
-        assert_eq!(t.insert(hc, c.clone()), id);
+        assert_eq!(t.insert(hc, c.clone(), 3), id);
         assert_eq!(t.entries().count(), 2);
+        assert_eq!(t.len(), 2);
+        t.clear();
+        assert_eq!(t.len(), 0);
+        assert_eq!(t.find(hb, &b), None);
     }
 
     #[test]
     fn many_items_survive_growth() {
-        let mut t: ItemTable<u64> = ItemTable::new();
+        let mut t: ItemTable<u64, ()> = ItemTable::new();
         for i in 0..10_000u64 {
             let h = t.hash(&i);
-            t.insert(h, i);
+            t.insert(h, i, ());
         }
         for i in (0..10_000u64).step_by(2) {
             let id = t.find(t.hash(&i), &i).expect("present");

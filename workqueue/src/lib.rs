@@ -96,6 +96,7 @@ mod queue;
 mod rate_limiter;
 mod rate_limiting_queue;
 mod waiters;
+mod waiting;
 
 pub use bucket_rate_limiter::BucketRateLimiter;
 pub use default_rate_limiters::{

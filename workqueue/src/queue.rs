@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use tokio::sync::Notify;
+use tokio::time::Instant;
 
 use crate::item_table::{EntryId, ItemTable};
 use crate::metrics::{MetricsProvider, QueueMetrics, resolve_provider};
@@ -76,8 +77,9 @@ impl QueueConfig {
 /// suits sections this short. The parked workers live under the same lock
 /// ([`WaitList`]), so `add` decides whom to wake without touching another lock.
 struct State<T> {
-    /// Every item that is dirty or processing, with its flags and metric timestamps.
-    items: ItemTable<T>,
+    /// Every item that is dirty or processing (an entry is removed as soon as it is
+    /// neither), with its flags and metric timestamps.
+    items: ItemTable<T, Tracked>,
     /// Entries waiting to be handed out, in order; each is dirty and not processing.
     queue: VecDeque<EntryId>,
     /// Number of entries that are processing.
@@ -87,6 +89,19 @@ struct State<T> {
     shutting_down: bool,
     drain: bool,
     metrics: Option<QueueMetrics>,
+}
+
+/// The bookkeeping of one item the queue tracks.
+#[derive(Default)]
+struct Tracked {
+    /// Needs processing (client-go `dirty`): queued, or re-added while processing.
+    dirty: bool,
+    /// Handed out by `get`, not yet `done` (client-go `processing`).
+    processing: bool,
+    /// First add since the last `get` (client-go metrics `addTimes`), with metrics on.
+    added_at: Option<Instant>,
+    /// When `get` handed the item out (client-go `processingStartTimes`), with metrics on.
+    started_at: Option<Instant>,
 }
 
 impl<T: QueueItem> State<T> {
@@ -101,9 +116,9 @@ impl<T: QueueItem> State<T> {
             // Already tracked: dirty (nothing to do) or processing (becomes dirty, and
             // `done` queues it again).
             Some(id) => (id, false),
-            None => (self.items.insert(hash, item), true),
+            None => (self.items.insert(hash, item, Tracked::default()), true),
         };
-        let Some(entry) = self.items.entry_mut(id) else {
+        let Some(entry) = self.items.entry_mut(id).map(|e| &mut e.value) else {
             return false;
         };
         if entry.dirty {
@@ -123,11 +138,12 @@ impl<T: QueueItem> State<T> {
     fn take_next(&mut self) -> Option<T> {
         let id = self.queue.pop_front()?;
         let entry = self.items.entry_mut(id)?;
+        let tracked = &mut entry.value;
         if let Some(metrics) = &self.metrics {
-            metrics.get(&mut entry.added_at, &mut entry.started_at);
+            metrics.get(&mut tracked.added_at, &mut tracked.started_at);
         }
-        entry.dirty = false;
-        entry.processing = true;
+        tracked.dirty = false;
+        tracked.processing = true;
         self.processing += 1;
         Some(entry.item.clone())
     }
@@ -319,7 +335,7 @@ impl<T: QueueItem> Queue<T> {
         let Some(id) = state.items.find(hash, item) else {
             return;
         };
-        let Some(entry) = state.items.entry_mut(id) else {
+        let Some(entry) = state.items.entry_mut(id).map(|e| &mut e.value) else {
             return;
         };
         if !entry.processing {
@@ -487,7 +503,9 @@ fn spawn_unfinished_work_ticker<T: QueueItem>(shared: &Arc<Shared<T>>, period: D
                 return;
             }
             if let Some(metrics) = state.metrics.as_ref() {
-                metrics.update_unfinished_work(state.items.entries().filter_map(|e| e.started_at));
+                metrics.update_unfinished_work(
+                    state.items.entries().filter_map(|e| e.value.started_at),
+                );
             }
         }
     });
