@@ -91,19 +91,29 @@ fn example_executable(messages: &str, example: &str) -> Option<PathBuf> {
         .find_map(|m| m["executable"].as_str().map(PathBuf::from))
 }
 
-/// Runs `cmd` (stderr passed through), echoes its stdout and returns the JSON objects among its
-/// lines, each tagged with `round`.
+/// Runs `cmd` (stderr passed through), echoes its stdout as it comes (the informer's run takes
+/// minutes) and returns the JSON objects among its lines, each tagged with `round`.
 pub fn json_lines(cmd: &mut Command, round: usize) -> anyhow::Result<Vec<Value>> {
+    use std::io::BufRead;
     eprintln!("xtask: round {round}: $ {cmd:?}");
-    let out = cmd
+    let mut child = cmd
         .current_dir(crate::workspace_root())
+        .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
-        .output()
+        .spawn()
         .with_context(|| format!("running {cmd:?}"))?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    print!("{text}");
-    if !out.status.success() {
-        bail!("{cmd:?} failed ({})", out.status);
+    let mut text = String::new();
+    if let Some(stdout) = child.stdout.take() {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let line = line?;
+            println!("{line}");
+            text.push_str(&line);
+            text.push('\n');
+        }
+    }
+    let status = child.wait()?;
+    if !status.success() {
+        bail!("{cmd:?} failed ({status})");
     }
     let mut lines = parse_json_lines(&text);
     for line in &mut lines {
