@@ -205,6 +205,11 @@ fn merge_list(
     match strategy {
         ListStrategy::Replace => patch.iter().map(|e| clean_value(id, e, path)).collect(),
         ListStrategy::Primitive => {
+            // A set of scalars: as upstream, maps or lists in it cannot be merged (nor stored).
+            if patch.iter().any(|e| e.is_object() || e.is_array()) {
+                let field = path.last().map_or("", String::as_str);
+                return Err(format!("cannot merge lists without merge key for {field}"));
+            }
             for e in patch {
                 if !cur.contains(e) {
                     cur.push(e.clone());
@@ -241,6 +246,12 @@ fn merge_list(
 fn clean_value(id: StorageId, v: &Value, path: &mut Vec<String>) -> Result<Value, String> {
     match v {
         Value::Object(m) => Ok(Value::Object(fresh(id, m, path)?)),
+        // Maps nested in lists of lists are cleaned too: no directive is ever stored.
+        Value::Array(a) => a
+            .iter()
+            .map(|e| clean_value(id, e, path))
+            .collect::<Result<_, _>>()
+            .map(Value::Array),
         other => Ok(other.clone()),
     }
 }
@@ -320,6 +331,20 @@ mod tests {
         let out = apply(StorageId::Pods, pod, &p).expect("patch");
         assert_eq!(out["spec"]["containers"][0]["args"], json!(["3"]));
         assert_eq!(out["spec"]["tolerations"], json!([]));
+    }
+
+    /// Found by `tests/strategic_patch_fuzz.rs`: directives inside a set of scalars or inside a
+    /// list of lists were stored as they came.
+    #[test]
+    fn directives_in_odd_lists_are_not_stored() {
+        let p = json!({"metadata": {"finalizers": [{"$patch": "x"}]}});
+        assert_eq!(
+            apply(StorageId::Pods, json!({}), &p),
+            Err("cannot merge lists without merge key for finalizers".to_string())
+        );
+        let p = json!({"spec": {"tolerations": [[{"$retainKeys": ["a"], "a": 1, "b": 2}]]}});
+        let out = apply(StorageId::Pods, json!({}), &p).expect("patch");
+        assert_eq!(out["spec"]["tolerations"], json!([[{"a": 1}]]));
     }
 
     #[test]
