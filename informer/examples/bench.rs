@@ -17,7 +17,7 @@
 //!   `peerbench informer --url URL --pods N`; skipped when `BENCH_PEER` is unset.
 //!   client-go v0.37 starts with a streaming list (its `WatchListClient` gate is on by default);
 //!   `client-go-list` turns the gate off (`KUBE_FEATURE_WatchListClient=false`), for the
-//!   paginated list that `informer` does. `client-go-protobuf` (only when named in
+//!   LIST that `informer` starts with. `client-go-protobuf` (only when named in
 //!   `BENCH_MODES`) adds `--protobuf`.
 //!
 //! Each child prints one JSON line: sync time (process start of the watch → cache holds every pod),

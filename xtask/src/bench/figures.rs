@@ -155,7 +155,7 @@ const INF_RS: &[(&str, &str)] = &[("bench", "informer"), ("mode", "informer")];
 
 /// `cargo xtask bench informer`: client-go's pod informer against `SharedIndexInformer<Pod>`
 /// (full objects, no transform, on both sides). client-go as it comes starts with a streaming
-/// list; the `(list)` rows turn that off for the paginated list kcm-informer does.
+/// list; the `(list)` rows turn that off for the LIST kcm-informer starts with.
 pub const INFORMER: &[Figure] = &[
     fig(
         "initial sync s (client-go: list)",
