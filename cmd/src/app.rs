@@ -122,6 +122,11 @@ pub async fn run(
             "work-queue or sync metrics were already installed by someone else; /metrics lacks them"
         );
     }
+    if options.profiling {
+        endpoints.enable_debugging(crate::serving::debug::Debugging::new(
+            crate::logging::installed(),
+        ));
+    }
     let lease_name = options.leader_elect_resource_name.as_str();
 
     let enabled: Vec<Controller> = controllers

@@ -82,7 +82,18 @@ fn main() -> ExitCode {
         eprintln!("kcm: {e}");
         return ExitCode::from(2);
     }
-    kcm::logging::init(options.verbosity, &options.logging_format);
+    let vmodule = match options.vmodule() {
+        Ok(vmodule) => vmodule,
+        Err(e) => {
+            eprintln!("kcm: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    kcm::logging::init(
+        u32::from(options.verbosity),
+        vmodule,
+        &options.logging_format,
+    );
     match kcm::feature_gates::resolve(options.feature_gates.as_deref()) {
         Ok((gates, unused)) => {
             tracing::info!(?gates, "feature gates");

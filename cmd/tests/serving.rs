@@ -8,11 +8,13 @@ mod common;
 use std::sync::Arc;
 
 use common::fake_apiserver::{FakeApiServer, Seen, status};
-use common::https::get;
+use common::https::{get, request};
 use kcm::client::ClientFactory;
 use kcm::metrics::Metrics;
 use kcm::options::Options;
+use kcm::logging::{VModule, Verbosity};
 use kcm::serving::Endpoints;
+use kcm::serving::debug::Debugging;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_util::sync::CancellationToken;
 
@@ -23,6 +25,7 @@ fn answer(seen: &Seen) -> (u16, serde_json::Value) {
             let user = match token {
                 "alice-token" => Some("alice"),
                 "bob-token" => Some("bob"),
+                "erin-token" => Some("erin"),
                 _ => None,
             };
             let status = match user {
@@ -49,8 +52,12 @@ fn answer(seen: &Seen) -> (u16, serde_json::Value) {
             let verb = spec["nonResourceAttributes"]["verb"]
                 .as_str()
                 .unwrap_or_default();
-            let allowed =
-                matches!(user, "alice" | "carol" | "dave") && path == "/metrics" && verb == "get";
+            let allowed = match user {
+                "alice" | "carol" | "dave" => path == "/metrics" && verb == "get",
+                // May debug: profiles and the verbosity.
+                "erin" => path.starts_with("/debug/") && matches!(verb, "get" | "put"),
+                _ => false,
+            };
             (
                 201,
                 serde_json::json!({
@@ -132,6 +139,8 @@ async fn https_endpoints_authenticate_and_authorize_through_the_api_server() {
         .registry()
         .write()
         .register_collector(Box::new(kcm::process_metrics::ProcessMetrics));
+    let verbosity = Arc::new(Verbosity::new(0, VModule::default()));
+    endpoints.enable_debugging(Debugging::new(Some(verbosity.clone())));
     let stop = CancellationToken::new();
     let bound = kcm::serving::start(
         &options.serving,
@@ -164,6 +173,41 @@ async fn https_endpoints_authenticate_and_authorize_through_the_api_server() {
         let (got, response) = get(port, path, &headers, None).await;
         assert_eq!(got, *want, "{path} {headers:?}\n{response}");
     }
+
+    // The debugging endpoints (--profiling) need permission for their path and verb.
+    let put_v = |token: Option<&'static str>, body: &'static str| {
+        let headers: Vec<(&str, String)> = token
+            .map(|t| vec![("authorization", format!("Bearer {t}"))])
+            .unwrap_or_default();
+        async move {
+            let headers: Vec<(&str, &str)> =
+                headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            request(port, "PUT", "/debug/flags/v", &headers, body, None).await
+        }
+    };
+    assert_eq!(put_v(None, "4").await.0, 401);
+    assert_eq!(put_v(Some("alice-token"), "4").await.0, 403);
+    assert_eq!(verbosity.global(), 0, "a refused request changes nothing");
+    let (code, response) = put_v(Some("erin-token"), "4").await;
+    assert_eq!(code, 200, "{response}");
+    assert!(
+        response.ends_with("successfully set klog.logging.verbosity to 4"),
+        "{response}"
+    );
+    assert_eq!(verbosity.global(), 4);
+    let (code, response) = put_v(Some("erin-token"), "four").await;
+    assert_eq!(code, 400, "{response}");
+    let erin = [("authorization", "Bearer erin-token")];
+    let (code, response) = get(port, "/debug/pprof/", &erin, None).await;
+    assert_eq!(code, 200, "{response}");
+    assert!(response.contains("href='profile'"), "{response}");
+    let (code, response) = get(port, "/debug/pprof", &erin, None).await;
+    assert_eq!(code, 302, "{response}");
+    assert!(response.contains("location: /debug/pprof/"), "{response}");
+    let (code, _) = get(port, "/debug/pprof/heap", &erin, None).await;
+    assert_eq!(code, 404);
+    let (code, _) = get(port, "/debug/pprof/", &[], None).await;
+    assert_eq!(code, 401);
     let (code, response) = get(
         port,
         "/metrics",

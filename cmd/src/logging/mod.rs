@@ -3,17 +3,27 @@
 //! ([`json`]), so log pipelines built for upstream keep working.
 //!
 //! `-v` maps klog verbosity onto tracing levels: 0–1 → info, 2–4 → debug (writes to the API
-//! server are logged at `-v=2`, as kube-controller-manager does), 5+ → trace. `RUST_LOG`
-//! overrides the mapping when set.
+//! server are logged at `-v=2`, as kube-controller-manager does), 5+ → trace; `--vmodule`
+//! raises it per source file ([`vmodule`], [`verbosity`]). `RUST_LOG` overrides both when set.
 
 pub mod fields;
 pub mod json;
 pub mod klog_text;
+pub mod verbosity;
+pub mod vmodule;
 
-use tracing_subscriber::EnvFilter;
+use std::sync::Arc;
+
+use tracing_subscriber::filter::{EnvFilter, filter_fn};
+use tracing_subscriber::layer::{Layer, SubscriberExt};
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{Registry, fmt};
+
+pub use verbosity::Verbosity;
+pub use vmodule::VModule;
 
 /// The tracing level for a klog verbosity.
-pub fn level_for(verbosity: u8) -> tracing::Level {
+pub fn level_for(verbosity: u32) -> tracing::Level {
     match verbosity {
         0 | 1 => tracing::Level::INFO,
         2..=4 => tracing::Level::DEBUG,
@@ -21,31 +31,54 @@ pub fn level_for(verbosity: u8) -> tracing::Level {
     }
 }
 
-/// Installs the global subscriber; a second call is a no-op.
-pub fn init(verbosity: u8, format: &str) {
-    let filter = std::env::var("RUST_LOG")
-        .ok()
-        .and_then(|v| EnvFilter::try_new(v).ok())
-        .unwrap_or_else(|| {
-            let level = level_for(verbosity).as_str().to_ascii_lowercase();
-            // Our crates at the chosen level; dependencies stay quieter.
-            EnvFilter::new(format!(
-                "warn,kcm={level},kcm_store={level},kcm_workqueue={level},kcm_reflector={level},\
-                 kcm_informer={level},kcm_controller={level},kcm_replicaset={level},\
-                 kcm_deployment={level}"
-            ))
-        });
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    let result = if format == "json" {
-        builder.event_format(json::Json).try_init()
+type BoxedLayer = Box<dyn Layer<Registry> + Send + Sync>;
+
+fn format_layer(json: bool) -> BoxedLayer {
+    let layer = fmt::layer().with_writer(std::io::stderr);
+    if json {
+        layer.event_format(json::Json).boxed()
     } else {
-        builder.event_format(klog_text::KlogText).try_init()
+        layer.event_format(klog_text::KlogText).boxed()
+    }
+}
+
+/// Installs the global subscriber (a second call installs nothing) and returns the verbosity
+/// handle that `PUT /debug/flags/v` changes. `RUST_LOG`, when set and valid, replaces `-v`
+/// and `--vmodule`; the handle then has no effect.
+pub fn init(verbosity: u32, vmodule: VModule, format: &str) -> Arc<Verbosity> {
+    let handle = Arc::new(Verbosity::new(verbosity, vmodule));
+    let json = format == "json";
+    let env = std::env::var("RUST_LOG")
+        .ok()
+        .and_then(|v| EnvFilter::try_new(v).ok());
+    let from_env = env.is_some();
+    let layer = match env {
+        Some(filter) => format_layer(json).with_filter(filter).boxed(),
+        None => {
+            let decide = handle.clone();
+            let filter = filter_fn(move |metadata| decide.enabled(metadata));
+            format_layer(json).with_filter(filter).boxed()
+        }
     };
     // Already installed (tests, or a second call): keep the first.
-    let _ = result;
+    if tracing_subscriber::registry()
+        .with(layer)
+        .try_init()
+        .is_ok()
+        && !from_env
+    {
+        let _ = INSTALLED.set(handle.clone());
+    }
+    handle
 }
+
+/// The verbosity of the installed subscriber, when [`init`] installed it and `RUST_LOG` did
+/// not replace `-v`.
+pub fn installed() -> Option<Arc<Verbosity>> {
+    INSTALLED.get().cloned()
+}
+
+static INSTALLED: std::sync::OnceLock<Arc<Verbosity>> = std::sync::OnceLock::new();
 
 #[cfg(test)]
 mod tests {

@@ -113,7 +113,6 @@ pub const FOREIGN_FLAGS: &[(&str, FlagKind)] = &[
     ("contention-profiling", Bool),
     ("enable-leader-migration", Bool),
     ("leader-migration-config", Value),
-    ("profiling", Bool),
     ("emulated-version", Value),
     ("allow-metric-labels", Value),
     ("allow-metric-labels-manifest", Value),
@@ -134,7 +133,6 @@ pub const FOREIGN_FLAGS: &[(&str, FlagKind)] = &[
     ("log-json-split-stream", Bool),
     ("log-text-info-buffer-size", Value),
     ("log-text-split-stream", Bool),
-    ("vmodule", Value),
 ];
 
 /// The kind of a foreign flag, if `name` (without dashes) is one.

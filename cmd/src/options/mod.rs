@@ -211,6 +211,16 @@ pub struct Options {
     )]
     pub verbosity: u8,
 
+    /// comma-separated list of pattern=N settings for file-filtered logging (only works for
+    /// text log format); a pattern matches a source file's name without `.rs`
+    #[arg(
+        long,
+        help_heading = "Logs flags",
+        value_name = "pattern=N,...",
+        default_value = ""
+    )]
+    pub vmodule: String,
+
     /// Sets the log format. Permitted formats: "json", "text".
     #[arg(
         long,
@@ -219,6 +229,12 @@ pub struct Options {
         default_value = "text"
     )]
     pub logging_format: String,
+
+    // ---- Debugging ----
+    /// Enable profiling via web interface host:port/debug/pprof/ (a CPU profile at
+    /// /debug/pprof/profile) and setting the log verbosity with PUT /debug/flags/v
+    #[arg(long, help_heading = "Debugging flags", value_name = "bool", default_value = "true", value_parser = parse_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub profiling: bool,
 }
 
 /// A flag value that parses but is not acceptable, with upstream-like messages.
@@ -239,6 +255,17 @@ pub enum OptionsError {
     /// `--kube-api-qps` is not a number or `--kube-api-burst` is negative.
     #[error("--kube-api-qps must be a number and --kube-api-burst must not be negative")]
     BadRateLimit,
+    /// `--vmodule` is not a list of `pattern=N`.
+    #[error("invalid argument {value:?} for \"--vmodule\" flag: {reason}")]
+    BadVModule {
+        /// The flag's value.
+        value: String,
+        /// component-base's message.
+        reason: String,
+    },
+    /// `--vmodule` with a log format other than text.
+    #[error("logging.vmodule: Forbidden: Only supported for text log format")]
+    VModuleNeedsText,
     /// `--feature-gates` is not a list of `name=bool`.
     #[error("invalid --feature-gates {0:?}: want name=true|false[,name=...]")]
     BadFeatureGates(String),
@@ -276,6 +303,10 @@ impl Options {
                 self.logging_format.clone(),
             ));
         }
+        let vmodule = self.vmodule()?;
+        if !vmodule.is_empty() && self.logging_format != "text" {
+            return Err(OptionsError::VModuleNeedsText);
+        }
         if self.concurrent_deployment_syncs == 0 {
             return Err(OptionsError::ZeroWorkers("concurrent-deployment-syncs"));
         }
@@ -289,6 +320,14 @@ impl Options {
             feature_gates(gates).map_err(|_| OptionsError::BadFeatureGates(gates.clone()))?;
         }
         Ok(())
+    }
+
+    /// `--vmodule`, parsed.
+    pub fn vmodule(&self) -> Result<crate::logging::VModule, OptionsError> {
+        crate::logging::VModule::parse(&self.vmodule).map_err(|reason| OptionsError::BadVModule {
+            value: self.vmodule.clone(),
+            reason,
+        })
     }
 
     /// Parses a command line (program name first) as kube-controller-manager would accept it:

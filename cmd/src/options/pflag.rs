@@ -173,7 +173,11 @@ mod tests {
                 &["--kubeconfig", "--cluster-name"],
                 &[],
             ),
-            (&["-v", "4", "--profiling"], &["-v", "4"], &["profiling"]),
+            (
+                &["-v", "4", "--contention-profiling"],
+                &["-v", "4"],
+                &["contention-profiling"],
+            ),
             (
                 &["--cluster-name=a", "--cluster-name", "b"],
                 &[],

@@ -217,10 +217,8 @@ fn accepted_but_ineffective_flags_of_ours_are_reported() {
             &["kube-api-content-type"],
         ),
         (&["--feature-gates=Foo=true,Bar=false"], &[]),
-        (
-            &["--profiling=false", "--vmodule=x=2"],
-            &["profiling", "vmodule"],
-        ),
+        (&["--profiling=false", "--vmodule=x=2"], &[]),
+        (&["--contention-profiling"], &["contention-profiling"]),
     ];
     for (args, want) in cases {
         assert_eq!(parse_full(args).ignored, *want, "{args:?}");
@@ -287,4 +285,43 @@ fn invalid_values_are_rejected_with_clear_messages() {
     ));
     assert!(parse_err(&["--cluster-cidr"]).contains("flag needs an argument: --cluster-cidr"));
     parse_err(&["--no-such-flag"]);
+}
+
+#[test]
+fn profiling_and_vmodule_are_kcm_flags() {
+    let o = parse(&[]);
+    assert!(o.profiling, "profiling is on by default, as upstream");
+    assert!(o.vmodule().expect("empty").is_empty());
+    let o = parse(&["--profiling=f", "--vmodule=sync=4,roll*=2"]);
+    assert!(!o.profiling);
+    assert!(o.validate().is_ok());
+    let vmodule = o.vmodule().expect("valid");
+    assert_eq!(
+        vmodule.verbosity_for("controllers/deployment/src/rolling.rs"),
+        Some(2)
+    );
+    let cases: &[(&[&str], OptionsError)] = &[
+        (
+            &["--vmodule=sync"],
+            OptionsError::BadVModule {
+                value: "sync".into(),
+                reason: "\"sync\" does not have the pattern=N format".into(),
+            },
+        ),
+        (
+            &["--vmodule=sync=4", "--logging-format=json"],
+            OptionsError::VModuleNeedsText,
+        ),
+    ];
+    for (args, want) in cases {
+        assert_eq!(parse(args).validate().as_ref(), Err(want), "{args:?}");
+    }
+    assert_eq!(
+        OptionsError::BadVModule {
+            value: "sync".into(),
+            reason: "\"sync\" does not have the pattern=N format".into(),
+        }
+        .to_string(),
+        "invalid argument \"sync\" for \"--vmodule\" flag: \"sync\" does not have the pattern=N format"
+    );
 }

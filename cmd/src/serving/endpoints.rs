@@ -13,6 +13,8 @@ use hyper::StatusCode;
 use parking_lot::RwLock;
 use prometheus_client::registry::Registry;
 
+use super::debug::Debugging;
+
 /// Content type of Prometheus' text exposition format.
 pub const TEXT_0_0_4: &str = "text/plain; version=0.0.4; charset=utf-8";
 /// Content type of OpenMetrics.
@@ -37,6 +39,7 @@ pub enum Probe {
 pub struct Endpoints {
     checks: Arc<RwLock<Vec<(String, Probe, Check)>>>,
     registry: Arc<RwLock<Registry>>,
+    debugging: Arc<RwLock<Option<Debugging>>>,
 }
 
 impl std::fmt::Debug for Endpoints {
@@ -64,6 +67,16 @@ impl Endpoints {
     /// Adds a check; `Live` checks also count for readiness, as in kube-controller-manager.
     pub fn add_check(&self, name: &str, probe: Probe, check: Check) {
         self.checks.write().push((name.to_string(), probe, check));
+    }
+
+    /// Serves the `/debug/pprof` and `/debug/flags` endpoints too (`--profiling`).
+    pub fn enable_debugging(&self, debugging: Debugging) {
+        *self.debugging.write() = Some(debugging);
+    }
+
+    /// The debugging endpoints, when enabled.
+    pub fn debugging(&self) -> Option<Debugging> {
+        self.debugging.read().clone()
     }
 
     /// The registry rendered at `/metrics`; register collectors here.

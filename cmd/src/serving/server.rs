@@ -3,7 +3,9 @@
 //!
 //! Paths in `--authorization-always-allow-paths` are answered to anyone. Any other request
 //! needs a user ([`Authenticator`]): without one it gets `401 Unauthorized`; a user the API
-//! server does not allow ([`Authorizer`]) gets `403 Forbidden`.
+//! server does not allow ([`Authorizer`]) gets `403 Forbidden`. The debugging endpoints
+//! ([`Debugging`]) are served only when enabled, and are never among the always-allowed paths
+//! by default.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -19,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::authn::{Authenticator, ClientCert};
 use super::authz::{Authorizer, verb};
+use super::debug::Debugging;
 use super::endpoints::{Endpoints, PLAIN};
 use super::tls::Tls;
 
@@ -37,13 +40,39 @@ pub struct Server {
 
 type Body = Full<Bytes>;
 
+/// The largest request body read (a `PUT /debug/flags/v` needs a few bytes).
+const MAX_BODY: usize = 64 * 1024;
+
 fn answer(status: StatusCode, content_type: &str, body: String) -> Response<Body> {
-    Response::builder()
+    answer_with(status, content_type, &[], body.into_bytes())
+}
+
+fn answer_with(
+    status: StatusCode,
+    content_type: &str,
+    headers: &[(&'static str, String)],
+    body: Vec<u8>,
+) -> Response<Body> {
+    let mut builder = Response::builder()
         .status(status)
         .header("content-type", content_type)
-        .header("x-content-type-options", "nosniff")
+        .header("x-content-type-options", "nosniff");
+    for (name, value) in headers {
+        builder = builder.header(*name, value);
+    }
+    builder
         .body(Full::new(Bytes::from(body)))
         .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
+}
+
+/// The request body, at most [`MAX_BODY`] bytes.
+async fn read_body(body: Incoming) -> Result<Bytes, String> {
+    use http_body_util::BodyExt;
+    let limited = http_body_util::Limited::new(body, MAX_BODY);
+    match limited.collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) => Err(format!("error reading request body: {e}")),
+    }
 }
 
 impl Server {
@@ -51,9 +80,10 @@ impl Server {
     pub async fn handle(
         &self,
         cert: Option<&ClientCert>,
-        request: &Request<Incoming>,
+        request: Request<Incoming>,
     ) -> Response<Body> {
-        let path = request.uri().path();
+        let path = request.uri().path().to_string();
+        let path = path.as_str();
         if !self.authorizer.is_always_allowed(path) {
             let user = match self
                 .authenticator
@@ -85,6 +115,25 @@ impl Server {
                     return answer(StatusCode::FORBIDDEN, PLAIN, body);
                 }
             }
+        }
+        if let Some(debugging) = self
+            .endpoints
+            .debugging()
+            .filter(|_| Debugging::serves(path))
+        {
+            let (parts, body) = request.into_parts();
+            let body = if parts.method == http::Method::PUT {
+                match read_body(body).await {
+                    Ok(body) => body,
+                    Err(message) => return answer(StatusCode::BAD_REQUEST, PLAIN, message),
+                }
+            } else {
+                Bytes::new()
+            };
+            let a = debugging
+                .respond(&parts.method, path, parts.uri.query(), &body)
+                .await;
+            return answer_with(a.status, a.content_type, &a.headers, a.body);
         }
         if request.method() != http::Method::GET && request.method() != http::Method::HEAD {
             return answer(
@@ -142,7 +191,7 @@ pub async fn serve(
                 let service = hyper::service::service_fn(move |request: Request<Incoming>| {
                     let (server, cert) = (server.clone(), cert.clone());
                     async move {
-                        Ok::<_, Infallible>(server.handle(cert.as_ref().as_ref(), &request).await)
+                        Ok::<_, Infallible>(server.handle(cert.as_ref().as_ref(), request).await)
                     }
                 });
                 let io = hyper_util::rt::TokioIo::new(tls);

@@ -65,6 +65,18 @@ pub async fn get(
     headers: &[(&str, &str)],
     identity: Option<Identity>,
 ) -> (u16, String) {
+    request(port, "GET", path, headers, "", identity).await
+}
+
+/// Sends one `method` request with `body` to `path` on `port` over TLS; as [`get`].
+pub async fn request(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+    identity: Option<Identity>,
+) -> (u16, String) {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
@@ -84,11 +96,15 @@ pub async fn get(
         Ok(tls) => tls,
         Err(e) => return (0, format!("handshake: {e}")),
     };
-    let mut request = format!("GET {path} HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n");
+    let mut request = format!(
+        "{method} {path} HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\ncontent-length: {}\r\n",
+        body.len()
+    );
     for (k, v) in headers {
         request.push_str(&format!("{k}: {v}\r\n"));
     }
     request.push_str("\r\n");
+    request.push_str(body);
     if let Err(e) = tls.write_all(request.as_bytes()).await {
         return (0, format!("write: {e}"));
     }
