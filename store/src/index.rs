@@ -62,16 +62,23 @@ pub(crate) type Indexers<T> = Arc<BTreeMap<String, IndexFn<T>>>;
 pub(crate) struct Indices<T> {
     pub(crate) indexers: Indexers<T>,
     pub(crate) indices: HashMap<String, Index, Hasher>,
+    /// The [`NAMESPACE_INDEX`] indexer is the one [`Store::new`](crate::Store::new) installed
+    /// ([`namespace_index_fn`]), so its values are known without calling it.
+    pub(crate) builtin_namespace: bool,
 }
 
-impl<T> Indices<T> {
+impl<T: Object> Indices<T> {
     /// The given indexers with empty indices.
-    pub(crate) fn new(indexers: Indexers<T>) -> Self {
+    pub(crate) fn new(indexers: Indexers<T>, builtin_namespace: bool) -> Self {
         let indices = indexers
             .keys()
             .map(|k| (k.clone(), Index::default()))
             .collect();
-        Indices { indexers, indices }
+        Indices {
+            indexers,
+            indices,
+            builtin_namespace,
+        }
     }
 
     /// Moves `slot` from `old`'s index values to `new`'s, for every index.
@@ -80,6 +87,19 @@ impl<T> Indices<T> {
             let Some(index) = self.indices.get_mut(name) else {
                 continue;
             };
+            if self.builtin_namespace && name == NAMESPACE_INDEX {
+                // Same values as `namespace_index_fn`, without building a `Vec<String>`
+                // per object: an update within a namespace (nearly all) costs nothing.
+                let ns = |o: &T| o.namespace().unwrap_or_default().to_owned();
+                let old_ns = old.map(|o| o.namespace().unwrap_or_default());
+                let new_ns = new.map(|n| n.namespace().unwrap_or_default());
+                if old_ns != new_ns {
+                    let old_vals: Vec<String> = old.map(ns).into_iter().collect();
+                    let new_vals: Vec<String> = new.map(ns).into_iter().collect();
+                    update_index(index, slot, &old_vals, &new_vals);
+                }
+                continue;
+            }
             let old_vals = old.map(|o| values_of(f, o)).unwrap_or_default();
             let new_vals = new.map(|n| values_of(f, n)).unwrap_or_default();
             update_index(index, slot, &old_vals, &new_vals);

@@ -43,6 +43,7 @@ mod lister;
 mod object;
 pub mod selector;
 mod store;
+mod table;
 
 pub use index::{IndexFn, NAMESPACE_INDEX, index_fn, namespace_index_fn};
 pub use key::{KeyError, ObjectKey};

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::{NAMESPACE_INDEX, Object, ObjectKey, Selector, Store};
+use crate::{NAMESPACE_INDEX, Object, Selector, Store};
 
 /// Lists and gets objects from a [`Store`], filtering by label [`Selector`].
 ///
@@ -84,7 +84,7 @@ impl<T: Object> Lister<T> {
 
     /// The object `namespace/name` (`name` alone when `namespace` is empty).
     pub fn get(&self, namespace: &str, name: &str) -> Option<Arc<T>> {
-        self.store.get_by_key(&ObjectKey::new(namespace, name))
+        self.store.get_by_name(namespace, name)
     }
 
     /// A view of one namespace (`""` = all namespaces, as upstream `ListAllByNamespace`).
@@ -156,7 +156,6 @@ impl<T: Object> NamespaceLister<T> {
 
     /// The object `name` in this namespace.
     pub fn get(&self, name: &str) -> Option<Arc<T>> {
-        self.store
-            .get_by_key(&ObjectKey::new(self.namespace.clone(), name))
+        self.store.get_by_name(&self.namespace, name)
     }
 }

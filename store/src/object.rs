@@ -29,7 +29,11 @@ pub trait Object: Send + Sync + 'static {
     fn namespace(&self) -> Option<&str>;
     /// The object's labels (`metadata.labels`).
     fn labels(&self) -> Option<&BTreeMap<String, String>>;
-    /// The store key (client-go `MetaNamespaceKeyFunc`).
+    /// The store key (client-go `MetaNamespaceKeyFunc`): `namespace/name`.
+    ///
+    /// [`Store`](crate::Store) files and finds objects by [`namespace`](Self::namespace) and
+    /// [`name`](Self::name) directly (without building this key), so an override must return
+    /// the same key.
     fn key(&self) -> ObjectKey {
         ObjectKey::new(self.namespace().unwrap_or_default(), self.name())
     }

@@ -1,6 +1,6 @@
 //! The thread-safe indexed store (client-go `ThreadSafeStore` + `Indexer`).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
@@ -10,6 +10,7 @@ use crate::index::{
     Hasher, Index, IndexFn, Indexers, Indices, NAMESPACE_INDEX, Slot, insert_all,
     namespace_index_fn, values_of,
 };
+use crate::table::ObjectTable;
 use crate::{Object, ObjectKey};
 
 /// Errors returned by index operations of [`Store`].
@@ -34,86 +35,67 @@ pub enum TxOp<T> {
     Delete(ObjectKey),
 }
 
-/// Everything behind the lock. Objects live in a slot table; the key map and the indices refer
-/// to slots, so each object's key is stored once and index sets hold 4-byte slot numbers.
+/// Everything behind the lock: the object table (slots, keys, key index) and the indices,
+/// whose sets refer to slots, so index sets hold 4-byte slot numbers.
 struct Inner<T> {
-    items: HashMap<ObjectKey, Slot, Hasher>,
-    slots: Vec<Option<Arc<T>>>,
-    free: Vec<Slot>,
+    table: ObjectTable<T>,
     indices: Indices<T>,
 }
 
+/// The store key of an object, as borrowed parts (namespace `""` when cluster-scoped).
+fn key_parts<T: Object>(obj: &T) -> (&str, &str) {
+    (obj.namespace().unwrap_or_default(), obj.name())
+}
+
 impl<T: Object> Inner<T> {
-    fn empty(indexers: Indexers<T>) -> Self {
+    fn empty(indexers: Indexers<T>, builtin_namespace: bool) -> Self {
         Inner {
-            items: HashMap::default(),
-            slots: Vec::new(),
-            free: Vec::new(),
-            indices: Indices::new(indexers),
+            table: ObjectTable::new(),
+            indices: Indices::new(indexers, builtin_namespace),
         }
     }
 
     fn obj(&self, slot: Slot) -> Option<&Arc<T>> {
-        self.slots.get(slot as usize).and_then(Option::as_ref)
+        self.table.obj(slot)
     }
 
-    /// Inserts or replaces without touching indices; returns the slot and the previous object.
-    fn put(&mut self, key: ObjectKey, obj: Arc<T>) -> (Slot, Option<Arc<T>>) {
-        if let Some(&slot) = self.items.get(&key) {
-            let old = self.slots[slot as usize].replace(obj);
-            return (slot, old);
-        }
-        let slot = match self.free.pop() {
-            Some(slot) => {
-                self.slots[slot as usize] = Some(obj);
-                slot
-            }
-            None => {
-                // A capacity limit like `Vec`'s: 2^32 objects would need >32 GiB of slots alone.
-                let slot = Slot::try_from(self.slots.len()).expect("more than 2^32 objects");
-                self.slots.push(Some(obj));
-                slot
-            }
-        };
-        self.items.insert(key, slot);
-        (slot, None)
+    /// Inserts or replaces, and updates every index.
+    fn put(&mut self, obj: Arc<T>) -> Option<Arc<T>> {
+        let (ns, name) = key_parts(&*obj);
+        let (slot, old) = self.table.put(ns, name, obj.clone());
+        self.indices.update(slot, old.as_deref(), Some(&obj));
+        old
     }
 
     /// Builds contents and indices from scratch (later duplicates win).
-    fn build(indexers: Indexers<T>, objs: Vec<Arc<T>>) -> Self {
-        let mut inner = Inner::empty(indexers);
-        inner.items.reserve(objs.len());
-        inner.slots.reserve(objs.len());
+    fn build(indexers: Indexers<T>, builtin_namespace: bool, objs: Vec<Arc<T>>) -> Self {
+        let mut inner = Inner::empty(indexers, builtin_namespace);
+        inner.table.reserve(objs.len());
         for o in objs {
-            inner.put(o.key(), o);
+            let (ns, name) = key_parts(&*o);
+            inner.table.put(ns, name, o.clone());
         }
-        let Inner { slots, indices, .. } = &mut inner;
+        let Inner { table, indices } = &mut inner;
         for (name, f) in indices.indexers.iter() {
             let index = indices.indices.entry(name.clone()).or_default();
-            for (slot, obj) in slots.iter().enumerate() {
-                if let Some(obj) = obj {
-                    insert_all(index, f, slot as Slot, obj);
-                }
+            for (slot, obj) in table.objects() {
+                insert_all(index, f, slot, obj);
             }
         }
         inner
     }
 
     /// Removes an object from contents and indices.
-    fn remove(&mut self, key: &ObjectKey) -> Option<Arc<T>> {
-        let slot = self.items.remove(key)?;
-        let old = self.slots.get_mut(slot as usize).and_then(Option::take)?;
-        self.free.push(slot);
+    fn remove(&mut self, ns: &str, name: &str) -> Option<Arc<T>> {
+        let (slot, old) = self.table.remove(ns, name)?;
         self.indices.update(slot, Some(&old), None);
         Some(old)
     }
 
     fn backfill(&self, f: &IndexFn<T>) -> Index {
         let mut index = Index::default();
-        for (slot, obj) in self.slots.iter().enumerate() {
-            if let Some(obj) = obj {
-                insert_all(&mut index, f, slot as Slot, obj);
-            }
+        for (slot, obj) in self.table.objects() {
+            insert_all(&mut index, f, slot, obj);
         }
         index
     }
@@ -196,7 +178,7 @@ impl<T> fmt::Debug for Store<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let inner = self.inner.read();
         f.debug_struct("Store")
-            .field("len", &inner.items.len())
+            .field("len", &inner.table.len())
             .field(
                 "indexers",
                 &inner.indices.indexers.keys().collect::<Vec<_>>(),
@@ -214,7 +196,12 @@ impl<T: Object> Default for Store<T> {
 impl<T: Object> Store<T> {
     /// An empty store with the built-in [`NAMESPACE_INDEX`] index.
     pub fn new() -> Self {
-        Self::with_indexers([(NAMESPACE_INDEX.to_string(), namespace_index_fn::<T>())])
+        let indexers = BTreeMap::from([(NAMESPACE_INDEX.to_string(), namespace_index_fn::<T>())]);
+        Store {
+            // The namespace index is ours, so updates may compare namespaces directly
+            // instead of calling its function (see `Indices::update`).
+            inner: Arc::new(RwLock::new(Inner::empty(Arc::new(indexers), true))),
+        }
     }
 
     /// An empty store with exactly the given indexers (no implicit namespace index; add
@@ -223,18 +210,14 @@ impl<T: Object> Store<T> {
     pub fn with_indexers(indexers: impl IntoIterator<Item = (String, IndexFn<T>)>) -> Self {
         let indexers: BTreeMap<String, IndexFn<T>> = indexers.into_iter().collect();
         Store {
-            inner: Arc::new(RwLock::new(Inner::empty(Arc::new(indexers)))),
+            inner: Arc::new(RwLock::new(Inner::empty(Arc::new(indexers), false))),
         }
     }
 
     /// Inserts or replaces the object under its key; returns the previous object.
     /// Identical to [`Store::update`] (as upstream `Add` ≡ `Update`).
     pub fn add(&self, obj: Arc<T>) -> Option<Arc<T>> {
-        let key = obj.key();
-        let mut inner = self.inner.write();
-        let (slot, old) = inner.put(key, obj.clone());
-        inner.indices.update(slot, old.as_deref(), Some(&obj));
-        old
+        self.inner.write().put(obj)
     }
 
     /// Inserts or replaces the object under its key; returns the previous object.
@@ -244,7 +227,7 @@ impl<T: Object> Store<T> {
 
     /// Removes the object with this key from the store and all indices; returns it.
     pub fn delete(&self, key: &ObjectKey) -> Option<Arc<T>> {
-        self.inner.write().remove(key)
+        self.inner.write().remove(&key.namespace, &key.name)
     }
 
     /// Applies `ops` in order under one write lock, so readers see either none or all of them
@@ -270,74 +253,76 @@ impl<T: Object> Store<T> {
     /// assert_eq!(store.list_keys(), vec![ObjectKey::new("ns", "b")]);
     /// ```
     pub fn transaction(&self, ops: impl IntoIterator<Item = TxOp<T>>) -> Vec<Option<Arc<T>>> {
-        // Keys are computed before the lock is taken.
-        let ops: Vec<(ObjectKey, Option<Arc<T>>)> = ops
-            .into_iter()
-            .map(|op| match op {
-                TxOp::Add(o) | TxOp::Update(o) => (o.key(), Some(o)),
-                TxOp::Delete(k) => (k, None),
-            })
-            .collect();
+        // The operations are collected before the lock is taken.
+        let ops: Vec<TxOp<T>> = ops.into_iter().collect();
         let mut inner = self.inner.write();
         ops.into_iter()
-            .map(|(key, obj)| match obj {
-                Some(obj) => {
-                    let (slot, old) = inner.put(key, obj.clone());
-                    inner.indices.update(slot, old.as_deref(), Some(&obj));
-                    old
-                }
-                None => inner.remove(&key),
+            .map(|op| match op {
+                TxOp::Add(obj) | TxOp::Update(obj) => inner.put(obj),
+                TxOp::Delete(key) => inner.remove(&key.namespace, &key.name),
             })
             .collect()
     }
 
     /// The stored object with the same key as `obj`.
     pub fn get(&self, obj: &T) -> Option<Arc<T>> {
-        self.get_by_key(&obj.key())
+        let (ns, name) = key_parts(obj);
+        self.get_by_name(ns, name)
     }
 
     /// The stored object with this key.
     pub fn get_by_key(&self, key: &ObjectKey) -> Option<Arc<T>> {
-        let inner = self.inner.read();
-        inner.items.get(key).and_then(|&s| inner.obj(s).cloned())
+        self.get_by_name(&key.namespace, &key.name)
+    }
+
+    /// The stored object `namespace/name` (`namespace` empty for a cluster-scoped object):
+    /// [`get_by_key`](Self::get_by_key) without building an [`ObjectKey`].
+    pub fn get_by_name(&self, namespace: &str, name: &str) -> Option<Arc<T>> {
+        self.inner.read().table.get(namespace, name).cloned()
     }
 
     /// All objects, in unspecified order.
     pub fn list(&self) -> Vec<Arc<T>> {
         let inner = self.inner.read();
-        let mut out = Vec::with_capacity(inner.items.len());
-        out.extend(inner.slots.iter().flatten().cloned());
+        let mut out = Vec::with_capacity(inner.table.len());
+        out.extend(inner.table.values().cloned());
         out
     }
 
     /// All keys, in unspecified order.
     pub fn list_keys(&self) -> Vec<ObjectKey> {
-        self.inner.read().items.keys().cloned().collect()
+        self.inner.read().table.keys()
     }
 
     /// Number of stored objects.
     pub fn len(&self) -> usize {
-        self.inner.read().items.len()
+        self.inner.read().table.len()
     }
 
     /// True when the store holds no objects.
     pub fn is_empty(&self) -> bool {
-        self.inner.read().items.is_empty()
+        self.len() == 0
     }
 
     /// Replaces the whole contents with `objs` and rebuilds every index from scratch (if two
     /// objects share a key, the later one wins). The new contents and indices are built
     /// before the write lock is taken, so readers keep seeing the old contents meanwhile.
     pub fn replace(&self, objs: Vec<Arc<T>>) {
-        let indexers = self.inner.read().indices.indexers.clone();
-        let fresh = Inner::build(indexers.clone(), objs);
+        let (indexers, builtin_namespace) = {
+            let inner = self.inner.read();
+            (
+                inner.indices.indexers.clone(),
+                inner.indices.builtin_namespace,
+            )
+        };
+        let fresh = Inner::build(indexers.clone(), builtin_namespace, objs);
         let mut inner = self.inner.write();
         if Arc::ptr_eq(&inner.indices.indexers, &indexers) {
             *inner = fresh;
         } else {
             // An indexer was added meanwhile: rebuild with the current set under the lock.
-            let objs: Vec<Arc<T>> = fresh.slots.into_iter().flatten().collect();
-            *inner = Inner::build(inner.indices.indexers.clone(), objs);
+            let objs: Vec<Arc<T>> = fresh.table.into_values().collect();
+            *inner = Inner::build(inner.indices.indexers.clone(), builtin_namespace, objs);
         }
     }
 
@@ -466,7 +451,7 @@ impl<T: Object> Store<T> {
     /// new readers) and should not block on anything that may wait for this store.
     pub fn for_each(&self, mut f: impl FnMut(&Arc<T>)) {
         let inner = self.inner.read();
-        inner.slots.iter().flatten().for_each(&mut f);
+        inner.table.values().for_each(&mut f);
     }
 
     /// Runs `f` over every object with `value` in `index` under one shared lock (same rules
