@@ -33,7 +33,7 @@ use crate::upstream::{build as upstream_build, control_plane};
 use compare::Difference;
 use normalize::Snapshot;
 
-const USAGE: &str = "usage: cargo xtask diff [--only NAME,...] [--runs N]
+const USAGE: &str = "usage: cargo xtask diff [--only NAME,...] [--runs N] [--feature-gates GATES]
 
 Runs every plain e2e scenario under upstream kube-controller-manager v1.37.2's own Deployment
 and ReplicaSet controllers and under kcm, on fresh upstream control planes, and compares what a
@@ -44,6 +44,10 @@ client can observe at the end of each (objects, pods, events, the controllers' w
                     with how many. With N >= 2, what also differs between two runs of upstream
                     itself is timing, not behaviour: such differences are reported as such and
                     do not fail the command
+  --feature-gates GATES
+                    name=bool,... for kube-apiserver, kube-controller-manager and kcm alike
+                    (e.g. DeploymentReplicaSetTerminatingReplicas=false, as a v1.33 server
+                    behaves); the report is written, docs/fidelity.md is left alone
 ";
 
 /// Which controllers a side runs.
@@ -67,6 +71,7 @@ struct Observed {
 pub fn run(args: &[String]) -> anyhow::Result<()> {
     let mut only: Vec<String> = Vec::new();
     let mut runs = 1usize;
+    let mut gates = String::new();
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let (flag, inline) = match arg.split_once('=') {
@@ -94,6 +99,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
                     .filter(|n| *n > 0)
                     .with_context(|| format!("--runs wants a positive count, got {v:?}"))?;
             }
+            "--feature-gates" => gates = value(),
             "-h" | "--help" => {
                 print!("{USAGE}");
                 return Ok(());
@@ -119,8 +125,8 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     let mut failures: Vec<String> = Vec::new();
     let mut previous_upstream: Option<BTreeMap<&str, Observed>> = None;
     for run in 1..=runs {
-        let a = run_side(Side::Upstream, run, &scenarios, &bins)?;
-        let b = run_side(Side::Kcm, run, &scenarios, &bins)?;
+        let a = run_side(Side::Upstream, run, &scenarios, &bins, &gates)?;
+        let b = run_side(Side::Kcm, run, &scenarios, &bins, &gates)?;
         if let Some(prev) = &previous_upstream {
             for name in &scenarios {
                 let set = noise.entry(name).or_default();
@@ -146,7 +152,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     std::fs::write(dir.join("report.md"), &report.full)?;
     println!("{}", report.full);
     println!("report: {}", dir.join("report.md").display());
-    if only.is_empty() {
+    if only.is_empty() && gates.is_empty() {
         report::update_fidelity_doc(
             &crate::workspace_root().join("docs/fidelity.md"),
             &report.summary,
@@ -168,6 +174,7 @@ fn run_side(
     run: usize,
     scenarios: &[&'static str],
     bins: &upstream_build::Binaries,
+    gates: &str,
 ) -> anyhow::Result<BTreeMap<&'static str, Observed>> {
     let label = match side {
         Side::Upstream => "upstream",
@@ -180,13 +187,21 @@ fn run_side(
             Side::Upstream => "*".into(),
             Side::Kcm => control_plane::CONTROLLERS_WITHOUT_OURS.into(),
         },
+        feature_gates: gates.to_string(),
         ..Default::default()
     };
     println!("diff: run {run}, {label}: starting the control plane");
     let cluster = control_plane::start(&dir, bins, &opts)
         .with_context(|| format!("starting the control plane (logs in {})", dir.display()))?;
     let _kcm = match side {
-        Side::Kcm => Some(cluster.start_kcm("kcm", &["--leader-elect=false"])?),
+        Side::Kcm => {
+            let gates = format!("--feature-gates={gates}");
+            let mut args = vec!["--leader-elect=false"];
+            if !gates.ends_with('=') {
+                args.push(&gates);
+            }
+            Some(cluster.start_kcm("kcm", &args)?)
+        }
         Side::Upstream => None,
     };
     let mut out = BTreeMap::new();
