@@ -8,6 +8,7 @@
 //! - `cargo xtask bench <name>`: run a benchmark workload; each prints one JSON line per workload.
 
 mod bench;
+mod chaos;
 mod ci;
 mod cluster;
 mod cluster_up;
@@ -35,6 +36,9 @@ commands:
                      start a cluster (kcm-testenv, or the upstream control plane) until Ctrl-C
   diff [--only NAME,...] [--runs N]
                      every scenario under upstream's controllers and under kcm, compared
+  chaos [--schedules N] [--seed S] [--replay SEED]
+                     seeded fault schedules (testenv faults, kcm kills, takeovers) with
+                     invariant and convergence checks; a failure prints its replay command
   upstream build     build etcd, kube-apiserver, kube-controller-manager from upstream/ (Go)
   bench <name>...    run benchmark workloads (names: see `cargo xtask bench --list`)
 ";
@@ -44,6 +48,7 @@ fn main() -> ExitCode {
     reaper::install();
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci::run(&args[1..]),
+        Some("chaos") => chaos::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("demo") => demo::run(&args[1..]),
         Some("e2e") => e2e::run(&args[1..]),

@@ -20,14 +20,14 @@ const CLOSED_PORT: u16 = 8079;
 
 /// The image of every template version the scenarios use.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Images {
+pub(crate) struct Images {
     versions: [String; 4],
     never_ready: String,
 }
 
 impl Images {
     /// Fake images for `kcm-testenv`, whose simulated kubelet "runs" any image name.
-    pub(super) fn testenv() -> Images {
+    pub(crate) fn testenv() -> Images {
         Images {
             versions: ["app:v1", "app:v2", "app:v3", "app:v4"].map(String::from),
             never_ready: "app:broken".into(),
@@ -50,7 +50,7 @@ impl Images {
     ///
     /// # Panics
     /// On a version the table does not have: a scenario bug, not a runtime condition.
-    pub(super) fn v(&self, n: usize) -> &str {
+    pub(crate) fn v(&self, n: usize) -> &str {
         match n.checked_sub(1).and_then(|i| self.versions.get(i)) {
             Some(image) => image,
             None => panic!("no image for template version {n} (1..=4)"),

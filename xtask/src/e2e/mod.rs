@@ -43,7 +43,7 @@ use crate::cluster::{Cluster, ClusterKind, wait_for};
 use crate::observe::{Observer, Sample};
 
 mod beside_upstream;
-mod images;
+pub(crate) mod images;
 mod options;
 mod ported_deployment;
 mod ported_deployment_adoption;
@@ -52,7 +52,7 @@ mod ported_replicaset;
 mod ported_support;
 mod preflight;
 mod runner;
-mod scenarios;
+pub(crate) mod scenarios;
 mod secure_metrics;
 
 use images::{Images, restricted_security_context};
@@ -99,10 +99,10 @@ pub(crate) fn run_plain(
 const BASE_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// What every scenario gets: the cluster, the images of this kind of cluster, and its waits.
-pub(super) struct Ctx<'a> {
-    cluster: &'a Cluster,
-    images: &'a Images,
-    scale: f64,
+pub(crate) struct Ctx<'a> {
+    pub(crate) cluster: &'a Cluster,
+    pub(crate) images: &'a Images,
+    pub(crate) scale: f64,
 }
 
 impl std::ops::Deref for Ctx<'_> {
@@ -120,12 +120,12 @@ impl Ctx<'_> {
     }
 
     /// The time a step may take before the scenario fails.
-    fn timeout(&self) -> Duration {
+    pub(crate) fn timeout(&self) -> Duration {
         self.scaled(BASE_TIMEOUT)
     }
 
     /// `--timeout=Ns` for kubectl, scaled.
-    fn kubectl_timeout(&self, base_secs: u64) -> String {
+    pub(crate) fn kubectl_timeout(&self, base_secs: u64) -> String {
         format!(
             "--timeout={}s",
             self.scaled(Duration::from_secs(base_secs))
@@ -136,12 +136,12 @@ impl Ctx<'_> {
 }
 
 /// A scenario's Deployment and what its rollouts must respect.
-struct Rollout {
-    ns: String,
-    name: String,
-    max_surge: i64,
-    max_unavailable: i64,
-    recreate: bool,
+pub(crate) struct Rollout {
+    pub(crate) ns: String,
+    pub(crate) name: String,
+    pub(crate) max_surge: i64,
+    pub(crate) max_unavailable: i64,
+    pub(crate) recreate: bool,
 }
 
 fn deployment(ns: &str, name: &str, replicas: i64, image: &str, strategy: Value) -> String {
@@ -168,7 +168,7 @@ fn int_or_percent(v: &str) -> Value {
         .unwrap_or_else(|_| Value::from(v))
 }
 
-fn rolling(surge: &str, unavailable: &str) -> Value {
+pub(crate) fn rolling(surge: &str, unavailable: &str) -> Value {
     json!({"type": "RollingUpdate", "rollingUpdate": {
         "maxSurge": int_or_percent(surge), "maxUnavailable": int_or_percent(unavailable)}})
 }
@@ -180,7 +180,12 @@ const RUN_LABEL: &str = "kcm-rs.io/e2e-run";
 /// ServiceAccount (pods are refused until the ServiceAccount controller made it, as upstream's
 /// e2e framework waits), and on the upstream control plane lets kcm's ServiceAccount use Leases
 /// there (the leader-election scenario elects in the scenario's namespace).
-fn create_namespace(c: &Cluster, ns: &str, run: &str, timeout: Duration) -> anyhow::Result<()> {
+pub(crate) fn create_namespace(
+    c: &Cluster,
+    ns: &str,
+    run: &str,
+    timeout: Duration,
+) -> anyhow::Result<()> {
     c.kubectl_stdin(
         &["apply", "-f", "-"],
         &json!({"apiVersion": "v1", "kind": "Namespace",
@@ -213,7 +218,7 @@ fn create_namespace(c: &Cluster, ns: &str, run: &str, timeout: Duration) -> anyh
     })
 }
 
-fn complete(c: &Cluster, ns: &str, name: &str) -> anyhow::Result<bool> {
+pub(crate) fn complete(c: &Cluster, ns: &str, name: &str) -> anyhow::Result<bool> {
     let d = c.get_json(&["deployment", name, "-n", ns])?;
     let spec = d["spec"]["replicas"].as_i64().unwrap_or(1);
     let st = &d["status"];
@@ -225,7 +230,7 @@ fn complete(c: &Cluster, ns: &str, name: &str) -> anyhow::Result<bool> {
 }
 
 /// Checks one sample against the rollout's invariants.
-fn check(r: &Rollout, s: &Sample, first_rollout_done: bool) -> Result<(), String> {
+pub(crate) fn check(r: &Rollout, s: &Sample, first_rollout_done: bool) -> Result<(), String> {
     let total: i64 = s.rs.iter().map(|x| x.replicas).sum();
     if r.recreate {
         // Spec replicas, not status: a ReplicaSet's status may lag its deleted pods.
@@ -255,7 +260,7 @@ fn check(r: &Rollout, s: &Sample, first_rollout_done: bool) -> Result<(), String
 }
 
 /// Samples the rollout until `done` says so, checking invariants at every sample.
-fn watch(
+pub(crate) fn watch(
     c: &Ctx,
     r: &Rollout,
     obs: &mut Observer,
@@ -288,7 +293,7 @@ fn watch(
     }
 }
 
-fn active_pods(c: &Cluster, ns: &str, app: &str) -> anyhow::Result<Vec<Value>> {
+pub(crate) fn active_pods(c: &Cluster, ns: &str, app: &str) -> anyhow::Result<Vec<Value>> {
     let pods = c.get_json(&["pods", "-n", ns, "-l", &format!("app={app}")])?;
     Ok(pods["items"]
         .as_array()
@@ -305,7 +310,7 @@ fn active_pods(c: &Cluster, ns: &str, app: &str) -> anyhow::Result<Vec<Value>> {
 /// Creates Deployment `web` in `ns` (with `patch` applied to its manifest) and waits for its
 /// first rollout while checking invariants; `limits` are maxSurge and maxUnavailable resolved
 /// to pod counts. Returns the rollout's limits and the observer holding its samples.
-fn start_web(
+pub(crate) fn start_web(
     c: &Ctx,
     ns: &str,
     replicas: i64,
@@ -346,7 +351,12 @@ fn with_own_kcm_stopped<T>(
 }
 
 /// `kubectl set image` to `image`, then follows the rollout to completion.
-fn roll_image(c: &Ctx, r: &Rollout, obs: &mut Observer, image: &str) -> anyhow::Result<()> {
+pub(crate) fn roll_image(
+    c: &Ctx,
+    r: &Rollout,
+    obs: &mut Observer,
+    image: &str,
+) -> anyhow::Result<()> {
     c.kubectl(&[
         "-n",
         &r.ns,

@@ -7,14 +7,14 @@ use super::*;
 use crate::cluster::Proc;
 
 /// A scenario: the context and its namespace; returns the rollout samples for the timeline.
-pub(super) type Scenario = fn(&Ctx, &str) -> anyhow::Result<Vec<Sample>>;
+pub(crate) type Scenario = fn(&Ctx, &str) -> anyhow::Result<Vec<Sample>>;
 
 /// A scenario that stops, kills or starts kcm processes; gets the run's kcm (`None` once
 /// stopped) and must leave one running when it returns.
-pub(super) type KcmScenario = fn(&Ctx, &mut Option<Proc>, &str) -> anyhow::Result<Vec<Sample>>;
+pub(crate) type KcmScenario = fn(&Ctx, &mut Option<Proc>, &str) -> anyhow::Result<Vec<Sample>>;
 
 /// The two kinds of scenario.
-pub(super) enum Kind {
+pub(crate) enum Kind {
     /// Needs a kcm running, whichever.
     Plain(Scenario),
     /// Needs the kcm processes of this run (skipped with `--no-kcm`).
@@ -218,7 +218,7 @@ fn apply_patched(
 
 /// Rolls `name` to a template whose pods run but never become Ready (the testenv annotation
 /// and a readinessProbe that cannot succeed: see [`never_ready_template_patch`]).
-fn roll_to_never_ready(c: &Ctx, ns: &str, name: &str) -> anyhow::Result<()> {
+pub(crate) fn roll_to_never_ready(c: &Ctx, ns: &str, name: &str) -> anyhow::Result<()> {
     let patch = never_ready_template_patch(c.images);
     c.kubectl(&[
         "-n",
@@ -378,7 +378,7 @@ fn scenario_adopt_release(c: &Ctx, ns: &str) -> anyhow::Result<Vec<Sample>> {
 
 /// Every scenario in the order they run. The three that own kcm processes come last: the
 /// leader-election ones stop the run's kcm while their candidates run.
-pub(super) const ALL: &[(&str, Kind)] = &[
+pub(crate) const ALL: &[(&str, Kind)] = &[
     ("create-and-scale", Kind::Plain(scenario_scale)),
     ("rolling-update-25pct", Kind::Plain(scenario_rolling_25)),
     (

@@ -1,0 +1,222 @@
+//! `cargo xtask chaos`: seeded fault schedules. Each schedule is a rollout scenario on a fresh
+//! kcm-testenv (rolling update, recreate, scale mid-rollout, pause/resume, rollback,
+//! proportional scaling over two old ReplicaSets, adoption and orphaning, deletion, node
+//! failure, history limit) run under a plan drawn from its seed: kcm-testenv fault rules
+//! (watch drops, compactions, server restarts, 409s, 5xx, 429s, latency) and kcm replicas
+//! SIGKILLed or SIGTERMed and restarted at random instants (with two replicas electing a
+//! leader, a kill of the leader is a takeover).
+//!
+//! Every schedule checks the rollout invariants at every sample while its scenario runs (the
+//! e2e checker), then convergence within a bound: every Deployment complete and `kubectl rollout
+//! status` succeeding, each ReplicaSet with exactly its spec's active pods, no leaked or orphaned
+//! pod or ReplicaSet, the history limit, and no two ReplicaSets of one Deployment with the same
+//! template. A failing schedule prints its seed and the one command that replays it; its logs,
+//! plan and timeline stay in `target/chaos/<seed>/` (a passing schedule's are removed).
+
+mod checks;
+mod plan;
+mod rng;
+mod scenarios;
+mod schedule;
+
+use std::fmt::Write as _;
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+
+use plan::Plan;
+use rng::schedule_seed;
+
+const USAGE: &str = "usage: cargo xtask chaos [--schedules N] [--seed S] [--replay SEED]
+
+  --schedules N   schedules to run (default 20)
+  --seed S        base seed of the run (default 1); schedule i runs with a seed derived from S and i
+  --replay SEED   run only the schedule of SEED (what a failure prints)
+  --cluster testenv
+                  where schedules run (testenv only: the upstream cluster is not wired yet)
+  --keep          keep the folders of passing schedules too (target/chaos/<seed>/)
+";
+
+#[derive(Debug)]
+struct Options {
+    schedules: u64,
+    seed: u64,
+    replay: Option<u64>,
+    keep: bool,
+}
+
+impl Options {
+    fn parse(args: &[String]) -> anyhow::Result<Option<Options>> {
+        let mut o = Options {
+            schedules: 20,
+            seed: 1,
+            replay: None,
+            keep: false,
+        };
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            let mut value = |flag: &str| -> anyhow::Result<u64> {
+                let v = it.next().with_context(|| format!("{flag} needs a value"))?;
+                v.parse()
+                    .with_context(|| format!("{flag} {v}: not a number"))
+            };
+            match a.as_str() {
+                "--schedules" => o.schedules = value("--schedules")?,
+                "--seed" => o.seed = value("--seed")?,
+                "--replay" => o.replay = Some(value("--replay")?),
+                "--keep" => o.keep = true,
+                "--cluster" => match it.next().map(String::as_str) {
+                    Some("testenv") => {}
+                    Some(other) => bail!("--cluster {other}: only testenv is supported"),
+                    None => bail!("--cluster needs a value"),
+                },
+                "-h" | "--help" => {
+                    print!("{USAGE}");
+                    return Ok(None);
+                }
+                other => bail!("unknown flag {other}\n\n{USAGE}"),
+            }
+        }
+        Ok(Some(o))
+    }
+}
+
+/// The command that replays schedule `seed` exactly.
+fn replay_command(seed: u64) -> String {
+    format!("cargo xtask chaos --replay {seed}")
+}
+
+/// `cargo xtask chaos`: see [`USAGE`].
+pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
+    let Some(opts) = Options::parse(args)? else {
+        return Ok(());
+    };
+    crate::cluster::build(&["kcm", "kcm-testenv-cli"])?;
+    let seeds: Vec<u64> = match opts.replay {
+        Some(seed) => vec![seed],
+        None => (0..opts.schedules)
+            .map(|i| schedule_seed(opts.seed, i))
+            .collect(),
+    };
+    let start = Instant::now();
+    let mut failed: Vec<(Plan, String)> = Vec::new();
+    let mut per_scenario: std::collections::BTreeMap<&str, (u32, u32)> = Default::default();
+    for (i, seed) in seeds.iter().enumerate() {
+        let plan = Plan::generate(*seed, false);
+        println!("chaos [{}/{}] {}", i + 1, seeds.len(), plan.describe());
+        let dir = schedule::schedule_dir(*seed);
+        let outcome = schedule::run_on_testenv(&plan, &dir);
+        let events: Vec<String> = outcome
+            .events
+            .iter()
+            .map(|(t, e)| format!("{t:.1}s {e}"))
+            .collect();
+        let _ = std::fs::write(dir.join("events.txt"), events.join("\n") + "\n");
+        let entry = per_scenario.entry(plan.scenario.name()).or_default();
+        entry.0 += 1;
+        match outcome.result {
+            Ok(()) => {
+                println!(
+                    "chaos   passed in {:.1}s: {}",
+                    outcome.took.as_secs_f64(),
+                    events.join("; ")
+                );
+                if !opts.keep {
+                    let _ = std::fs::remove_dir_all(&dir);
+                }
+            }
+            Err(e) => {
+                entry.1 += 1;
+                let why = format!("{e:#}");
+                println!(
+                    "chaos   FAILED in {:.1}s: {why}\n        events: {}\n        logs, plan and timeline: {}\n        replay: {}",
+                    outcome.took.as_secs_f64(),
+                    events.join("; "),
+                    dir.display(),
+                    replay_command(*seed)
+                );
+                let _ = std::fs::write(dir.join("failure.txt"), format!("{why}\n"));
+                failed.push((plan, why));
+            }
+        }
+    }
+    let summary = summary(seeds.len(), &failed, &per_scenario, start.elapsed());
+    print!("{summary}");
+    let _ = std::fs::create_dir_all(crate::cluster::target_dir().join("chaos"));
+    let _ = std::fs::write(
+        crate::cluster::target_dir()
+            .join("chaos")
+            .join("summary.txt"),
+        &summary,
+    );
+    if !failed.is_empty() {
+        bail!(
+            "{} of {} chaos schedule(s) failed",
+            failed.len(),
+            seeds.len()
+        );
+    }
+    Ok(())
+}
+
+fn summary(
+    total: usize,
+    failed: &[(Plan, String)],
+    per_scenario: &std::collections::BTreeMap<&str, (u32, u32)>,
+    took: std::time::Duration,
+) -> String {
+    let mut s = format!(
+        "\nchaos: {total} schedule(s), {} passed, {} failed, {:.0}s\n",
+        total - failed.len(),
+        failed.len(),
+        took.as_secs_f64()
+    );
+    for (name, (runs, fails)) in per_scenario {
+        let _ = writeln!(s, "  {name:<22} {runs:>4} run, {fails} failed");
+    }
+    for (plan, why) in failed {
+        let _ = writeln!(
+            s,
+            "FAILED {}\n  {why}\n  replay: {}",
+            plan.describe(),
+            replay_command(plan.seed)
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn options_parse_and_reject() {
+        let o = Options::parse(&args(&["--schedules", "5", "--seed", "9"]))
+            .expect("parses")
+            .expect("not help");
+        assert_eq!((o.schedules, o.seed, o.replay), (5, 9, None));
+        let o = Options::parse(&args(&["--replay", "123"]))
+            .expect("parses")
+            .expect("not help");
+        assert_eq!(o.replay, Some(123));
+        assert!(Options::parse(&args(&["--schedules", "x"])).is_err());
+        assert!(Options::parse(&args(&["--bogus"])).is_err());
+        assert!(Options::parse(&args(&["--help"])).expect("help").is_none());
+    }
+
+    #[test]
+    fn a_replayed_seed_gives_the_plan_that_failed() {
+        let seed = schedule_seed(1, 17);
+        let cmd = replay_command(seed);
+        let replayed: u64 = cmd
+            .rsplit(' ')
+            .next()
+            .and_then(|s| s.parse().ok())
+            .expect("seed");
+        assert_eq!(Plan::generate(replayed, false), Plan::generate(seed, false));
+    }
+}

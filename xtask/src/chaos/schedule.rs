@@ -1,0 +1,270 @@
+//! Running one schedule: a fresh cluster with the plan's faults, kcm replicas killed and
+//! restarted on the plan's clock while the scenario runs, then the convergence checks.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+
+use super::checks::wait_converged;
+use super::plan::{KcmAction, Plan};
+use super::scenarios;
+use crate::cluster::{Cluster, Proc};
+use crate::e2e::images::Images;
+use crate::e2e::{Ctx, create_namespace};
+use crate::observe::{Observer, Sample, write_timeline};
+
+/// The namespace every schedule runs in (each schedule has a cluster of its own).
+pub(crate) const NS: &str = "chaos";
+
+/// The Lease the replicas of a two-replica schedule compete for.
+const LEASE: &str = "kcm-chaos";
+
+/// How a schedule ended.
+#[derive(Debug)]
+pub(crate) struct Outcome {
+    /// `Err` with the violation or the failed step.
+    pub(crate) result: anyhow::Result<()>,
+    /// Wall time of the whole schedule.
+    pub(crate) took: Duration,
+    /// What the fault thread did, seconds since the scenario started.
+    pub(crate) events: Vec<(f64, String)>,
+}
+
+/// The kcm replicas of a schedule; a slot is `None` while its replica is down.
+struct Replicas<'a> {
+    cluster: &'a Cluster,
+    args: Vec<String>,
+    slots: Mutex<Vec<Option<Proc>>>,
+    starts: Mutex<Vec<u32>>,
+}
+
+impl<'a> Replicas<'a> {
+    fn start(cluster: &'a Cluster, n: usize) -> anyhow::Result<Self> {
+        let args: Vec<String> = if n > 1 {
+            vec![
+                "--leader-elect=true".into(),
+                format!("--leader-elect-resource-name={LEASE}"),
+                format!("--leader-elect-resource-namespace={NS}"),
+                "--leader-elect-lease-duration=3s".into(),
+                "--leader-elect-renew-deadline=2s".into(),
+                "--leader-elect-retry-period=500ms".into(),
+            ]
+        } else {
+            vec!["--leader-elect=false".into()]
+        };
+        let r = Replicas {
+            cluster,
+            args,
+            slots: Mutex::new((0..n).map(|_| None).collect()),
+            starts: Mutex::new(vec![0; n]),
+        };
+        for i in 0..n {
+            r.up(i)?;
+        }
+        Ok(r)
+    }
+
+    /// Starts replica `i` if it is down (log `kcm-<i>-<start>.log`); false if it was running.
+    fn up(&self, i: usize) -> anyhow::Result<bool> {
+        let mut slots = self.slots.lock().map_err(|_| anyhow::anyhow!("poisoned"))?;
+        if slots[i].is_some() {
+            return Ok(false);
+        }
+        let n = {
+            let mut starts = self
+                .starts
+                .lock()
+                .map_err(|_| anyhow::anyhow!("poisoned"))?;
+            starts[i] += 1;
+            starts[i]
+        };
+        let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
+        slots[i] = Some(self.cluster.start_kcm(&format!("kcm-{i}-{n}"), &args)?);
+        Ok(true)
+    }
+
+    /// Stops replica `i` with `action`; false if it was already down.
+    fn down(&self, i: usize, action: KcmAction) -> bool {
+        let Ok(mut slots) = self.slots.lock() else {
+            return false;
+        };
+        let Some(mut p) = slots[i].take() else {
+            return false;
+        };
+        match action {
+            KcmAction::Kill => p.kill(),
+            KcmAction::Term => {
+                let _ = p.terminate(Duration::from_secs(10));
+            }
+        }
+        true
+    }
+
+    /// Starts every replica that is down.
+    fn all_up(&self) -> anyhow::Result<()> {
+        let n = self.slots.lock().map(|s| s.len()).unwrap_or(0);
+        for i in 0..n {
+            self.up(i)?;
+        }
+        Ok(())
+    }
+}
+
+/// A step of the fault thread: down or up, at an instant.
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    Down(usize, KcmAction),
+    Up(usize),
+}
+
+/// The plan's kcm events as a timeline of downs and ups (ms since the scenario started).
+fn steps(plan: &Plan) -> Vec<(u64, Step)> {
+    let mut steps: Vec<(u64, Step)> = plan
+        .kcm_events
+        .iter()
+        .flat_map(|e| {
+            [
+                (e.at_ms, Step::Down(e.replica, e.action)),
+                (e.at_ms + e.restart_after_ms, Step::Up(e.replica)),
+            ]
+        })
+        .collect();
+    steps.sort_by_key(|(t, _)| *t);
+    steps
+}
+
+/// Runs the plan's kcm steps until they are done or `stop` is set, recording each in `log`.
+fn run_steps(
+    replicas: &Replicas,
+    plan: &Plan,
+    t0: Instant,
+    stop: &AtomicBool,
+    log: &Mutex<Vec<(f64, String)>>,
+) {
+    let note = |s: String| {
+        if let Ok(mut l) = log.lock() {
+            l.push((t0.elapsed().as_secs_f64(), s));
+        }
+    };
+    for (at, step) in steps(plan) {
+        while t0.elapsed() < Duration::from_millis(at) {
+            if stop.load(Ordering::SeqCst) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        match step {
+            Step::Down(i, action) => {
+                if replicas.down(i, action) {
+                    note(format!("{action:?} kcm-{i}"));
+                }
+            }
+            Step::Up(i) => match replicas.up(i) {
+                Ok(true) => note(format!("start kcm-{i}")),
+                Ok(false) => {}
+                Err(e) => note(format!("could not start kcm-{i}: {e:#}")),
+            },
+        }
+    }
+}
+
+/// Samples Deployment `web` every half second until `stop`, for the timeline (its clock starts
+/// with the fault thread's, so the events line up); reads that fail (no Deployment yet, or
+/// deleted) are skipped.
+fn sample_until(cluster: &Cluster, stop: &AtomicBool) -> Vec<Sample> {
+    let mut obs = Observer::new(true);
+    while !stop.load(Ordering::SeqCst) {
+        let _ = obs.observe(cluster, NS, "web");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    obs.samples
+}
+
+/// Where schedule `seed` keeps its logs and timeline.
+pub(crate) fn schedule_dir(seed: u64) -> PathBuf {
+    crate::cluster::target_dir()
+        .join("chaos")
+        .join(seed.to_string())
+}
+
+/// Runs `plan` on a fresh kcm-testenv; logs, plan and timeline go to `dir`.
+pub(crate) fn run_on_testenv(plan: &Plan, dir: &Path) -> Outcome {
+    let start = Instant::now();
+    let _ = std::fs::remove_dir_all(dir);
+    let log = Mutex::new(Vec::new());
+    let result = (|| -> anyhow::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        std::fs::write(dir.join("plan.txt"), format!("{}\n", plan.describe()))?;
+        let seed = plan.seed.to_string();
+        let mut args = vec![
+            "--nodes",
+            "3",
+            "--pod-ready-after",
+            "300ms",
+            "--seed",
+            &seed,
+        ];
+        if !plan.faults.is_empty() {
+            args.extend(["--faults", plan.faults.as_str()]);
+        }
+        let cluster = Cluster::start(dir, &args).context("starting kcm-testenv")?;
+        run_plan(plan, &cluster, &log)
+    })();
+    Outcome {
+        result,
+        took: start.elapsed(),
+        events: log.into_inner().unwrap_or_default(),
+    }
+}
+
+/// The scenario under the plan's process faults on `cluster`, then the convergence checks.
+pub(crate) fn run_plan(
+    plan: &Plan,
+    cluster: &Cluster,
+    log: &Mutex<Vec<(f64, String)>>,
+) -> anyhow::Result<()> {
+    let images = Images::testenv();
+    let ctx = Ctx {
+        cluster,
+        images: &images,
+        scale: 1.0,
+    };
+    create_namespace(cluster, NS, "chaos", ctx.timeout())?;
+    let replicas = Replicas::start(cluster, plan.replicas)?;
+    let stop = AtomicBool::new(false);
+    let t0 = Instant::now();
+    let (samples, timeline) = std::thread::scope(|s| {
+        let faults = s.spawn(|| run_steps(&replicas, plan, t0, &stop, log));
+        let sampler = s.spawn(|| sample_until(cluster, &stop));
+        let samples = scenarios::run(&ctx, plan.scenario, NS);
+        stop.store(true, Ordering::SeqCst);
+        let _ = faults.join();
+        (samples, sampler.join().unwrap_or_default())
+    });
+    let marks = log.lock().map(|l| l.clone()).unwrap_or_default();
+    if !timeline.is_empty() {
+        let _ = write_timeline(
+            &cluster.dir().join("timeline.svg"),
+            &format!("chaos seed {} {}", plan.seed, plan.scenario.name()),
+            &timeline,
+            &marks,
+        );
+    }
+    let samples = samples.with_context(|| format!("scenario {}", plan.scenario.name()))?;
+    replicas.all_up()?;
+    let took = wait_converged(cluster, NS).context("after the scenario")?;
+    if let Ok(mut l) = log.lock() {
+        l.push((
+            t0.elapsed().as_secs_f64(),
+            format!(
+                "converged after {:.1}s ({} samples)",
+                took.as_secs_f64(),
+                samples.len()
+            ),
+        ));
+    }
+    Ok(())
+}
