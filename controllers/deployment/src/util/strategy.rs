@@ -8,7 +8,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use crate::error::DeploymentError;
 use crate::util::annotations::{desired_replicas_annotation, max_replicas_annotation};
 use crate::util::fields::{deployment_replicas, rs_available_replicas, rs_replicas};
-use crate::util::intstr::{scaled_value_from_int_or_percent, scaled_value_or_zero};
+use crate::util::intstr::{scaled_value_from_int_or_percent, scaled_value_or_zero_go_int};
 use crate::util::replica_sets::get_replica_count_for_replica_sets;
 
 /// `spec.strategy.type` value of the rolling strategy.
@@ -52,12 +52,13 @@ pub fn resolve_fenceposts(
     max_unavailable: Option<&IntOrString>,
     desired: i32,
 ) -> Result<(i32, i32), DeploymentError> {
-    let surge = scaled_value_or_zero(max_surge, desired, true)?;
-    let mut unavailable = scaled_value_or_zero(max_unavailable, desired, false)?;
+    // Upstream checks for zeros in Go's int before converting to int32.
+    let surge = scaled_value_or_zero_go_int(max_surge, desired, true)?;
+    let mut unavailable = scaled_value_or_zero_go_int(max_unavailable, desired, false)?;
     if surge == 0 && unavailable == 0 {
         unavailable = 1;
     }
-    Ok((surge, unavailable))
+    Ok((surge as i32, unavailable as i32))
 }
 
 /// `MaxUnavailable`: 0 unless RollingUpdate with `spec.replicas > 0`; otherwise the resolved
