@@ -37,6 +37,7 @@ pub fn snapshot(list: &Value, created: &[(String, String)]) -> Snapshot {
         .map(|a| a.iter().collect())
         .unwrap_or_default();
     let renames = hash_renames(&items, created);
+    let generated = generated_prefixes(&items);
     let mut snap = Snapshot {
         hashes: renames
             .iter()
@@ -47,7 +48,7 @@ pub fn snapshot(list: &Value, created: &[(String, String)]) -> Snapshot {
     for item in items {
         let kind = item["kind"].as_str().unwrap_or_default();
         let mut v = item.clone();
-        rename_strings(&mut v, &renames);
+        rename_strings(&mut v, &renames, &generated);
         match kind {
             "Deployment" | "ReplicaSet" => {
                 let name = v["metadata"]["name"]
@@ -141,9 +142,27 @@ fn hash_renames(items: &[&Value], created: &[(String, String)]) -> BTreeMap<Stri
     renames
 }
 
+/// What generated pod names start with, besides a Deployment's renamed ReplicaSet (`}-`): each
+/// ReplicaSet's name and each pod's `generateName` (a ReplicaSet no Deployment owns names its
+/// pods `<name>-abcde`).
+fn generated_prefixes(items: &[&Value]) -> Vec<String> {
+    let mut prefixes: Vec<String> = items
+        .iter()
+        .filter_map(|i| match i["kind"].as_str() {
+            Some("ReplicaSet") => i["metadata"]["name"].as_str().map(|n| format!("{n}-")),
+            Some("Pod") => i["metadata"]["generateName"].as_str().map(str::to_string),
+            _ => None,
+        })
+        .filter(|p| p.len() > 1)
+        .collect();
+    prefixes.sort();
+    prefixes.dedup();
+    prefixes
+}
+
 /// Replaces every hash in every string (names, labels, selectors, messages), then the random
 /// suffixes of generated names.
-fn rename_strings(v: &mut Value, renames: &BTreeMap<String, String>) {
+fn rename_strings(v: &mut Value, renames: &BTreeMap<String, String>, generated: &[String]) {
     match v {
         Value::String(s) => {
             for (hash, ordinal) in renames {
@@ -151,13 +170,15 @@ fn rename_strings(v: &mut Value, renames: &BTreeMap<String, String>) {
                     *s = s.replace(hash.as_str(), ordinal);
                 }
             }
-            *s = mask_suffixes(s);
+            *s = mask_suffixes(s, generated);
         }
-        Value::Array(a) => a.iter_mut().for_each(|x| rename_strings(x, renames)),
+        Value::Array(a) => a
+            .iter_mut()
+            .for_each(|x| rename_strings(x, renames, generated)),
         Value::Object(o) => {
             let old = std::mem::take(o);
             for (k, mut x) in old {
-                rename_strings(&mut x, renames);
+                rename_strings(&mut x, renames, generated);
                 let mut key = k;
                 for (hash, ordinal) in renames {
                     if key.contains(hash.as_str()) {
@@ -173,14 +194,15 @@ fn rename_strings(v: &mut Value, renames: &BTreeMap<String, String>) {
 
 /// `}-abcde` (after a renamed ReplicaSet) and `kube-api-access-abcde`: the 5 random characters
 /// of a generated name become `*`.
-pub fn mask_suffixes(s: &str) -> String {
+pub fn mask_suffixes(s: &str, generated: &[String]) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     loop {
         let found = ["}-", "kube-api-access-"]
-            .iter()
+            .into_iter()
+            .chain(generated.iter().map(String::as_str))
             .filter_map(|m| rest.find(m).map(|i| (i, m.len())))
-            .min();
+            .min_by_key(|(i, len)| (*i, std::cmp::Reverse(*len)));
         let Some((i, len)) = found else {
             out.push_str(rest);
             return out;
@@ -261,15 +283,48 @@ mod tests {
 
     #[test]
     fn masks_generated_suffixes_only() {
-        assert_eq!(mask_suffixes("{web#1}-x7k2q"), "{web#1}-*");
-        assert_eq!(
-            mask_suffixes("Created pod: {web#2}-ab12c"),
-            "Created pod: {web#2}-*"
-        );
-        assert_eq!(mask_suffixes("kube-api-access-9zz8q"), "kube-api-access-*");
-        assert_eq!(mask_suffixes("{web#1}-abcdef"), "{web#1}-abcdef", "6 chars");
-        assert_eq!(mask_suffixes("{web#1}-AB12c"), "{web#1}-AB12c");
-        assert_eq!(mask_suffixes("{web#1} to 3"), "{web#1} to 3");
+        let none: &[String] = &[];
+        let cases = [
+            ("{web#1}-x7k2q", none, "{web#1}-*"),
+            ("Created pod: {web#2}-ab12c", none, "Created pod: {web#2}-*"),
+            ("kube-api-access-9zz8q", none, "kube-api-access-*"),
+            ("{web#1}-abcdef", none, "{web#1}-abcdef"),
+            ("{web#1}-AB12c", none, "{web#1}-AB12c"),
+            ("{web#1} to 3", none, "{web#1} to 3"),
+            // Pods of a ReplicaSet no Deployment owns.
+            ("rs-x7k2q", &["rs-".to_string()], "rs-*"),
+            (
+                "Deleted pod: rs-x7k2q",
+                &["rs-".to_string()],
+                "Deleted pod: rs-*",
+            ),
+            ("it-rs-adoption", &["rs-".to_string()], "it-rs-adoption"),
+            ("rs-x7k2q", none, "rs-x7k2q"),
+            // The longest prefix at a position wins.
+            (
+                "rs-ab-x7k2q",
+                &["rs-".to_string(), "rs-ab-".to_string()],
+                "rs-ab-*",
+            ),
+        ];
+        for (s, generated, want) in cases {
+            assert_eq!(mask_suffixes(s, generated), want, "{s} {generated:?}");
+        }
+    }
+
+    #[test]
+    fn standalone_replica_set_pods_compare_equal() {
+        let list = |suffix: &str| {
+            json!({"items": [
+                {"kind": "ReplicaSet", "metadata": {"name": "rs", "labels": {"app": "x"}}},
+                {"kind": "Pod", "metadata": {"name": format!("rs-{suffix}"), "generateName": "rs-",
+                 "labels": {"app": "x"}}},
+                {"kind": "Event", "type": "Normal", "reason": "SuccessfulCreate",
+                 "involvedObject": {"kind": "ReplicaSet", "name": "rs"},
+                 "message": format!("Created pod: rs-{suffix}"), "count": 1},
+            ]})
+        };
+        assert_eq!(snapshot(&list("x7k2q"), &[]), snapshot(&list("p9q8r"), &[]));
     }
 
     fn rs(name: &str, hash: &str, created: &str, replicas: i64) -> Value {

@@ -377,7 +377,7 @@ mod tests {
     #[test]
     fn scenario_names_are_unique_and_the_kcm_ones_known() {
         let mut names: Vec<&str> = ALL.iter().map(|(n, _)| *n).collect();
-        assert_eq!(names.len(), 18);
+        assert_eq!(names.len(), 45);
         let own: Vec<&str> = ALL
             .iter()
             .filter(|(_, k)| matches!(k, Kind::OwnKcm(_)))
@@ -386,6 +386,6 @@ mod tests {
         assert_eq!(own, ["kcm-killed-mid-rollout", "leader-election"]);
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 18);
+        assert_eq!(names.len(), 45);
     }
 }
