@@ -66,7 +66,7 @@ pub struct PodViewSpec {
 #[serde(rename_all = "camelCase")]
 pub struct InitContainerView {
     /// Container name.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub name: String,
     /// `restartPolicy` (`Always` for restartable init containers, a.k.a. sidecars).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -111,10 +111,10 @@ pub struct PodViewStatus {
 #[serde(rename_all = "camelCase")]
 pub struct PodConditionView {
     /// Condition type, e.g. `Ready`.
-    #[serde(rename = "type", default)]
+    #[serde(rename = "type", default, deserialize_with = "null_as_default")]
     pub type_: String,
     /// `True`, `False` or `Unknown`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub status: String,
     /// When the condition last changed status.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -126,13 +126,13 @@ pub struct PodConditionView {
 #[serde(rename_all = "camelCase")]
 pub struct ContainerStatusView {
     /// Container name.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub name: String,
     /// Whether the container passes its readiness probe.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub ready: bool,
     /// Number of restarts.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub restart_count: i32,
 }
 
@@ -323,6 +323,24 @@ pub(crate) mod tests {
         assert_eq!(pod, PodView::default());
         let pod: PodView = serde_json::from_str("{}").unwrap();
         assert_eq!(pod, PodView::default());
+    }
+
+    /// Found by `tests/pod_view_fuzz.rs`: a null scalar (Go's encoding/json and k8s-openapi read
+    /// it as the zero value) made the whole pod, and so the whole pod list, fail to decode.
+    #[test]
+    fn null_scalars_are_zero_values() {
+        let pod: PodView = serde_json::from_str(
+            r#"{"spec": {"initContainers": [{"name": null}]},
+                "status": {"conditions": [{"type": null, "status": null}],
+                           "containerStatuses": [{"name": null, "ready": null, "restartCount": null}]}}"#,
+        )
+        .unwrap();
+        assert_eq!(pod.spec.init_containers, vec![InitContainerView::default()]);
+        assert_eq!(pod.status.conditions, vec![PodConditionView::default()]);
+        assert_eq!(
+            pod.status.container_statuses,
+            vec![ContainerStatusView::default()]
+        );
     }
 
     #[test]
