@@ -14,6 +14,7 @@
 //! plan and timeline stay in `target/chaos/<seed>/` (a passing schedule's are removed).
 
 mod checks;
+mod failover;
 mod plan;
 mod rng;
 mod scenarios;
@@ -34,6 +35,8 @@ const USAGE: &str = "usage: cargo xtask chaos [--schedules N] [--seed S] [--repl
   --replay SEED   run only the schedule of SEED (what a failure prints)
   --cluster testenv
                   where schedules run (testenv only: the upstream cluster is not wired yet)
+  --failover N    instead: 3 kcm replicas electing a leader, the leader killed N times
+                  (SIGKILL and SIGTERM in turn); takeover times and term overlap checked
   --keep          keep the folders of passing schedules too (target/chaos/<seed>/)
 ";
 
@@ -42,6 +45,7 @@ struct Options {
     schedules: u64,
     seed: u64,
     replay: Option<u64>,
+    failover: Option<u64>,
     keep: bool,
 }
 
@@ -51,6 +55,7 @@ impl Options {
             schedules: 20,
             seed: 1,
             replay: None,
+            failover: None,
             keep: false,
         };
         let mut it = args.iter();
@@ -64,6 +69,7 @@ impl Options {
                 "--schedules" => o.schedules = value("--schedules")?,
                 "--seed" => o.seed = value("--seed")?,
                 "--replay" => o.replay = Some(value("--replay")?),
+                "--failover" => o.failover = Some(value("--failover")?),
                 "--keep" => o.keep = true,
                 "--cluster" => match it.next().map(String::as_str) {
                     Some("testenv") => {}
@@ -92,6 +98,9 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         return Ok(());
     };
     crate::cluster::build(&["kcm", "kcm-testenv-cli"])?;
+    if let Some(n) = opts.failover {
+        return failover::run(n).map(|_| ());
+    }
     let seeds: Vec<u64> = match opts.replay {
         Some(seed) => vec![seed],
         None => (0..opts.schedules)

@@ -99,8 +99,9 @@ fn proportional_two_old(c: &Ctx, ns: &str) -> anyhow::Result<Vec<Sample>> {
     // A healthy template: drop the never-ready annotation and probe, new image.
     let d = c.get_json(&["deployment", "web", "-n", ns])?;
     let mut template = d["spec"]["template"].clone();
+    // A merge patch removes a key given as null (an empty object would remove nothing).
     if let Some(a) = template["metadata"]["annotations"].as_object_mut() {
-        a.clear();
+        a.values_mut().for_each(|v| *v = serde_json::Value::Null);
     }
     template["spec"]["containers"][0]["image"] = json!(c.images.v(4));
     if let Some(ctr) = template["spec"]["containers"][0].as_object_mut() {

@@ -144,7 +144,13 @@ pub(crate) struct Rollout {
     pub(crate) recreate: bool,
 }
 
-fn deployment(ns: &str, name: &str, replicas: i64, image: &str, strategy: Value) -> String {
+pub(crate) fn deployment(
+    ns: &str,
+    name: &str,
+    replicas: i64,
+    image: &str,
+    strategy: Value,
+) -> String {
     json!({
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": name, "namespace": ns},

@@ -1,0 +1,295 @@
+//! `cargo xtask chaos --failover N`: three kcm replicas electing a leader on kcm-testenv; the
+//! leader is killed N times (SIGKILL and SIGTERM in turn) while a Deployment keeps changing.
+//! Takeover time is measured from the API side: from the signal to the Lease naming another
+//! holder. Afterwards every replica's API writes (its `-v 2` write log) are checked to lie in
+//! its own term: after it acquired the Lease and before another replica acquired it.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail, ensure};
+
+use crate::cluster::{Cluster, Proc, wait_for};
+use crate::e2e::images::Images;
+use crate::e2e::{Ctx, complete, create_namespace, deployment, rolling};
+
+const NS: &str = "failover";
+const LEASE: &str = "kcm-failover";
+/// The election timing every replica runs with.
+const LEASE_DURATION_S: f64 = 3.0;
+const RETRY_PERIOD_S: f64 = 0.5;
+
+fn args() -> Vec<String> {
+    vec![
+        "--leader-elect=true".into(),
+        format!("--leader-elect-resource-name={LEASE}"),
+        format!("--leader-elect-resource-namespace={NS}"),
+        format!("--leader-elect-lease-duration={LEASE_DURATION_S}s"),
+        "--leader-elect-renew-deadline=2s".into(),
+        format!("--leader-elect-retry-period={}ms", RETRY_PERIOD_S * 1000.0),
+    ]
+}
+
+fn holder(c: &Cluster) -> Option<String> {
+    c.kubectl(&[
+        "-n",
+        NS,
+        "get",
+        "lease",
+        LEASE,
+        "-o",
+        "jsonpath={.spec.holderIdentity}",
+    ])
+    .ok()
+    .map(|s| s.trim().to_string())
+    .filter(|s| !s.is_empty())
+}
+
+/// The candidate identity a kcm log announces (`attempting to acquire leader lease`).
+fn identity_in_log(path: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    text.lines()
+        .find(|l| l.contains("attempting to acquire leader lease"))
+        .and_then(|l| l.split("identity=\"").nth(1))
+        .and_then(|r| r.split('"').next())
+        .map(str::to_string)
+}
+
+/// Seconds since midnight of a klog line (`I1125 04:22:23.200902 ...`).
+fn klog_time(line: &str) -> Option<f64> {
+    let t = line.split_whitespace().nth(1)?;
+    let mut parts = t.split(':');
+    let h: f64 = parts.next()?.parse().ok()?;
+    let m: f64 = parts.next()?.parse().ok()?;
+    let s: f64 = parts.next()?.parse().ok()?;
+    Some(h * 3600.0 + m * 60.0 + s)
+}
+
+/// One process's log: when it acquired the Lease (if it did) and its successful writes.
+#[derive(Debug, Default)]
+struct LogTerm {
+    name: String,
+    acquired: Option<f64>,
+    writes: Vec<(f64, String)>,
+}
+
+fn read_term(name: &str, text: &str) -> LogTerm {
+    let mut t = LogTerm {
+        name: name.to_string(),
+        ..Default::default()
+    };
+    for line in text.lines() {
+        if line.contains("successfully acquired lease") && t.acquired.is_none() {
+            t.acquired = klog_time(line);
+        } else if line.contains("\"API write\"")
+            && line.contains("result=\"ok\"")
+            && let Some(at) = klog_time(line)
+        {
+            t.writes.push((at, line.to_string()));
+        }
+    }
+    t
+}
+
+/// Writes outside their writer's term: before it acquired the Lease, or after another process
+/// acquired it later. Each process of `terms` is one run of one replica.
+fn overlapping_writes(terms: &[LogTerm]) -> Vec<String> {
+    let mut acquisitions: Vec<(f64, &str)> = terms
+        .iter()
+        .filter_map(|t| t.acquired.map(|a| (a, t.name.as_str())))
+        .collect();
+    acquisitions.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut bad = Vec::new();
+    for t in terms {
+        for (at, line) in &t.writes {
+            let Some(start) = t.acquired else {
+                bad.push(format!(
+                    "{} wrote without holding the Lease: {line}",
+                    t.name
+                ));
+                continue;
+            };
+            let next = acquisitions
+                .iter()
+                .find(|(a, n)| *a > start && *n != t.name);
+            if *at < start || next.is_some_and(|(a, _)| at > a) {
+                bad.push(format!("{} wrote outside its term: {line}", t.name));
+            }
+        }
+    }
+    bad
+}
+
+/// Median, 90th percentile and maximum of `xs` (sorted in place).
+fn distribution(xs: &mut [f64]) -> String {
+    if xs.is_empty() {
+        return "none".into();
+    }
+    xs.sort_by(f64::total_cmp);
+    let q = |p: f64| xs[((xs.len() - 1) as f64 * p).round() as usize];
+    format!(
+        "n={} min {:.2}s median {:.2}s p90 {:.2}s max {:.2}s",
+        xs.len(),
+        xs[0],
+        q(0.5),
+        q(0.9),
+        xs[xs.len() - 1]
+    )
+}
+
+/// Runs `n` failovers; prints and returns the report.
+pub(crate) fn run(n: u64) -> anyhow::Result<String> {
+    let dir = crate::cluster::target_dir().join("chaos").join("failover");
+    let _ = std::fs::remove_dir_all(&dir);
+    let cluster = Cluster::start(&dir, &["--nodes", "3", "--pod-ready-after", "300ms"])
+        .context("starting kcm-testenv")?;
+    let images = Images::testenv();
+    let ctx = Ctx {
+        cluster: &cluster,
+        images: &images,
+        scale: 1.0,
+    };
+    create_namespace(&cluster, NS, "failover", ctx.timeout())?;
+    let args = args();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut starts = [0u32; 3];
+    let start = |i: usize, starts: &mut [u32; 3]| -> anyhow::Result<(Proc, String)> {
+        starts[i] += 1;
+        let name = format!("kcm-{i}-{}", starts[i]);
+        Ok((cluster.start_kcm(&name, &args)?, name))
+    };
+    let mut replicas: Vec<(Proc, String)> = Vec::new();
+    for i in 0..3 {
+        replicas.push(start(i, &mut starts)?);
+    }
+    cluster.kubectl_stdin(
+        &["apply", "-f", "-"],
+        &deployment(NS, "web", 3, images.v(1), rolling("1", "0")),
+    )?;
+    let (mut kill_times, mut term_times) = (Vec::new(), Vec::new());
+    for round in 0..n {
+        let leader = wait_for("a leader", ctx.timeout(), || Ok(holder(&cluster)))?;
+        let idx = wait_for("the leader's process", ctx.timeout(), || {
+            Ok(replicas.iter().position(|(_, name)| {
+                identity_in_log(&dir.join(format!("{name}.log"))).as_deref() == Some(&leader)
+            }))
+        })?;
+        let sigkill = round % 2 == 0;
+        let t = Instant::now();
+        if sigkill {
+            replicas[idx].0.kill();
+        } else {
+            let _ = replicas[idx].0.terminate(Duration::from_secs(10));
+        }
+        let took = wait_for("another holder", ctx.timeout(), || {
+            Ok(holder(&cluster)
+                .filter(|h| *h != leader)
+                .map(|_| t.elapsed().as_secs_f64()))
+        })?;
+        if sigkill {
+            &mut kill_times
+        } else {
+            &mut term_times
+        }
+        .push(took);
+        println!(
+            "failover {}/{n}: {} of kcm-{idx}, new holder after {took:.2}s",
+            round + 1,
+            if sigkill { "SIGKILL" } else { "SIGTERM" }
+        );
+        replicas[idx] = start(idx, &mut starts)?;
+        let size = 3 + (round % 2) as i64;
+        cluster.kubectl(&[
+            "-n",
+            NS,
+            "scale",
+            "deployment/web",
+            &format!("--replicas={size}"),
+        ])?;
+        wait_for("the Deployment to converge", ctx.timeout(), || {
+            Ok(complete(&cluster, NS, "web")?.then_some(()))
+        })?;
+    }
+    drop(replicas);
+    let mut terms = Vec::new();
+    for entry in std::fs::read_dir(&dir)? {
+        let path = entry?.path();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if name.starts_with("kcm-") && name.ends_with(".log") {
+            let text = std::fs::read_to_string(&path)?;
+            terms.push(read_term(name, &text));
+        }
+    }
+    let writes: usize = terms.iter().map(|t| t.writes.len()).sum();
+    let bad = overlapping_writes(&terms);
+    let report = format!(
+        "failover: {n} leader kills, lease {LEASE_DURATION_S}s, retry {RETRY_PERIOD_S}s\n  \
+         SIGKILL takeover: {}\n  SIGTERM takeover: {}\n  {writes} API writes by {} processes, \
+         {} outside their writer's term\n",
+        distribution(&mut kill_times),
+        distribution(&mut term_times),
+        terms.len(),
+        bad.len()
+    );
+    print!("{report}");
+    ensure!(
+        bad.is_empty(),
+        "writes in overlapping terms:\n{}",
+        bad.join("\n")
+    );
+    if kill_times
+        .iter()
+        .any(|t| *t > LEASE_DURATION_S + RETRY_PERIOD_S + 1.0)
+    {
+        bail!("a SIGKILL takeover took longer than lease duration + retry period + 1s");
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn term(name: &str, acquired: Option<f64>, writes: &[f64]) -> LogTerm {
+        LogTerm {
+            name: name.into(),
+            acquired,
+            writes: writes.iter().map(|w| (*w, format!("w{w}"))).collect(),
+        }
+    }
+
+    #[test]
+    fn writes_are_checked_against_terms() {
+        let ok = [
+            term("a", Some(1.0), &[1.5, 2.0]),
+            term("b", Some(3.0), &[3.5]),
+        ];
+        assert!(overlapping_writes(&ok).is_empty());
+        let late = [term("a", Some(1.0), &[3.2]), term("b", Some(3.0), &[3.5])];
+        assert_eq!(
+            overlapping_writes(&late).len(),
+            1,
+            "a wrote after b acquired"
+        );
+        let never = [term("c", None, &[2.0])];
+        assert_eq!(overlapping_writes(&never).len(), 1);
+    }
+
+    #[test]
+    fn klog_lines_are_read() {
+        let log = "I1125 04:22:18.988405    6005 leader_election.rs:242] \"attempting to acquire leader lease\" identity=\"vm_1\"\n\
+                   I1125 04:22:22.873823    6005 leader_election.rs:249] \"successfully acquired lease\"\n\
+                   I1125 04:22:23.200902    6005 api_write.rs:50] \"API write\" verb=\"update\" result=\"ok\"\n\
+                   I1125 04:22:23.300902    6005 api_write.rs:50] \"API write\" verb=\"update\" result=\"error\"\n";
+        let t = read_term("x", log);
+        assert_eq!(t.acquired, Some(4.0 * 3600.0 + 22.0 * 60.0 + 22.873823));
+        assert_eq!(t.writes.len(), 1);
+        assert_eq!(
+            distribution(&mut [3.0, 1.0, 2.0]),
+            "n=3 min 1.00s median 2.00s p90 3.00s max 3.00s"
+        );
+    }
+}
