@@ -8,6 +8,7 @@ use std::time::Duration;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use kcm_controller::PodView;
 use kcm_controller::clock::{SharedClock, real_clock};
+use kcm_controller::consistency::{ConsistencyStore, GroupResource};
 use kcm_controller::event_correlator::EventCorrelator;
 use kcm_controller::event_recorder::{EventBroadcaster, EventRecorder, KubeEventSink};
 use kcm_controller::rs_control::{KubeReplicaSetControl, ReplicaSetControl};
@@ -24,6 +25,12 @@ use crate::util::fields::name_of;
 
 use super::SyncError;
 use super::handlers;
+
+/// The resource of the controller's own writes it waits for its cache to see.
+pub(crate) const DEPLOYMENTS: GroupResource = GroupResource {
+    group: "apps",
+    resource: "deployments",
+};
 
 /// Name of the work queue (and of the controller in logs).
 pub const QUEUE_NAME: &str = "deployment";
@@ -60,9 +67,27 @@ pub(crate) struct Inner {
     pub(crate) rs_control: Arc<dyn ReplicaSetControl>,
     pub(crate) clock: SharedClock,
     pub(crate) features: FeatureGates,
+    /// The controller's own Deployment writes, so that no sync decides (and writes) from a
+    /// Deployment cache that does not show the previous write yet ([`Inner::wrote`]).
+    pub(crate) own_writes: Arc<ConsistencyStore>,
 }
 
 impl Inner {
+    /// Records a successful write of `written` (the object the API server returned), so that
+    /// the next sync of it waits until the Deployment informer has seen it.
+    pub(crate) fn wrote(&self, written: &Deployment) {
+        let meta = &written.metadata;
+        if let (Some(uid), Some(rv)) = (meta.uid.as_deref(), meta.resource_version.as_deref()) {
+            self.own_writes.wrote_at(
+                meta.namespace.as_deref().unwrap_or_default(),
+                meta.name.as_deref().unwrap_or_default(),
+                uid,
+                DEPLOYMENTS,
+                rv,
+            );
+        }
+    }
+
     /// `enqueue`: `namespace/name` into the queue.
     pub(crate) fn enqueue(&self, d: &Deployment) {
         self.queue.add(key_of(d));
@@ -211,6 +236,11 @@ impl DeploymentController {
             .name(QUEUE_NAME)
             .rate_limiter(default_controller_rate_limiter())
             .build();
+        let cache = d_informer.clone();
+        let own_writes = Arc::new(ConsistencyStore::new(vec![(
+            DEPLOYMENTS,
+            Arc::new(move || cache.store_resource_version()),
+        )]));
         let inner = Arc::new(Inner {
             client: client.clone(),
             d_lister: d_informer.lister(),
@@ -221,6 +251,7 @@ impl DeploymentController {
             rs_control: Arc::new(KubeReplicaSetControl::new(client)),
             clock: config.clock.clone(),
             features: config.features,
+            own_writes,
         });
         let registrations = vec![
             d_informer.add_event_handler(handlers::deployment_handler(inner.clone()))?,

@@ -52,6 +52,9 @@ fn inner_with_pods(ds: &[Deployment], rss: &[ReplicaSet], pods: &[PodView]) -> A
         rs_control: Arc::new(FakeReplicaSetControl::default()),
         clock: real_clock(),
         features: FeatureGates::default(),
+        own_writes: Arc::new(kcm_controller::consistency::ConsistencyStore::new(
+            Vec::new(),
+        )),
     })
 }
 
@@ -323,4 +326,42 @@ async fn deployment_for_pod_follows_both_controller_refs() {
     let mut stale = rs1.clone();
     stale.metadata.uid = Some("recreated".into());
     assert!(get_deployment_for_pod(&h, &pod("p4", &[], Some(&stale), "Running")).is_none());
+}
+
+/// kcm's own addition: after writing a Deployment, the next sync of it waits (requeued with
+/// backoff) until the Deployment cache shows that write, instead of deciding from the older
+/// copy and failing its status write with a 409.
+#[tokio::test]
+async fn a_sync_waits_until_the_cache_shows_the_controllers_own_write() {
+    let mut d = rolling_deployment("web", 3, None, None);
+    d.metadata.uid = Some("uid-1".into());
+    d.metadata.resource_version = Some("10".into());
+    let mut inner = inner(&[d.clone()], &[]);
+    let cache_rv = Arc::new(std::sync::Mutex::new(String::from("10")));
+    let read = cache_rv.clone();
+    Arc::get_mut(&mut inner).expect("only handle").own_writes =
+        Arc::new(kcm_controller::consistency::ConsistencyStore::new(vec![(
+            crate::controller::deployment_controller::DEPLOYMENTS,
+            Arc::new(move || read.lock().map(|v| v.clone()).unwrap_or_default()),
+        )]));
+    let key = format!(
+        "{}/web",
+        d.metadata.namespace.as_deref().unwrap_or_default()
+    );
+
+    let mut written = d.clone();
+    written.metadata.resource_version = Some("12".into());
+    inner.wrote(&written);
+    let err = crate::controller::sync_deployment::sync_deployment(&inner, &key)
+        .await
+        .expect_err("deferred");
+    assert!(
+        matches!(&err, crate::controller::SyncError::StaleCache(e) if e.read_rv == "10" && e.wrote_rv == "12"),
+        "{err}"
+    );
+
+    // The cache caught up: nothing holds the sync back any more.
+    *cache_rv.lock().expect("lock") = "12".into();
+    let (ns, name) = key.split_once('/').expect("key");
+    assert!(inner.own_writes.ensure_ready(ns, name).is_ok());
 }

@@ -51,6 +51,9 @@ pub(crate) async fn update_status(
         .replace_status(name_of(&d.metadata), &PostParams::default(), d)
         .await
         .map_err(SyncError::from);
+    if let Ok(written) = &result {
+        inner.wrote(written);
+    }
     let status = d.status.as_ref();
     let field = |f: fn(&DeploymentStatus) -> Option<i64>| status.and_then(f).unwrap_or(0);
     let progressing = status
@@ -555,6 +558,9 @@ pub(crate) async fn rollback(
         )
         .await
         .map_err(SyncError::from);
+    if let Ok(written) = &result {
+        inner.wrote(written);
+    }
     log_write(
         "update",
         "deployments",

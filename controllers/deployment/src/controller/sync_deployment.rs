@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use kcm_controller::PodView;
+use kcm_controller::consistency::record_stale_sync_skip;
 use kcm_controller::controller_ref_manager::{
     ControllerRefManager, ControllerRefOwner, live_can_adopt,
 };
@@ -56,8 +57,13 @@ async fn sync_inner(inner: &Inner, key: &str) -> Result<(), SyncError> {
     let (namespace, name) = split_key(key)?;
     let Some(cached) = inner.d_lister.get(namespace, name) else {
         tracing::debug!(deployment = key, "Deployment has been deleted");
+        inner.own_writes.clear(namespace, name, None);
         return Ok(());
     };
+    if let Err(stale) = inner.own_writes.ensure_ready(namespace, name) {
+        record_stale_sync_skip("deployment_controller", &stale);
+        return Err(stale.into());
+    }
     // Never mutate the cache.
     let mut d: Deployment = (*cached).clone();
 

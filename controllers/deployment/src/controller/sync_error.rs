@@ -22,6 +22,11 @@ pub enum SyncError {
     /// A pure decision rejected the Deployment (e.g. an invalid `maxSurge`).
     #[error("{0}")]
     Decision(#[from] DeploymentError),
+    /// The Deployment cache does not show the controller's own last write of this Deployment
+    /// yet: the sync is deferred (requeued with backoff) instead of deciding from the stale
+    /// copy and failing its write with a 409 Conflict (kcm's own, `docs/fidelity.md`).
+    #[error("{0}")]
+    StaleCache(#[from] kcm_controller::consistency::ConsistencyError),
     /// Anything else, with upstream's message (invalid key, invalid selector, unknown strategy).
     #[error("{0}")]
     Other(String),
