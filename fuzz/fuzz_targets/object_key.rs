@@ -9,7 +9,12 @@ fuzz_target!(|data: &str| {
     match ObjectKey::parse(data) {
         Ok(key) => {
             assert!(parts <= 2);
-            assert_eq!(ObjectKey::parse(&key.to_string()).expect("printed key parses").name, key.name);
+            assert_eq!(
+                ObjectKey::parse(&key.to_string())
+                    .expect("printed key parses")
+                    .name,
+                key.name
+            );
         }
         Err(_) => assert!(parts > 2),
     }

@@ -33,7 +33,11 @@ fuzz_target!(|data: &[u8]| {
     let [doc, patch] = pair.as_slice() else {
         return;
     };
-    for id in [StorageId::Pods, StorageId::Deployments, StorageId::ReplicaSets] {
+    for id in [
+        StorageId::Pods,
+        StorageId::Deployments,
+        StorageId::ReplicaSets,
+    ] {
         if let Ok(out) = strategic::apply(id, doc.clone(), patch) {
             assert!(out.is_object());
             assert!(has_directive(doc) || !has_directive(&out), "{out}");
