@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::cluster::Cluster;
 
 /// How long a schedule may take to converge once its scenario ended.
-pub(crate) const CONVERGENCE_BOUND: Duration = Duration::from_secs(60);
+pub(crate) const CONVERGENCE_BOUND: Duration = Duration::from_secs(120);
 
 fn items(list: &Value) -> Vec<Value> {
     list["items"].as_array().cloned().unwrap_or_default()

@@ -71,6 +71,14 @@ fn scale_mid_rollout(c: &Ctx, ns: &str) -> anyhow::Result<Vec<Sample>> {
     set_image(c, ns, c.images.v(3))?;
     std::thread::sleep(Duration::from_millis(300));
     scale(c, ns, 4)?;
+    // The surge bound is against the new size only once kcm has seen it: until then (kcm may be
+    // down) the ReplicaSets legitimately still sum to the old size.
+    wait_for("kcm to observe the scale-down", c.timeout(), || {
+        let d = c.get_json(&["deployment", "web", "-n", ns])?;
+        let seen =
+            d["status"]["observedGeneration"].as_i64() >= d["metadata"]["generation"].as_i64();
+        Ok(seen.then_some(()))
+    })?;
     watch(c, &r, &mut obs, true, |cl| complete(cl, ns, "web"))?;
     Ok(obs.samples)
 }

@@ -19,6 +19,9 @@ use crate::observe::{Observer, Sample, write_timeline};
 /// The namespace every schedule runs in (each schedule has a cluster of its own).
 pub(crate) const NS: &str = "chaos";
 
+/// Multiplier of the e2e step bound (90 s) for the scenarios run under faults.
+const STEP_SCALE: f64 = 2.0;
+
 /// The Lease the replicas of a two-replica schedule compete for.
 const LEASE: &str = "kcm-chaos";
 
@@ -230,7 +233,10 @@ pub(crate) fn run_plan(
     let ctx = Ctx {
         cluster,
         images: &images,
-        scale: 1.0,
+        // Twice the e2e waits: under repeated compactions and watch drops the reflectors back
+        // off as client-go's do (800 ms doubling to a 30 s cap, jitter up to ×2), so a single
+        // relist can wait up to a minute; a 90 s step bound then fails schedules kcm completes.
+        scale: STEP_SCALE,
     };
     create_namespace(cluster, NS, "chaos", ctx.timeout())?;
     let replicas = Replicas::start(cluster, plan.replicas)?;
