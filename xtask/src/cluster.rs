@@ -64,6 +64,11 @@ impl Proc {
         self.child.stdout.take()
     }
 
+    /// The process id (for reading `/proc/<pid>`).
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The process name given to [`Proc::spawn`].
     pub fn name(&self) -> &str {
         &self.name

@@ -11,6 +11,7 @@
 //! `target/bench/<name>.md` and `target/bench/<name>.jsonl`; `--table` prints the table of the
 //! last run again from that JSONL file without running anything.
 
+mod controllers;
 mod figures;
 mod peer;
 mod table;
@@ -71,6 +72,7 @@ const DEFAULT_ROUNDS: usize = 3;
 pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     if args.is_empty() || args.iter().any(|a| a == "--list") {
         println!("benchmarks (workqueue, store, informer: against client-go, --rounds N):");
+        println!("  controllers  (against kube-controller-manager v1.37.2, --deployments N)");
         for (name, package, example, _) in WORKLOADS {
             println!("  {name:<12} ({package}, example `{example}`)");
         }
@@ -79,6 +81,10 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     let (names, rounds) = parse_args(args)?;
     let table_only = args.iter().any(|a| a == "--table");
     for name in names {
+        if name == "controllers" {
+            controllers::run(args, rounds)?;
+            continue;
+        }
         let Some((_, package, example, extra)) = WORKLOADS.iter().find(|w| w.0 == name) else {
             anyhow::bail!("unknown benchmark `{name}` (see `cargo xtask bench --list`)");
         };
@@ -156,6 +162,9 @@ fn parse_args(args: &[String]) -> anyhow::Result<(Vec<&str>, usize)> {
                     .ok_or_else(|| anyhow::anyhow!("--rounds needs a positive number"))?;
             }
             "--table" => {}
+            "--deployments" => {
+                it.next();
+            }
             other if other.starts_with("--") => anyhow::bail!("unknown option `{other}`"),
             name => names.push(name),
         }

@@ -1,0 +1,332 @@
+//! Pure parts of `cargo xtask bench controllers`: audit timestamps, per-phase write accounting
+//! (through the differential suite's audit reader), and the latency from a Deployment change to
+//! its ReplicaSet's first write.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::audit;
+
+/// Microseconds since the Unix epoch of an RFC 3339 UTC timestamp as kube-apiserver writes them
+/// (`2026-11-25T05:23:00.123456Z`); `None` for anything else.
+pub fn micros(ts: &str) -> Option<i64> {
+    let ts = ts.strip_suffix('Z')?;
+    let (date, time) = ts.split_once('T')?;
+    let mut d = date.split('-').map(|p| p.parse::<i64>().ok());
+    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
+    let (hms, frac) = time.split_once('.').unwrap_or((time, "0"));
+    let mut t = hms.split(':').map(|p| p.parse::<i64>().ok());
+    let (h, min, s) = (t.next()??, t.next()??, t.next()??);
+    let digits: String = frac.chars().take(6).collect();
+    let us = digits.parse::<i64>().ok()? * 10i64.pow(6 - digits.len() as u32);
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(((days * 86_400 + h * 3600 + min * 60 + s) * 1_000_000) + us)
+}
+
+/// When the API server received an audit event's request.
+fn received(e: &Value) -> Option<i64> {
+    micros(e["requestReceivedTimestamp"].as_str()?)
+}
+
+/// The controllers' write figures of one phase.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PhaseWrites {
+    /// `verb resource[/subresource] code` → count (events included).
+    pub counts: BTreeMap<String, u64>,
+    /// Writes other than to events.
+    pub total: u64,
+    /// Answers 409 Conflict.
+    pub conflicts: u64,
+}
+
+/// The controllers' writes to `ns` received in `[from, to)` (microseconds since the epoch).
+pub fn phase_writes(events: &[Value], ns: &str, from: i64, to: i64) -> PhaseWrites {
+    let in_phase: Vec<Value> = events
+        .iter()
+        .filter(|e| received(e).is_some_and(|t| t >= from && t < to))
+        .cloned()
+        .collect();
+    let counts = audit::writes(&in_phase, ns).counts;
+    let total = counts
+        .iter()
+        .filter(|(k, _)| !k.split(' ').nth(1).unwrap_or("").starts_with("events"))
+        .map(|(_, n)| n)
+        .sum();
+    let conflicts = counts
+        .iter()
+        .filter(|(k, _)| k.ends_with(" 409"))
+        .map(|(_, n)| n)
+        .sum();
+    PhaseWrites {
+        counts,
+        total,
+        conflicts,
+    }
+}
+
+/// Per Deployment change in `ns` by `user` (create, update or patch of the Deployment itself),
+/// the milliseconds until the first successful ReplicaSet write (create or update, any
+/// subresource) by someone else to a ReplicaSet named `<deployment>-…`. Changes never followed
+/// by one are left out.
+pub fn change_to_rs_write_ms(events: &[Value], ns: &str, user: &str) -> Vec<f64> {
+    let done = |e: &Value| e["stage"] == "ResponseComplete" && e["objectRef"]["namespace"] == ns;
+    let mut rs_writes: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+    for e in events.iter().filter(|e| done(e)) {
+        let ok = e["responseStatus"]["code"]
+            .as_i64()
+            .is_some_and(|c| (200..300).contains(&c));
+        if e["objectRef"]["resource"] != "replicasets"
+            || e["user"]["username"] == user
+            || !ok
+            || !matches!(e["verb"].as_str(), Some("create" | "update" | "patch"))
+        {
+            continue;
+        }
+        // A create's objectRef has no name; the response has it.
+        let name = e["objectRef"]["name"]
+            .as_str()
+            .or_else(|| e["responseObject"]["metadata"]["name"].as_str());
+        let (Some(name), Some(t)) = (name, received(e)) else {
+            continue;
+        };
+        if let Some((owner, _hash)) = name.rsplit_once('-') {
+            rs_writes.entry(owner.to_string()).or_default().push(t);
+        }
+    }
+    for v in rs_writes.values_mut() {
+        v.sort_unstable();
+    }
+    let mut out = Vec::new();
+    for e in events.iter().filter(|e| done(e)) {
+        if e["objectRef"]["resource"] != "deployments"
+            || e["user"]["username"] != user
+            || !e["objectRef"]["subresource"]
+                .as_str()
+                .unwrap_or("")
+                .is_empty()
+            || !matches!(e["verb"].as_str(), Some("create" | "update" | "patch"))
+        {
+            continue;
+        }
+        let name = e["objectRef"]["name"]
+            .as_str()
+            .or_else(|| e["responseObject"]["metadata"]["name"].as_str());
+        let (Some(name), Some(t)) = (name, received(e)) else {
+            continue;
+        };
+        let first = rs_writes
+            .get(name)
+            .and_then(|w| w.iter().find(|&&x| x >= t));
+        if let Some(first) = first {
+            out.push((first - t) as f64 / 1000.0);
+        }
+    }
+    out
+}
+
+/// The `q`-quantile (0..=1) of `values` by nearest rank; `None` for none.
+pub fn quantile(values: &[f64], q: f64) -> Option<f64> {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let rank = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len());
+    Some(v[rank - 1])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn timestamps_are_microseconds_since_the_epoch() {
+        assert_eq!(micros("1970-01-01T00:00:00.000001Z"), Some(1));
+        assert_eq!(micros("1970-01-02T00:00:01Z"), Some(86_401_000_000));
+        // 2026-11-25 is day 20,782 since the epoch.
+        assert_eq!(
+            micros("2026-11-25T05:23:00.5Z"),
+            Some((20_782 * 86_400 + 5 * 3600 + 23 * 60) * 1_000_000 + 500_000)
+        );
+        assert_eq!(micros("2026-11-25 05:23:00Z"), None);
+        assert_eq!(micros("yesterday"), None);
+    }
+
+    fn ev(t: &str, user: &str, verb: &str, res: &str, sub: &str, name: &str, code: i64) -> Value {
+        json!({"stage": "ResponseComplete", "requestReceivedTimestamp": t,
+               "user": {"username": user}, "verb": verb,
+               "objectRef": {"namespace": "b", "resource": res, "subresource": sub, "name": name},
+               "responseStatus": {"code": code}})
+    }
+
+    const RS: &str = "system:serviceaccount:kube-system:replicaset-controller";
+    const DC: &str = "system:serviceaccount:kube-system:deployment-controller";
+    const ADMIN: &str = "kcm-rs-admin";
+
+    #[test]
+    fn writes_are_split_by_phase_with_totals_and_conflicts() {
+        let events = vec![
+            ev("2026-01-01T00:00:01Z", RS, "create", "pods", "", "", 201),
+            ev(
+                "2026-01-01T00:00:02Z",
+                RS,
+                "update",
+                "replicasets",
+                "status",
+                "w-1",
+                409,
+            ),
+            ev("2026-01-01T00:00:02Z", DC, "create", "events", "", "", 201),
+            ev(
+                "2026-01-01T00:00:03Z",
+                ADMIN,
+                "create",
+                "deployments",
+                "",
+                "w",
+                201,
+            ),
+            ev("2026-01-01T00:00:05Z", RS, "create", "pods", "", "", 201),
+        ];
+        let t = |s: &str| micros(s).unwrap_or_default();
+        let first = phase_writes(
+            &events,
+            "b",
+            t("2026-01-01T00:00:00Z"),
+            t("2026-01-01T00:00:04Z"),
+        );
+        assert_eq!(first.counts["create pods 201"], 1);
+        assert_eq!(first.counts["create events 201"], 1);
+        assert_eq!(
+            first.total, 2,
+            "events are left out, the admin is no controller"
+        );
+        assert_eq!(first.conflicts, 1);
+        let second = phase_writes(
+            &events,
+            "b",
+            t("2026-01-01T00:00:04Z"),
+            t("2026-01-01T00:00:09Z"),
+        );
+        assert_eq!((second.total, second.conflicts), (1, 0));
+    }
+
+    #[test]
+    fn each_change_pairs_with_the_first_later_write_of_its_replica_sets() {
+        let events = vec![
+            ev(
+                "2026-01-01T00:00:01.000Z",
+                ADMIN,
+                "create",
+                "deployments",
+                "",
+                "web",
+                201,
+            ),
+            ev(
+                "2026-01-01T00:00:01.010Z",
+                DC,
+                "create",
+                "replicasets",
+                "",
+                "web-aaa",
+                201,
+            ),
+            ev(
+                "2026-01-01T00:00:01.020Z",
+                DC,
+                "update",
+                "replicasets",
+                "",
+                "web-aaa",
+                200,
+            ),
+            // Another Deployment's ReplicaSet and a failed write do not count.
+            ev(
+                "2026-01-01T00:00:02.000Z",
+                ADMIN,
+                "patch",
+                "deployments",
+                "",
+                "web",
+                200,
+            ),
+            ev(
+                "2026-01-01T00:00:02.001Z",
+                DC,
+                "update",
+                "replicasets",
+                "",
+                "api-bbb",
+                200,
+            ),
+            ev(
+                "2026-01-01T00:00:02.002Z",
+                DC,
+                "update",
+                "replicasets",
+                "",
+                "web-aaa",
+                409,
+            ),
+            ev(
+                "2026-01-01T00:00:02.050Z",
+                DC,
+                "create",
+                "replicasets",
+                "",
+                "web-ccc",
+                201,
+            ),
+            // A status write of the Deployment is not a change, nor is a controller's write.
+            ev(
+                "2026-01-01T00:00:03.000Z",
+                ADMIN,
+                "update",
+                "deployments",
+                "status",
+                "web",
+                200,
+            ),
+            ev(
+                "2026-01-01T00:00:03.000Z",
+                DC,
+                "update",
+                "deployments",
+                "",
+                "web",
+                200,
+            ),
+            // Never followed by a ReplicaSet write: left out.
+            ev(
+                "2026-01-01T00:00:04.000Z",
+                ADMIN,
+                "create",
+                "deployments",
+                "",
+                "api",
+                201,
+            ),
+        ];
+        assert_eq!(change_to_rs_write_ms(&events, "b", ADMIN), [10.0, 50.0]);
+        assert!(change_to_rs_write_ms(&events, "other", ADMIN).is_empty());
+    }
+
+    #[test]
+    fn quantiles_by_nearest_rank() {
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(quantile(&v, 0.5), Some(50.0));
+        assert_eq!(quantile(&v, 0.99), Some(99.0));
+        assert_eq!(quantile(&[7.0], 0.99), Some(7.0));
+        assert_eq!(quantile(&[], 0.5), None);
+    }
+}
