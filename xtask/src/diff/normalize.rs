@@ -143,14 +143,20 @@ fn hash_renames(items: &[&Value], created: &[(String, String)]) -> BTreeMap<Stri
 }
 
 /// What generated pod names start with, besides a Deployment's renamed ReplicaSet (`}-`): each
-/// ReplicaSet's name and each pod's `generateName` (a ReplicaSet no Deployment owns names its
-/// pods `<name>-abcde`).
+/// ReplicaSet's name (also of those only events still name) and each pod's `generateName` (a
+/// ReplicaSet no Deployment owns names its pods `<name>-abcde`).
 fn generated_prefixes(items: &[&Value]) -> Vec<String> {
     let mut prefixes: Vec<String> = items
         .iter()
         .filter_map(|i| match i["kind"].as_str() {
             Some("ReplicaSet") => i["metadata"]["name"].as_str().map(|n| format!("{n}-")),
             Some("Pod") => i["metadata"]["generateName"].as_str().map(str::to_string),
+            // A ReplicaSet deleted since still names its pods in its events.
+            Some("Event") if i["involvedObject"]["kind"] == "ReplicaSet" => {
+                i["involvedObject"]["name"]
+                    .as_str()
+                    .map(|n| format!("{n}-"))
+            }
             _ => None,
         })
         .filter(|p| p.len() > 1)
@@ -325,6 +331,18 @@ mod tests {
             ]})
         };
         assert_eq!(snapshot(&list("x7k2q"), &[]), snapshot(&list("p9q8r"), &[]));
+        // The ReplicaSet and its pods are gone; its events remain.
+        let events_only = |suffix: &str| {
+            json!({"items": [
+                {"kind": "Event", "type": "Normal", "reason": "SuccessfulCreate",
+                 "involvedObject": {"kind": "ReplicaSet", "name": "rs"},
+                 "message": format!("Created pod: rs-{suffix}"), "count": 1},
+            ]})
+        };
+        assert_eq!(
+            snapshot(&events_only("x7k2q"), &[]),
+            snapshot(&events_only("p9q8r"), &[])
+        );
     }
 
     fn rs(name: &str, hash: &str, created: &str, replicas: i64) -> Value {
