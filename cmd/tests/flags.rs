@@ -8,7 +8,10 @@ fn run(args: &[&str]) -> (Option<i32>, String) {
         .args(args)
         .output()
         .expect("kcm runs");
-    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 #[test]
