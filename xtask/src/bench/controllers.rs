@@ -34,7 +34,8 @@ use controllers_audit as ca;
 
 const NS: &str = "bench";
 const REPLICAS: usize = 10;
-const ADMIN: &str = "kcm-rs-admin";
+/// The user the benchmark changes Deployments as (the admin certificate of `upstream::pki`).
+const ADMIN: &str = "kcm-rs:admin";
 
 const fn fig(label: &'static str, field: &'static str, better: Better) -> Figure {
     Figure {
