@@ -19,11 +19,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 
-// The differential suite's audit reader, reused as is (its module is private to `diff`, which
-// this benchmark may not change); not all of it is used here.
-#[allow(dead_code, clippy::duplicate_mod)]
-#[path = "../diff/audit.rs"]
-mod audit;
+// The differential suite's audit reader.
+use crate::diff::audit;
 #[path = "controllers_audit.rs"]
 mod controllers_audit;
 

@@ -17,7 +17,7 @@
 //! per side and run. The report is printed, written to `target/diff/report.md`, and its summary
 //! table replaces the generated part of `docs/fidelity.md` when every scenario ran (no `--only`).
 
-mod audit;
+pub(crate) mod audit;
 mod compare;
 mod explained;
 mod normalize;
