@@ -60,7 +60,8 @@ fn scale(c: &Ctx, ns: &str, n: i64) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// 6 replicas rolled to v2 and scaled to 10 while the rollout runs, then to 4.
+/// 6 replicas rolled to v2 and scaled to 10 while the rollout runs, then rolled to v3 and scaled
+/// to 4 while that rollout runs.
 fn scale_mid_rollout(c: &Ctx, ns: &str) -> anyhow::Result<Vec<Sample>> {
     let (r, mut obs) = start_web(c, ns, 6, rolling("2", "1"), (2, 1), |_| {})?;
     set_image(c, ns, c.images.v(2))?;
@@ -79,7 +80,12 @@ fn scale_mid_rollout(c: &Ctx, ns: &str) -> anyhow::Result<Vec<Sample>> {
             d["status"]["observedGeneration"].as_i64() >= d["metadata"]["generation"].as_i64();
         Ok(seen.then_some(()))
     })?;
-    watch(c, &r, &mut obs, true, |cl| complete(cl, ns, "web"))?;
+    // Only the surge bound: upstream's rolling update does not keep the availability bound
+    // across a scale-down in the middle of a rollout. The new ReplicaSet's status still counts
+    // the available pods the scale-down is about to remove, so `reconcileOldReplicaSets` may
+    // scale the old ReplicaSets past it (kcm-deployment's
+    // `reconcile_old_replica_sets_counts_the_surplus_a_scale_down_has_not_yet_removed`).
+    watch(c, &r, &mut obs, false, |cl| complete(cl, ns, "web"))?;
     Ok(obs.samples)
 }
 
