@@ -5,6 +5,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, RwLock, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -35,6 +36,56 @@ pub fn build(packages: &[&str]) -> anyhow::Result<()> {
 pub struct Proc {
     child: Child,
     name: String,
+    /// How to start it again ([`Proc::spawn_logged`] only).
+    respawn: Option<Respawn>,
+}
+
+/// A process's command line and log file, to start it again after a kill (the chaos runs
+/// restart etcd and kube-apiserver with their data and ports unchanged).
+#[derive(Debug, Clone)]
+struct Respawn {
+    program: std::ffi::OsString,
+    args: Vec<std::ffi::OsString>,
+    envs: Vec<(std::ffi::OsString, Option<std::ffi::OsString>)>,
+    cwd: Option<PathBuf>,
+    log: PathBuf,
+}
+
+impl Respawn {
+    fn of(cmd: &Command, log: &Path) -> Respawn {
+        Respawn {
+            program: cmd.get_program().to_owned(),
+            args: cmd.get_args().map(ToOwned::to_owned).collect(),
+            envs: cmd
+                .get_envs()
+                .map(|(k, v)| (k.to_owned(), v.map(ToOwned::to_owned)))
+                .collect(),
+            cwd: cmd.get_current_dir().map(Path::to_path_buf),
+            log: log.to_path_buf(),
+        }
+    }
+
+    /// The command again, its output appended to the same log.
+    fn command(&self) -> anyhow::Result<Command> {
+        let mut cmd = Command::new(&self.program);
+        cmd.args(&self.args);
+        for (k, v) in &self.envs {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+        if let Some(dir) = &self.cwd {
+            cmd.current_dir(dir);
+        }
+        let log = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&self.log)
+            .with_context(|| format!("opening {}", self.log.display()))?;
+        cmd.stdout(Stdio::from(log.try_clone()?)).stderr(log);
+        Ok(cmd)
+    }
 }
 
 impl Proc {
@@ -49,7 +100,37 @@ impl Proc {
         Ok(Proc {
             child,
             name: name.into(),
+            respawn: None,
         })
+    }
+
+    /// Spawns `cmd` with stdout and stderr into `log`; [`Proc::respawn`] can start it again.
+    pub fn spawn_logged(cmd: &mut Command, name: &str, log: &Path) -> anyhow::Result<Proc> {
+        let respawn = Respawn::of(cmd, log);
+        let mut p = Proc::spawn(&mut respawn.command()?, name)?;
+        p.respawn = Some(respawn);
+        Ok(p)
+    }
+
+    /// Starts the process again with the command line it was spawned with (killing it first if
+    /// it still runs); its output goes on into the same log.
+    pub fn respawn(&mut self) -> anyhow::Result<()> {
+        let respawn = self
+            .respawn
+            .clone()
+            .with_context(|| format!("{} was not started to be restarted", self.name))?;
+        if self.is_running() {
+            self.kill();
+        }
+        // The old child is reaped (killed above, or exited on its own and waited by
+        // `is_running`); replacing it loses nothing.
+        self.child = respawn
+            .command()?
+            .stdin(Stdio::null())
+            .spawn()
+            .with_context(|| format!("restarting {} ({:?})", self.name, respawn.program))?;
+        crate::reaper::track_pid(self.child.id());
+        Ok(())
     }
 
     /// Sends SIGKILL and waits.
@@ -113,7 +194,11 @@ pub struct Cluster {
     /// The processes of a cluster this crate started (`kcm-testenv`, or the upstream control
     /// plane and the node simulation), in start order; killed in reverse order when the cluster
     /// is dropped. Empty for an external cluster.
-    processes: Vec<Proc>,
+    processes: Mutex<Vec<Proc>>,
+    /// Held for reading by every kubectl this crate runs through the cluster, and for writing
+    /// while a control-plane component restarts ([`Cluster::hold_requests`]), so that the
+    /// harness, a user of the cluster, waits out a restart instead of failing on it.
+    requests: RwLock<()>,
     /// Folders removed after the processes are stopped (etcd's data).
     temp_dirs: Vec<crate::reaper::TempDir>,
     /// Kubeconfig every `kubectl` this crate runs uses: written by `kcm-testenv`, an admin
@@ -144,7 +229,8 @@ pub enum ClusterKind {
 
 impl Drop for Cluster {
     fn drop(&mut self) {
-        while let Some(mut p) = self.processes.pop() {
+        let processes = self.processes.get_mut().unwrap_or_else(|e| e.into_inner());
+        while let Some(mut p) = processes.pop() {
             p.kill();
         }
         self.temp_dirs.clear();
@@ -169,7 +255,8 @@ impl Cluster {
             .unwrap_or_default()
             .to_string();
         Ok(Cluster {
-            processes: vec![proc],
+            processes: Mutex::new(vec![proc]),
+            requests: RwLock::new(()),
             temp_dirs: Vec::new(),
             kcm_kubeconfig: kubeconfig.clone(),
             kubeconfig,
@@ -189,7 +276,8 @@ impl Cluster {
         url: String,
     ) -> Cluster {
         Cluster {
-            processes,
+            processes: Mutex::new(processes),
+            requests: RwLock::new(()),
             temp_dirs,
             kubeconfig,
             kcm_kubeconfig,
@@ -205,10 +293,28 @@ impl Cluster {
     }
 
     /// Whether a started process has exited (its name), for a clear error when a component dies.
-    pub fn exited_process(&mut self) -> Option<String> {
+    pub fn exited_process(&self) -> Option<String> {
         self.processes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
             .iter_mut()
             .find_map(|p| (!p.is_running()).then(|| p.name().to_string()))
+    }
+
+    /// Runs `f` on the started process named `name`; `None` if there is none.
+    pub fn with_process<T>(&self, name: &str, f: impl FnOnce(&mut Proc) -> T) -> Option<T> {
+        self.processes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter_mut()
+            .find(|p| p.name() == name)
+            .map(f)
+    }
+
+    /// Holds back every kubectl this crate runs through the cluster until the guard is dropped
+    /// (waiting for those already running to finish first).
+    pub fn hold_requests(&self) -> RwLockWriteGuard<'_, ()> {
+        self.requests.write().unwrap_or_else(|e| e.into_inner())
     }
 
     /// An existing cluster reached through `kubeconfig` (its `context`, or its current context).
@@ -256,7 +362,8 @@ impl Cluster {
             );
         }
         Ok(Cluster {
-            processes: Vec::new(),
+            processes: Mutex::new(Vec::new()),
+            requests: RwLock::new(()),
             temp_dirs: Vec::new(),
             kcm_kubeconfig: pinned_path.clone(),
             kubeconfig: pinned_path,
@@ -284,6 +391,7 @@ impl Cluster {
 
     /// Runs kubectl against the cluster; returns stdout, fails with stderr on a non-zero exit.
     pub fn kubectl(&self, args: &[&str]) -> anyhow::Result<String> {
+        let _running = self.requests.read().unwrap_or_else(|e| e.into_inner());
         kubectl(
             &self.kubeconfig,
             &self.dir.join("kubectl-cache"),
@@ -294,6 +402,7 @@ impl Cluster {
 
     /// Runs kubectl with `stdin` as standard input (for `apply -f -`).
     pub fn kubectl_stdin(&self, args: &[&str], stdin: &str) -> anyhow::Result<String> {
+        let _running = self.requests.read().unwrap_or_else(|e| e.into_inner());
         kubectl(
             &self.kubeconfig,
             &self.dir.join("kubectl-cache"),

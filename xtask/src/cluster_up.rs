@@ -58,7 +58,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         }
     }
     build(&["kcm-testenv-cli"])?;
-    let mut cluster = if upstream {
+    let cluster = if upstream {
         let bins = upstream_build::build()?;
         let opts = control_plane::Options {
             nodes,

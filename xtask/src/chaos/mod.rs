@@ -4,7 +4,12 @@
 //! failure, history limit) run under a plan drawn from its seed: kcm-testenv fault rules
 //! (watch drops, compactions, server restarts, 409s, 5xx, 429s, latency) and kcm replicas
 //! SIGKILLed or SIGTERMed and restarted at random instants (with two replicas electing a
-//! leader, a kill of the leader is a takeover).
+//! leader, a kill of the leader is a takeover). With `--cluster upstream` each schedule runs on
+//! a fresh upstream control plane instead, where kube-apiserver and etcd are SIGKILLed and
+//! started again on the plan's clock (the harness's own kubectl calls wait out a restart; kcm
+//! and the node simulation see it). A replica that loses its Lease meanwhile exits, as
+//! kube-controller-manager does, and is started again as a kubelet would; any other exit, and
+//! any panic in a kcm log, fails the schedule.
 //!
 //! Every schedule checks the rollout invariants at every sample while its scenario runs (the
 //! e2e checker), then convergence within a bound: every Deployment complete and `kubectl rollout
@@ -33,8 +38,11 @@ const USAGE: &str = "usage: cargo xtask chaos [--schedules N] [--seed S] [--repl
   --schedules N   schedules to run (default 20)
   --seed S        base seed of the run (default 1); schedule i runs with a seed derived from S and i
   --replay SEED   run only the schedule of SEED (what a failure prints)
-  --cluster testenv
-                  where schedules run (testenv only: the upstream cluster is not wired yet)
+  --cluster testenv|upstream
+                  where schedules run (default testenv: its fault injection, watch drops,
+                  compaction, 409/5xx/429, latency, restarts; upstream: a fresh etcd +
+                  kube-apiserver + kube-controller-manager v1.37.2 per schedule, with
+                  kube-apiserver and etcd SIGKILLed and restarted on the plan's clock)
   --failover N    instead: 3 kcm replicas electing a leader, the leader killed N times
                   (SIGKILL and SIGTERM in turn); takeover times and term overlap checked
   --keep          keep the folders of passing schedules too (target/chaos/<seed>/)
@@ -47,6 +55,7 @@ struct Options {
     replay: Option<u64>,
     failover: Option<u64>,
     keep: bool,
+    upstream: bool,
 }
 
 impl Options {
@@ -57,6 +66,7 @@ impl Options {
             replay: None,
             failover: None,
             keep: false,
+            upstream: false,
         };
         let mut it = args.iter();
         while let Some(a) = it.next() {
@@ -72,8 +82,9 @@ impl Options {
                 "--failover" => o.failover = Some(value("--failover")?),
                 "--keep" => o.keep = true,
                 "--cluster" => match it.next().map(String::as_str) {
-                    Some("testenv") => {}
-                    Some(other) => bail!("--cluster {other}: only testenv is supported"),
+                    Some("testenv") => o.upstream = false,
+                    Some("upstream") => o.upstream = true,
+                    Some(other) => bail!("--cluster {other}: testenv or upstream"),
                     None => bail!("--cluster needs a value"),
                 },
                 "-h" | "--help" => {
@@ -88,8 +99,12 @@ impl Options {
 }
 
 /// The command that replays schedule `seed` exactly.
-fn replay_command(seed: u64) -> String {
-    format!("cargo xtask chaos --replay {seed}")
+fn replay_command(seed: u64, upstream: bool) -> String {
+    if upstream {
+        format!("cargo xtask chaos --cluster upstream --replay {seed}")
+    } else {
+        format!("cargo xtask chaos --replay {seed}")
+    }
 }
 
 /// `cargo xtask chaos`: see [`USAGE`].
@@ -101,6 +116,11 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     if let Some(n) = opts.failover {
         return failover::run(n).map(|_| ());
     }
+    let bins = if opts.upstream {
+        Some(crate::upstream::build::build()?)
+    } else {
+        None
+    };
     let seeds: Vec<u64> = match opts.replay {
         Some(seed) => vec![seed],
         None => (0..opts.schedules)
@@ -111,10 +131,13 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     let mut failed: Vec<(Plan, String)> = Vec::new();
     let mut per_scenario: std::collections::BTreeMap<&str, (u32, u32)> = Default::default();
     for (i, seed) in seeds.iter().enumerate() {
-        let plan = Plan::generate(*seed, false);
+        let plan = Plan::generate(*seed, opts.upstream);
         println!("chaos [{}/{}] {}", i + 1, seeds.len(), plan.describe());
         let dir = schedule::schedule_dir(*seed);
-        let outcome = schedule::run_on_testenv(&plan, &dir);
+        let outcome = match &bins {
+            Some(bins) => schedule::run_on_upstream(&plan, bins, &dir),
+            None => schedule::run_on_testenv(&plan, &dir),
+        };
         let events: Vec<String> = outcome
             .events
             .iter()
@@ -142,14 +165,20 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
                     outcome.took.as_secs_f64(),
                     events.join("; "),
                     dir.display(),
-                    replay_command(*seed)
+                    replay_command(*seed, opts.upstream)
                 );
                 let _ = std::fs::write(dir.join("failure.txt"), format!("{why}\n"));
                 failed.push((plan, why));
             }
         }
     }
-    let summary = summary(seeds.len(), &failed, &per_scenario, start.elapsed());
+    let summary = summary(
+        seeds.len(),
+        &failed,
+        &per_scenario,
+        start.elapsed(),
+        opts.upstream,
+    );
     print!("{summary}");
     let _ = std::fs::create_dir_all(crate::cluster::target_dir().join("chaos"));
     let _ = std::fs::write(
@@ -173,6 +202,7 @@ fn summary(
     failed: &[(Plan, String)],
     per_scenario: &std::collections::BTreeMap<&str, (u32, u32)>,
     took: std::time::Duration,
+    upstream: bool,
 ) -> String {
     let mut s = format!(
         "\nchaos: {total} schedule(s), {} passed, {} failed, {:.0}s\n",
@@ -188,7 +218,7 @@ fn summary(
             s,
             "FAILED {}\n  {why}\n  replay: {}",
             plan.describe(),
-            replay_command(plan.seed)
+            replay_command(plan.seed, upstream)
         );
     }
     s
@@ -215,12 +245,18 @@ mod tests {
         assert!(Options::parse(&args(&["--schedules", "x"])).is_err());
         assert!(Options::parse(&args(&["--bogus"])).is_err());
         assert!(Options::parse(&args(&["--help"])).expect("help").is_none());
+        let o = Options::parse(&args(&["--cluster", "upstream"]))
+            .expect("parses")
+            .expect("not help");
+        assert!(o.upstream);
+        assert!(Options::parse(&args(&["--cluster", "kind"])).is_err());
+        assert!(replay_command(7, true).contains("--cluster upstream --replay 7"));
     }
 
     #[test]
     fn a_replayed_seed_gives_the_plan_that_failed() {
         let seed = schedule_seed(1, 17);
-        let cmd = replay_command(seed);
+        let cmd = replay_command(seed, false);
         let replayed: u64 = cmd
             .rsplit(' ')
             .next()

@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use super::rng::SplitMix64;
+pub(crate) use crate::upstream::control_plane::Component;
 
 /// The scenarios a schedule can run (see `scenarios.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,13 +73,13 @@ pub(crate) struct KcmEvent {
     pub(crate) restart_after_ms: u64,
 }
 
-/// A control-plane restart on the upstream cluster.
+/// A control-plane restart on the upstream cluster: `component` is SIGKILLed at `at_ms` and
+/// started again `down_ms` later (then it takes the API server some seconds to be ready).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ControlPlaneEvent {
-    /// kube-apiserver killed and started again at `at_ms`.
-    ApiServerRestart { at_ms: u64 },
-    /// etcd killed and started again at `at_ms`.
-    EtcdRestart { at_ms: u64 },
+pub(crate) struct ControlPlaneEvent {
+    pub(crate) at_ms: u64,
+    pub(crate) component: Component,
+    pub(crate) down_ms: u64,
 }
 
 /// The bounds every plan respects.
@@ -103,6 +104,8 @@ pub(crate) mod bounds {
     pub(crate) const MAX_REPLICAS: usize = 2;
     /// Control-plane restarts per schedule on the upstream cluster.
     pub(crate) const MAX_CONTROL_PLANE_EVENTS: usize = 2;
+    /// A killed control-plane component is started again within this long.
+    pub(crate) const MAX_CONTROL_PLANE_DOWN_MS: u64 = 3_000;
 }
 
 /// One schedule, fully determined by its seed.
@@ -156,16 +159,19 @@ impl Plan {
             let n = rng.range(1, bounds::MAX_CONTROL_PLANE_EVENTS as u64);
             for _ in 0..n {
                 let at_ms = rng.range(bounds::FIRST_EVENT_MS, bounds::EVENT_WINDOW_MS);
-                control_plane.push(if rng.chance(0.7) {
-                    ControlPlaneEvent::ApiServerRestart { at_ms }
+                let component = if rng.chance(0.7) {
+                    Component::ApiServer
                 } else {
-                    ControlPlaneEvent::EtcdRestart { at_ms }
+                    Component::Etcd
+                };
+                let down_ms = rng.range(0, bounds::MAX_CONTROL_PLANE_DOWN_MS);
+                control_plane.push(ControlPlaneEvent {
+                    at_ms,
+                    component,
+                    down_ms,
                 });
             }
-            control_plane.sort_by_key(|e| match e {
-                ControlPlaneEvent::ApiServerRestart { at_ms }
-                | ControlPlaneEvent::EtcdRestart { at_ms } => *at_ms,
-            });
+            control_plane.sort_by_key(|e| e.at_ms);
         }
         Plan {
             seed,
@@ -193,7 +199,13 @@ impl Plan {
             );
         }
         for e in &self.control_plane {
-            let _ = write!(s, " | {e:?}");
+            let _ = write!(
+                s,
+                " | Kill {} at {}ms, back after {}ms",
+                e.component.process_name(),
+                e.at_ms,
+                e.down_ms
+            );
         }
         if !self.faults.is_empty() {
             let _ = write!(s, " | faults {}", self.faults);
@@ -300,6 +312,10 @@ mod tests {
             if seed % 2 == 0 {
                 assert!(plan.faults.is_empty());
                 assert!((1..=bounds::MAX_CONTROL_PLANE_EVENTS).contains(&plan.control_plane.len()));
+                for e in &plan.control_plane {
+                    assert!((bounds::FIRST_EVENT_MS..=bounds::EVENT_WINDOW_MS).contains(&e.at_ms));
+                    assert!(e.down_ms <= bounds::MAX_CONTROL_PLANE_DOWN_MS);
+                }
             } else {
                 assert!(plan.control_plane.is_empty());
                 check_spec_bounds(&plan.faults);

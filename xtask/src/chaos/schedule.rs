@@ -6,15 +6,17 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
+use anyhow::{Context, bail};
 
 use super::checks::wait_converged;
-use super::plan::{KcmAction, Plan};
+use super::plan::{ControlPlaneEvent, KcmAction, Plan};
 use super::scenarios;
 use crate::cluster::{Cluster, Proc};
 use crate::e2e::images::Images;
 use crate::e2e::{Ctx, create_namespace};
 use crate::observe::{Observer, Sample, write_timeline};
+use crate::upstream::build::Binaries;
+use crate::upstream::control_plane::{self, restart};
 
 /// The namespace every schedule runs in (each schedule has a cluster of its own).
 pub(crate) const NS: &str = "chaos";
@@ -73,7 +75,7 @@ impl<'a> Replicas<'a> {
     /// Starts replica `i` if it is down (log `kcm-<i>-<start>.log`); false if it was running.
     fn up(&self, i: usize) -> anyhow::Result<bool> {
         let mut slots = self.slots.lock().map_err(|_| anyhow::anyhow!("poisoned"))?;
-        if slots[i].is_some() {
+        if slots[i].as_mut().is_some_and(Proc::is_running) {
             return Ok(false);
         }
         let n = {
@@ -106,6 +108,25 @@ impl<'a> Replicas<'a> {
         true
     }
 
+    /// Replicas that exited on their own since the last call, with their log: a replica that
+    /// lost its Lease exits as kube-controller-manager does, and is started again as a kubelet
+    /// would; any other exit is a failure of the schedule.
+    fn exited(&self) -> Vec<(usize, String)> {
+        let Ok(mut slots) = self.slots.lock() else {
+            return Vec::new();
+        };
+        let starts = self.starts.lock().map(|s| s.clone()).unwrap_or_default();
+        let mut out = Vec::new();
+        for (i, slot) in slots.iter_mut().enumerate() {
+            if slot.as_mut().is_some_and(|p| !p.is_running()) {
+                *slot = None;
+                let n = starts.get(i).copied().unwrap_or(0);
+                out.push((i, format!("kcm-{i}-{n}.log")));
+            }
+        }
+        out
+    }
+
     /// Starts every replica that is down.
     fn all_up(&self) -> anyhow::Result<()> {
         let n = self.slots.lock().map(|s| s.len()).unwrap_or(0);
@@ -116,14 +137,16 @@ impl<'a> Replicas<'a> {
     }
 }
 
-/// A step of the fault thread: down or up, at an instant.
+/// A step of the fault thread at an instant: a kcm replica down or up, or a control-plane
+/// component restarted.
 #[derive(Debug, Clone, Copy)]
 enum Step {
     Down(usize, KcmAction),
     Up(usize),
+    Restart(ControlPlaneEvent),
 }
 
-/// The plan's kcm events as a timeline of downs and ups (ms since the scenario started).
+/// The plan's events as a timeline of steps (ms since the scenario started).
 fn steps(plan: &Plan) -> Vec<(u64, Step)> {
     let mut steps: Vec<(u64, Step)> = plan
         .kcm_events
@@ -134,31 +157,77 @@ fn steps(plan: &Plan) -> Vec<(u64, Step)> {
                 (e.at_ms + e.restart_after_ms, Step::Up(e.replica)),
             ]
         })
+        .chain(
+            plan.control_plane
+                .iter()
+                .map(|e| (e.at_ms, Step::Restart(*e))),
+        )
         .collect();
     steps.sort_by_key(|(t, _)| *t);
     steps
 }
 
-/// Runs the plan's kcm steps until they are done or `stop` is set, recording each in `log`.
+/// How long a replica that lost its Lease stays down before it is started again (a kubelet
+/// restarts a static pod after a back-off; the first one is 10 s, shortened here).
+const RESTART_AFTER_EXIT: Duration = Duration::from_secs(1);
+
+/// The fault thread: runs the plan's steps on its clock, and until `stop` restarts replicas
+/// that exited on their own (after losing their Lease); records each in `log`. Returns the
+/// failures it saw (a replica that exited for any other reason, a restart that failed).
 fn run_steps(
     replicas: &Replicas,
+    cluster: &Cluster,
     plan: &Plan,
     t0: Instant,
     stop: &AtomicBool,
     log: &Mutex<Vec<(f64, String)>>,
-) {
+) -> Vec<String> {
     let note = |s: String| {
         if let Ok(mut l) = log.lock() {
             l.push((t0.elapsed().as_secs_f64(), s));
         }
     };
-    for (at, step) in steps(plan) {
-        while t0.elapsed() < Duration::from_millis(at) {
-            if stop.load(Ordering::SeqCst) {
-                return;
+    let mut failures = Vec::new();
+    let mut pending_restarts: Vec<(Instant, usize)> = Vec::new();
+    let mut steps = steps(plan).into_iter().peekable();
+    while !stop.load(Ordering::SeqCst) {
+        for (i, log_name) in replicas.exited() {
+            let text = std::fs::read_to_string(cluster.dir().join(&log_name)).unwrap_or_default();
+            if text.contains("leaderelection lost") {
+                note(format!("kcm-{i} lost its Lease and exited"));
+                pending_restarts.push((Instant::now() + RESTART_AFTER_EXIT, i));
+            } else {
+                let tail: Vec<&str> = text.lines().rev().take(5).collect();
+                let why = format!(
+                    "kcm-{i} exited on its own ({log_name}): {}",
+                    tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+                );
+                note(why.clone());
+                failures.push(why);
+                pending_restarts.push((Instant::now() + RESTART_AFTER_EXIT, i));
             }
-            std::thread::sleep(Duration::from_millis(20));
         }
+        pending_restarts.retain(|(at, i)| {
+            if Instant::now() < *at {
+                return true;
+            }
+            match replicas.up(*i) {
+                Ok(true) => note(format!("start kcm-{i}")),
+                Ok(false) => {}
+                Err(e) => note(format!("could not start kcm-{i}: {e:#}")),
+            }
+            false
+        });
+        let due = steps
+            .peek()
+            .is_some_and(|(at, _)| t0.elapsed() >= Duration::from_millis(*at));
+        if !due {
+            std::thread::sleep(Duration::from_millis(20));
+            continue;
+        }
+        let Some((_, step)) = steps.next() else {
+            continue;
+        };
         match step {
             Step::Down(i, action) => {
                 if replicas.down(i, action) {
@@ -170,8 +239,46 @@ fn run_steps(
                 Ok(false) => {}
                 Err(e) => note(format!("could not start kcm-{i}: {e:#}")),
             },
+            Step::Restart(e) => {
+                let name = e.component.process_name();
+                note(format!("Kill {name}"));
+                match restart(cluster, e.component, Duration::from_millis(e.down_ms)) {
+                    Ok(took) => note(format!(
+                        "{name} back, API server ready {:.1}s after the kill",
+                        took.as_secs_f64()
+                    )),
+                    Err(err) => {
+                        let why = format!("restarting {name}: {err:#}");
+                        note(why.clone());
+                        failures.push(why);
+                    }
+                }
+            }
         }
     }
+    failures
+}
+
+/// Lines of the schedule's kcm logs that show a panic (a panic in a task does not end the
+/// process, so only the log tells).
+fn panics(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !(name.starts_with("kcm-") && name.ends_with(".log")) {
+            continue;
+        }
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        found.extend(
+            text.lines()
+                .filter(|l| l.contains("panicked at"))
+                .map(|l| format!("{name}: {l}")),
+        );
+    }
+    found
 }
 
 /// Samples Deployment `web` every half second until `stop`, for the timeline (its clock starts
@@ -223,6 +330,27 @@ pub(crate) fn run_on_testenv(plan: &Plan, dir: &Path) -> Outcome {
     }
 }
 
+/// Runs `plan` on a fresh upstream control plane (etcd, kube-apiserver, kube-controller-manager
+/// without its Deployment and ReplicaSet controllers, the node simulation) built from
+/// `upstream/`; logs, the audit log, plan and timeline go to `dir`.
+pub(crate) fn run_on_upstream(plan: &Plan, bins: &Binaries, dir: &Path) -> Outcome {
+    let start = Instant::now();
+    let _ = std::fs::remove_dir_all(dir);
+    let log = Mutex::new(Vec::new());
+    let result = (|| -> anyhow::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        std::fs::write(dir.join("plan.txt"), format!("{}\n", plan.describe()))?;
+        let cluster = control_plane::start(dir, bins, &control_plane::Options::default())
+            .context("starting the upstream control plane")?;
+        run_plan(plan, &cluster, &log)
+    })();
+    Outcome {
+        result,
+        took: start.elapsed(),
+        events: log.into_inner().unwrap_or_default(),
+    }
+}
+
 /// The scenario under the plan's process faults on `cluster`, then the convergence checks.
 pub(crate) fn run_plan(
     plan: &Plan,
@@ -242,13 +370,13 @@ pub(crate) fn run_plan(
     let replicas = Replicas::start(cluster, plan.replicas)?;
     let stop = AtomicBool::new(false);
     let t0 = Instant::now();
-    let (samples, timeline) = std::thread::scope(|s| {
-        let faults = s.spawn(|| run_steps(&replicas, plan, t0, &stop, log));
+    let (samples, timeline, failures) = std::thread::scope(|s| {
+        let faults = s.spawn(|| run_steps(&replicas, cluster, plan, t0, &stop, log));
         let sampler = s.spawn(|| sample_until(cluster, &stop));
         let samples = scenarios::run(&ctx, plan.scenario, NS);
         stop.store(true, Ordering::SeqCst);
-        let _ = faults.join();
-        (samples, sampler.join().unwrap_or_default())
+        let failures = faults.join().unwrap_or_default();
+        (samples, sampler.join().unwrap_or_default(), failures)
     });
     let marks = log.lock().map(|l| l.clone()).unwrap_or_default();
     if !timeline.is_empty() {
@@ -259,9 +387,16 @@ pub(crate) fn run_plan(
             &marks,
         );
     }
+    if let Some(first) = failures.first() {
+        bail!("{first}");
+    }
     let samples = samples.with_context(|| format!("scenario {}", plan.scenario.name()))?;
     replicas.all_up()?;
     let took = wait_converged(cluster, NS).context("after the scenario")?;
+    let panicked = panics(cluster.dir());
+    if !panicked.is_empty() {
+        bail!("kcm panicked:\n{}", panicked.join("\n"));
+    }
     if let Ok(mut l) = log.lock() {
         l.push((
             t0.elapsed().as_secs_f64(),

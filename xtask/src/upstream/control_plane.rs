@@ -8,7 +8,7 @@
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -285,13 +285,74 @@ fn path_flag(flag: &str, path: &Path) -> String {
     format!("{flag}={}", path.display())
 }
 
-/// Spawns `cmd` with stdout and stderr into `dir/<name>.log`.
+/// Spawns `cmd` with stdout and stderr into a new `dir/<name>.log`; restartable.
 fn spawn_logged(cmd: &mut Command, name: &str, dir: &Path) -> anyhow::Result<Proc> {
     let log_path = dir.join(format!("{name}.log"));
-    let log = std::fs::File::create(&log_path)
-        .with_context(|| format!("creating {}", log_path.display()))?;
-    let out = log.try_clone()?;
-    Proc::spawn(cmd.stdout(Stdio::from(out)).stderr(log), name)
+    std::fs::File::create(&log_path).with_context(|| format!("creating {}", log_path.display()))?;
+    Proc::spawn_logged(cmd, name, &log_path)
+}
+
+/// The control-plane components a chaos schedule restarts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Component {
+    /// etcd (its data folder and ports are kept).
+    Etcd,
+    /// kube-apiserver (its port, certificates and ServiceAccount keys are kept).
+    ApiServer,
+}
+
+impl Component {
+    /// The process name [`start`] gives it.
+    pub fn process_name(self) -> &'static str {
+        match self {
+            Component::Etcd => "etcd",
+            Component::ApiServer => "kube-apiserver",
+        }
+    }
+}
+
+/// Kills `component` of a control plane [`start`] started (SIGKILL), starts it again after
+/// `down`, and returns once kube-apiserver answers `/readyz` again (which checks etcd), with
+/// the time from the kill until then. Every kubectl the harness runs through `cluster` waits
+/// meanwhile (a user retrying), while kcm and the node simulation see the outage.
+pub fn restart(
+    cluster: &Cluster,
+    component: Component,
+    down: Duration,
+) -> anyhow::Result<Duration> {
+    let _held = cluster.hold_requests();
+    let name = component.process_name();
+    let started = Instant::now();
+    cluster
+        .with_process(name, Proc::kill)
+        .with_context(|| format!("no {name} process in this cluster"))?;
+    std::thread::sleep(down);
+    cluster
+        .with_process(name, Proc::respawn)
+        .with_context(|| format!("no {name} process in this cluster"))??;
+    let cache = cluster.dir().join("kubectl-cache");
+    wait_for(
+        &format!("kube-apiserver to be ready after the {name} restart"),
+        Duration::from_secs(120),
+        || {
+            if let Some(dead) = cluster.exited_process() {
+                bail!(
+                    "{dead} exited; see {}",
+                    cluster.dir().join(format!("{dead}.log")).display()
+                );
+            }
+            Ok(kubectl(
+                &cluster.kubeconfig,
+                &cache,
+                &["get", "--raw", "/readyz"],
+                None,
+            )
+            .ok()
+            .filter(|out| out.trim() == "ok")
+            .map(|_| ()))
+        },
+    )?;
+    Ok(started.elapsed())
 }
 
 /// Fails with the log's path (and its last lines) when a started process has died.
