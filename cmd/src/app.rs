@@ -2,9 +2,15 @@
 //!
 //! Order, as kube-controller-manager: serve health and metrics first; then (with
 //! `--leader-elect`) wait for the lease; then start the enabled controllers. Losing the lease
-//! exits non-zero ("leaderelection lost"); SIGTERM/SIGINT stops taking new work, lets in-flight
-//! syncs finish (bounded by `--controller-shutdown-timeout`) and exits 0 without releasing the lease (upstream
-//! does not set ReleaseOnCancel).
+//! exits non-zero ("leaderelection lost/stopped"); SIGTERM/SIGINT stops taking new work, lets
+//! in-flight syncs finish (bounded by `--controller-shutdown-timeout`) and exits 0 without
+//! releasing the lease, as upstream does while `ControllerManagerReleaseLeaderElectionLockOnExit`
+//! is off (v1.37's default).
+//!
+//! With that gate on, as upstream: a SIGTERM gives the Lease up (holder cleared, duration 1 s),
+//! and losing the lease stops the controllers and exits 0. Unlike upstream, which releases as
+//! soon as its context is cancelled while its controllers are still stopping, kcm releases only
+//! once every controller has stopped, so a standby that takes over can never write beside it.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -84,7 +90,9 @@ pub fn resync_period(min: Duration) -> Duration {
 pub enum Exit {
     /// Stopped by a signal (or the given token): exit 0.
     Stopped,
-    /// The leader lease was lost: exit 1, like kube-controller-manager.
+    /// The leader lease was lost: exit 1, like kube-controller-manager (with
+    /// `ControllerManagerReleaseLeaderElectionLockOnExit` on, upstream stops its controllers and
+    /// exits 0 instead, and so does kcm: [`Exit::Stopped`]).
     LeaderElectionLost,
 }
 
@@ -128,6 +136,9 @@ pub async fn run(
         ));
     }
     let lease_name = options.leader_elect_resource_name.as_str();
+    let release_on_exit = crate::feature_gates::resolve(options.feature_gates.as_deref())
+        .map(|(g, _)| g.release_leader_election_lock_on_exit)
+        .unwrap_or(false);
 
     let enabled: Vec<Controller> = controllers
         .into_iter()
@@ -252,8 +263,12 @@ pub async fn run(
         Some(elector) => {
             if elector.renew(&stop).await {
                 metrics.set_leader(lease_name, false);
-                tracing::error!("leaderelection lost");
-                Exit::LeaderElectionLost
+                tracing::error!("leaderelection lost/stopped");
+                if release_on_exit {
+                    Exit::Stopped
+                } else {
+                    Exit::LeaderElectionLost
+                }
             } else {
                 Exit::Stopped
             }
@@ -267,8 +282,25 @@ pub async fn run(
     controllers_cancel.cancel();
     let all = futures::future::join_all(tasks);
     let grace = options.controller_shutdown_timeout;
-    if tokio::time::timeout(grace, all).await.is_err() {
+    let stopped = tokio::time::timeout(grace, all).await.is_ok();
+    if !stopped {
         tracing::warn!(grace = ?grace, "controllers did not stop in time; exiting anyway");
+    }
+    if let Some(elector) = elector.as_ref().filter(|_| release_on_exit) {
+        if !stop.is_cancelled() {
+            // Leadership was lost: there is nothing to give up.
+        } else if stopped {
+            tracing::error!("leaderelection lost/stopped");
+            metrics.set_leader(lease_name, false);
+            if elector.release().await {
+                tracing::info!(lease = lease_name, "released the leader lease");
+            }
+        } else {
+            tracing::warn!(
+                lease = lease_name,
+                "not releasing the leader lease: controllers may still write; it expires instead"
+            );
+        }
     }
     factory.shutdown().await;
     serve_cancel.cancel();

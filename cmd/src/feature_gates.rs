@@ -1,6 +1,7 @@
 //! `--feature-gates`: the kube-controller-manager feature gates the Deployment and ReplicaSet
-//! controllers consult, with v1.37's defaults. Gates of other components and controllers are
-//! accepted (a kubeadm manifest passes one list to all of them) and named in one warning.
+//! controllers and kcm's process consult, with v1.37's defaults. Gates of other components and
+//! controllers are accepted (a kubeadm manifest passes one list to all of them) and named in one
+//! warning.
 
 use crate::options::feature_gates as parse_pairs;
 
@@ -13,6 +14,10 @@ pub struct Gates {
     pub stale_controller_consistency_replica_set: bool,
     /// `PodDeletionCost` (beta, on since v1.22).
     pub pod_deletion_cost: bool,
+    /// `ControllerManagerReleaseLeaderElectionLockOnExit` (alpha since v1.36, off): on SIGTERM
+    /// the leader gives its Lease up once its controllers have stopped, so a standby takes over
+    /// within a retry period instead of a lease duration.
+    pub release_leader_election_lock_on_exit: bool,
 }
 
 impl Default for Gates {
@@ -21,6 +26,7 @@ impl Default for Gates {
             deployment_replica_set_terminating_replicas: true,
             stale_controller_consistency_replica_set: true,
             pod_deletion_cost: true,
+            release_leader_election_lock_on_exit: false,
         }
     }
 }
@@ -35,13 +41,14 @@ pub fn resolve(value: Option<&str>) -> Result<(Gates, Vec<String>), String> {
         Some(v) => parse_pairs(v)?,
         None => Vec::new(),
     };
-    // All three are beta in v1.37.
+    if let Some((_, on)) = pairs.iter().find(|(n, _)| n == "AllAlpha") {
+        gates.release_leader_election_lock_on_exit = *on;
+    }
+    // The three controller gates are beta in v1.37.
     if let Some((_, on)) = pairs.iter().find(|(n, _)| n == "AllBeta") {
-        gates = Gates {
-            deployment_replica_set_terminating_replicas: *on,
-            stale_controller_consistency_replica_set: *on,
-            pod_deletion_cost: *on,
-        };
+        gates.deployment_replica_set_terminating_replicas = *on;
+        gates.stale_controller_consistency_replica_set = *on;
+        gates.pod_deletion_cost = *on;
     }
     for (name, on) in pairs {
         match name.as_str() {
@@ -52,6 +59,9 @@ pub fn resolve(value: Option<&str>) -> Result<(Gates, Vec<String>), String> {
                 gates.stale_controller_consistency_replica_set = on;
             }
             "PodDeletionCost" => gates.pod_deletion_cost = on,
+            "ControllerManagerReleaseLeaderElectionLockOnExit" => {
+                gates.release_leader_election_lock_on_exit = on;
+            }
             "AllBeta" | "AllAlpha" => {}
             _ => unused.push(name),
         }
@@ -121,6 +131,25 @@ mod tests {
                     deployment_replica_set_terminating_replicas: false,
                     stale_controller_consistency_replica_set: false,
                     pod_deletion_cost: true,
+                    ..Gates::default()
+                },
+                &[],
+            ),
+            (
+                "ControllerManagerReleaseLeaderElectionLockOnExit=true",
+                Gates {
+                    release_leader_election_lock_on_exit: true,
+                    ..Gates::default()
+                },
+                &[],
+            ),
+            (
+                "AllAlpha=true,AllBeta=false",
+                Gates {
+                    deployment_replica_set_terminating_replicas: false,
+                    stale_controller_consistency_replica_set: false,
+                    pod_deletion_cost: false,
+                    release_leader_election_lock_on_exit: true,
                 },
                 &[],
             ),

@@ -375,12 +375,22 @@ impl Cluster {
 
     /// Starts a `kcm` process against this cluster, logging to `dir/<name>.log`.
     pub fn start_kcm(&self, name: &str, args: &[&str]) -> anyhow::Result<Proc> {
+        self.start_kcm_as(name, &self.kcm_kubeconfig, args)
+    }
+
+    /// [`Cluster::start_kcm`] with another identity (`kubeconfig`).
+    pub fn start_kcm_as(
+        &self,
+        name: &str,
+        kubeconfig: &Path,
+        args: &[&str],
+    ) -> anyhow::Result<Proc> {
         let bin = target_dir().join("debug").join("kcm");
         let log = std::fs::File::create(self.dir.join(format!("{name}.log")))?;
         Proc::spawn(
             Command::new(&bin)
                 .arg("--kubeconfig")
-                .arg(&self.kcm_kubeconfig)
+                .arg(kubeconfig)
                 .args(["--secure-port", "0", "-v", "2"])
                 .args(args)
                 .stdout(Stdio::null())

@@ -112,8 +112,9 @@ pub struct Options {
     pub use_service_account_credentials: bool,
 
     /// A set of key=value pairs that describe feature gates for alpha/experimental features.
-    /// kcm's controllers have no feature-gated behaviour: given gates are checked for syntax
-    /// and otherwise ignored with a warning.
+    /// kcm consults DeploymentReplicaSetTerminatingReplicas, StaleControllerConsistencyReplicaSet,
+    /// PodDeletionCost and ControllerManagerReleaseLeaderElectionLockOnExit (v1.37's defaults);
+    /// other gates are checked for syntax and named in one warning.
     #[arg(
         long,
         help_heading = "Feature gate flags",

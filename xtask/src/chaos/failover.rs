@@ -1,17 +1,27 @@
-//! `cargo xtask chaos --failover N`: three kcm replicas electing a leader on kcm-testenv; the
-//! leader is killed N times (SIGKILL and SIGTERM in turn) while a Deployment keeps changing.
+//! `cargo xtask chaos --failover N [--cluster upstream]`: three kcm replicas electing a leader
+//! (with `ControllerManagerReleaseLeaderElectionLockOnExit`); the leader is killed N times
+//! (SIGKILL and SIGTERM in turn) while a Deployment keeps changing.
 //! Takeover time is measured from the API side: from the signal to the Lease naming another
 //! holder. Afterwards every replica's API writes (its `-v 2` write log) are checked to lie in
 //! its own term: after it acquired the Lease and before another replica acquired it.
+//!
+//! On the upstream control plane every third round is instead a kube-apiserver outage longer
+//! than the renew deadline, each replica runs as its own ServiceAccount, and the terms are also
+//! checked from the server's side, with the server's clock only: the audit log's Lease writes
+//! and every write of the replicas ([`super::terms_audit`]).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail, ensure};
+use serde_json::json;
 
+use super::terms_audit::audit_terms;
 use crate::cluster::{Cluster, Proc, wait_for};
 use crate::e2e::images::Images;
 use crate::e2e::{Ctx, complete, create_namespace, deployment, rolling};
+use crate::upstream::build::Binaries;
+use crate::upstream::control_plane::{self, Component, restart};
 
 const NS: &str = "failover";
 const LEASE: &str = "kcm-failover";
@@ -27,6 +37,9 @@ fn args() -> Vec<String> {
         format!("--leader-elect-lease-duration={LEASE_DURATION_S}s"),
         "--leader-elect-renew-deadline=2s".into(),
         format!("--leader-elect-retry-period={}ms", RETRY_PERIOD_S * 1000.0),
+        // A SIGTERMed leader gives its Lease up (off by default in v1.37, as upstream): the
+        // SIGTERM takeovers then measure the release, the SIGKILL ones the expiry.
+        "--feature-gates=ControllerManagerReleaseLeaderElectionLockOnExit=true".into(),
     ]
 }
 
@@ -137,12 +150,63 @@ fn distribution(xs: &mut [f64]) -> String {
     )
 }
 
-/// Runs `n` failovers; prints and returns the report.
-pub(crate) fn run(n: u64) -> anyhow::Result<String> {
+/// The ServiceAccount replica `i` runs as on the upstream control plane (one each, so that the
+/// audit log names the writer of every request).
+fn service_account(i: usize) -> String {
+    format!("kcm-failover-{i}")
+}
+
+/// On the upstream control plane: a ServiceAccount per replica with kcm's ClusterRole and the
+/// Lease Role of the namespace, and a kubeconfig for each (`dir/kcm-failover-<i>.kubeconfig`).
+fn replica_identities(c: &Cluster, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let subjects: Vec<serde_json::Value> = (0..REPLICAS)
+        .map(|i| json!({"kind": "ServiceAccount", "name": service_account(i), "namespace": "kube-system"}))
+        .collect();
+    let mut items: Vec<serde_json::Value> = (0..REPLICAS)
+        .map(|i| {
+            json!({"apiVersion": "v1", "kind": "ServiceAccount",
+                        "metadata": {"name": service_account(i), "namespace": "kube-system"}})
+        })
+        .collect();
+    items.push(
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": "kcm-failover"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "kcm"},
+        "subjects": subjects}),
+    );
+    items.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": "kcm-failover-leases", "namespace": NS},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "kcm-e2e-leases"},
+        "subjects": subjects}));
+    c.kubectl_stdin(
+        &["apply", "-f", "-"],
+        &json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string(),
+    )?;
+    (0..REPLICAS)
+        .map(|i| {
+            let path = dir.join(format!("{}.kubeconfig", service_account(i)));
+            control_plane::service_account_kubeconfig(c, &service_account(i), &path)?;
+            Ok(path)
+        })
+        .collect()
+}
+
+/// Replicas electing a leader.
+const REPLICAS: usize = 3;
+
+/// Runs `n` failovers on kcm-testenv, or with `bins` on a fresh upstream control plane (where
+/// every third round is a kube-apiserver outage longer than the renew deadline instead of a
+/// kill, and the terms are also checked from the audit log); prints and returns the report.
+pub(crate) fn run(n: u64, bins: Option<&Binaries>) -> anyhow::Result<String> {
     let dir = crate::cluster::target_dir().join("chaos").join("failover");
     let _ = std::fs::remove_dir_all(&dir);
-    let cluster = Cluster::start(&dir, &["--nodes", "3", "--pod-ready-after", "300ms"])
-        .context("starting kcm-testenv")?;
+    let cluster = match bins {
+        Some(bins) => control_plane::start(&dir, bins, &control_plane::Options::default())
+            .context("starting the upstream control plane")?,
+        None => Cluster::start(&dir, &["--nodes", "3", "--pod-ready-after", "300ms"])
+            .context("starting kcm-testenv")?,
+    };
+    let upstream = bins.is_some();
     let images = Images::testenv();
     let ctx = Ctx {
         cluster: &cluster,
@@ -150,23 +214,28 @@ pub(crate) fn run(n: u64) -> anyhow::Result<String> {
         scale: 1.0,
     };
     create_namespace(&cluster, NS, "failover", ctx.timeout())?;
+    let identities = if upstream {
+        replica_identities(&cluster, &dir)?
+    } else {
+        vec![cluster.kcm_kubeconfig.clone(); REPLICAS]
+    };
     let args = args();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let mut starts = [0u32; 3];
-    let start = |i: usize, starts: &mut [u32; 3]| -> anyhow::Result<(Proc, String)> {
+    let mut starts = [0u32; REPLICAS];
+    let start = |i: usize, starts: &mut [u32; REPLICAS]| -> anyhow::Result<(Proc, String)> {
         starts[i] += 1;
         let name = format!("kcm-{i}-{}", starts[i]);
-        Ok((cluster.start_kcm(&name, &args)?, name))
+        Ok((cluster.start_kcm_as(&name, &identities[i], &args)?, name))
     };
     let mut replicas: Vec<(Proc, String)> = Vec::new();
-    for i in 0..3 {
+    for i in 0..REPLICAS {
         replicas.push(start(i, &mut starts)?);
     }
     cluster.kubectl_stdin(
         &["apply", "-f", "-"],
         &deployment(NS, "web", 3, images.v(1), rolling("1", "0")),
     )?;
-    let (mut kill_times, mut term_times) = (Vec::new(), Vec::new());
+    let (mut kill_times, mut term_times, mut outages) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..n {
         let leader = wait_for("a leader", ctx.timeout(), || Ok(holder(&cluster)))?;
         let idx = wait_for("the leader's process", ctx.timeout(), || {
@@ -174,30 +243,58 @@ pub(crate) fn run(n: u64) -> anyhow::Result<String> {
                 identity_in_log(&dir.join(format!("{name}.log"))).as_deref() == Some(&leader)
             }))
         })?;
-        let sigkill = round % 2 == 0;
-        let t = Instant::now();
-        if sigkill {
-            replicas[idx].0.kill();
+        if upstream && round % 3 == 2 {
+            // The API server away for longer than the renew deadline: the leader cannot renew,
+            // gives up its term and exits (as kube-controller-manager does); a replica then
+            // takes the Lease once it has expired.
+            let took = restart(&cluster, Component::ApiServer, OUTAGE)?;
+            let lost = wait_for("the leader to exit", ctx.timeout(), || {
+                Ok((!replicas[idx].0.is_running()).then_some(()))
+            })
+            .is_ok();
+            outages.push(took.as_secs_f64());
+            println!(
+                "failover {}/{n}: kube-apiserver away {:.1}s; kcm-{idx} {}",
+                round + 1,
+                took.as_secs_f64(),
+                if lost {
+                    "lost its Lease and exited"
+                } else {
+                    "kept running"
+                }
+            );
         } else {
-            let _ = replicas[idx].0.terminate(Duration::from_secs(10));
+            let sigkill = round % 2 == 0;
+            let t = Instant::now();
+            if sigkill {
+                replicas[idx].0.kill();
+            } else {
+                let _ = replicas[idx].0.terminate(Duration::from_secs(10));
+            }
+            let took = wait_for("another holder", ctx.timeout(), || {
+                Ok(holder(&cluster)
+                    .filter(|h| *h != leader)
+                    .map(|_| t.elapsed().as_secs_f64()))
+            })?;
+            if sigkill {
+                &mut kill_times
+            } else {
+                &mut term_times
+            }
+            .push(took);
+            println!(
+                "failover {}/{n}: {} of kcm-{idx}, new holder after {took:.2}s",
+                round + 1,
+                if sigkill { "SIGKILL" } else { "SIGTERM" }
+            );
         }
-        let took = wait_for("another holder", ctx.timeout(), || {
-            Ok(holder(&cluster)
-                .filter(|h| *h != leader)
-                .map(|_| t.elapsed().as_secs_f64()))
-        })?;
-        if sigkill {
-            &mut kill_times
-        } else {
-            &mut term_times
+        // Every replica that is not running (the one stopped, any that lost its Lease) starts
+        // again, as a kubelet would restart it.
+        for (i, replica) in replicas.iter_mut().enumerate() {
+            if !replica.0.is_running() {
+                *replica = start(i, &mut starts)?;
+            }
         }
-        .push(took);
-        println!(
-            "failover {}/{n}: {} of kcm-{idx}, new holder after {took:.2}s",
-            round + 1,
-            if sigkill { "SIGKILL" } else { "SIGTERM" }
-        );
-        replicas[idx] = start(idx, &mut starts)?;
         let size = 3 + (round % 2) as i64;
         cluster.kubectl(&[
             "-n",
@@ -225,20 +322,48 @@ pub(crate) fn run(n: u64) -> anyhow::Result<String> {
     }
     let writes: usize = terms.iter().map(|t| t.writes.len()).sum();
     let bad = overlapping_writes(&terms);
-    let report = format!(
-        "failover: {n} leader kills, lease {LEASE_DURATION_S}s, retry {RETRY_PERIOD_S}s\n  \
-         SIGKILL takeover: {}\n  SIGTERM takeover: {}\n  {writes} API writes by {} processes, \
-         {} outside their writer's term\n",
+    let mut report = format!(
+        "failover: {n} rounds on {}, lease {LEASE_DURATION_S}s, retry {RETRY_PERIOD_S}s\n  \
+         SIGKILL takeover: {}\n  SIGTERM takeover: {}\n  {writes} API writes by {} processes \
+         (their logs), {} outside their writer's term\n",
+        if upstream {
+            "the upstream control plane"
+        } else {
+            "kcm-testenv"
+        },
         distribution(&mut kill_times),
         distribution(&mut term_times),
         terms.len(),
         bad.len()
     );
+    let mut audit_bad = Vec::new();
+    if upstream {
+        let audit =
+            std::fs::read_to_string(dir.join("audit.log")).context("reading the audit log")?;
+        let events = crate::diff::audit::parse(&audit);
+        let users: Vec<String> = (0..REPLICAS)
+            .map(|i| format!("system:serviceaccount:kube-system:{}", service_account(i)))
+            .collect();
+        let t = audit_terms(&events, NS, LEASE, &users);
+        report.push_str(&format!(
+            "  kube-apiserver outages of {OUTAGE:?} + restart: {}\n  audit log: {} terms, {} \
+             writes by the replicas, {} received outside their writer's term\n",
+            distribution(&mut outages),
+            t.acquisitions.len(),
+            t.writes,
+            t.outside.len()
+        ));
+        audit_bad = t.outside;
+    }
     print!("{report}");
     ensure!(
-        bad.is_empty(),
+        bad.is_empty() && audit_bad.is_empty(),
         "writes in overlapping terms:\n{}",
-        bad.join("\n")
+        bad.iter()
+            .chain(&audit_bad)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
     );
     if kill_times
         .iter()
@@ -246,8 +371,17 @@ pub(crate) fn run(n: u64) -> anyhow::Result<String> {
     {
         bail!("a SIGKILL takeover took longer than lease duration + retry period + 1s");
     }
+    // A released Lease is taken within a retry period (×1.2 jitter) plus the controllers' stop
+    // and this harness's polling; a Lease that was not released would take its whole duration.
+    if term_times.iter().any(|t| *t >= LEASE_DURATION_S) {
+        bail!("a SIGTERM takeover took a lease duration or longer: the Lease was not released");
+    }
     Ok(report)
 }
+
+/// How long kube-apiserver stays down in an outage round (then it takes some seconds to be
+/// ready): longer than the renew deadline (2 s) by itself.
+const OUTAGE: Duration = Duration::from_secs(3);
 
 #[cfg(test)]
 mod tests {

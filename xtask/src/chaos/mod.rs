@@ -24,6 +24,7 @@ mod plan;
 mod rng;
 mod scenarios;
 mod schedule;
+mod terms_audit;
 
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -113,14 +114,14 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         return Ok(());
     };
     crate::cluster::build(&["kcm", "kcm-testenv-cli"])?;
-    if let Some(n) = opts.failover {
-        return failover::run(n).map(|_| ());
-    }
     let bins = if opts.upstream {
         Some(crate::upstream::build::build()?)
     } else {
         None
     };
+    if let Some(n) = opts.failover {
+        return failover::run(n, bins.as_ref()).map(|_| ());
+    }
     let seeds: Vec<u64> = match opts.replay {
         Some(seed) => vec![seed],
         None => (0..opts.schedules)

@@ -398,3 +398,29 @@ fn etcd_healthy(port: u16) -> bool {
 pub fn cluster_dir() -> PathBuf {
     crate::cluster::target_dir().join("cluster-upstream")
 }
+
+/// Writes to `path` a kubeconfig of this control plane that authenticates as the ServiceAccount
+/// `kube-system/<service_account>` (which must exist), with a token valid for two days.
+pub fn service_account_kubeconfig(
+    cluster: &Cluster,
+    service_account: &str,
+    path: &Path,
+) -> anyhow::Result<()> {
+    let token = cluster
+        .kubectl(&[
+            "create",
+            "token",
+            service_account,
+            "-n",
+            "kube-system",
+            "--duration=48h",
+        ])
+        .with_context(|| format!("creating a token for kube-system/{service_account}"))?;
+    kubeconfig::write_token(
+        path,
+        &cluster.url,
+        &cluster.dir().join("pki").join("ca.crt"),
+        &format!("system:serviceaccount:kube-system:{service_account}"),
+        token.trim(),
+    )
+}

@@ -1,0 +1,125 @@
+//! What a leading kcm leaves in its Lease when it is stopped (SIGTERM's path: the stop token),
+//! in-process against the embedded test cluster: with `ControllerManagerReleaseLeaderElectionLockOnExit`
+//! (alpha, off in v1.37) the Lease is given up once the controllers stopped (holder cleared,
+//! duration 1 s), so a standby takes over within a retry period; without it, as upstream, the
+//! Lease keeps naming kcm until it expires.
+
+use std::time::Duration;
+
+use clap::Parser;
+use k8s_openapi::api::coordination::v1::Lease;
+use kcm::app::{self, Controller, ControllerContext, Exit, RunFuture};
+use kcm::metrics::Metrics;
+use kcm::options::Options;
+use kcm_testenv::{TestEnv, TestEnvConfig};
+use kube::api::Api;
+use tokio_util::sync::CancellationToken;
+
+fn replicaset_controller() -> Controller {
+    Controller {
+        name: "replicaset-controller",
+        build: Box::new(|ctx: &ControllerContext| {
+            let controller = kcm_replicaset::ReplicaSetController::new(
+                ctx.client.clone(),
+                &ctx.factory,
+                kcm_replicaset::ReplicaSetControllerConfig::default(),
+            )?;
+            Ok(Box::new(move |cancel| {
+                Box::pin(controller.run(cancel)) as RunFuture
+            }))
+        }),
+    }
+}
+
+/// Runs a leading kcm until it holds `lease`, stops it, and returns its exit and the Lease.
+async fn lead_then_stop(env: &TestEnv, lease: &str, gates: &str) -> (Exit, Lease) {
+    let kubeconfig = env.kubeconfig_path().display().to_string();
+    let name = format!("--leader-elect-resource-name={lease}");
+    let mut args = vec![
+        "kcm",
+        "--kubeconfig",
+        &kubeconfig,
+        "--secure-port=0",
+        "--controllers=replicaset",
+        "--leader-elect=true",
+        "--leader-elect-resource-namespace=default",
+        &name,
+        "--leader-elect-retry-period=200ms",
+    ];
+    if !gates.is_empty() {
+        args.push(gates);
+    }
+    let options = Options::try_parse_from(args).expect("flags");
+    let config = kcm::client::load_config(Some(env.kubeconfig_path()), None)
+        .await
+        .expect("kubeconfig");
+    let metrics = Metrics::new();
+    let clients = kcm::client::ClientFactory::new(config.config, 100.0, 100, metrics.clone())
+        .expect("clients");
+    let stop = CancellationToken::new();
+    let run = tokio::spawn({
+        let stop = stop.clone();
+        async move {
+            app::run(
+                &options,
+                clients,
+                metrics,
+                vec![replicaset_controller()],
+                stop,
+            )
+            .await
+        }
+    });
+    let leases: Api<Lease> = Api::namespaced(env.client(), "default");
+    let mut held = false;
+    for _ in 0..100 {
+        let holder = leases
+            .get_opt(lease)
+            .await
+            .expect("get lease")
+            .and_then(|l| l.spec)
+            .and_then(|s| s.holder_identity)
+            .unwrap_or_default();
+        if !holder.is_empty() {
+            held = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(held, "kcm never took the Lease");
+    stop.cancel();
+    let exit = tokio::time::timeout(Duration::from_secs(30), run)
+        .await
+        .expect("kcm stops")
+        .expect("no panic")
+        .expect("runs");
+    (exit, leases.get(lease).await.expect("lease"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_leader_gives_its_lease_up_only_with_the_gate() {
+    let env = TestEnv::start(TestEnvConfig::default())
+        .await
+        .expect("testenv");
+
+    let (exit, kept) = lead_then_stop(&env, "kept", "").await;
+    assert_eq!(exit, Exit::Stopped);
+    let spec = kept.spec.expect("spec");
+    assert!(
+        spec.holder_identity.is_some_and(|h| !h.is_empty()),
+        "without the gate the Lease keeps its holder, as upstream's"
+    );
+    assert_eq!(spec.lease_duration_seconds, Some(15));
+
+    let gate = "--feature-gates=ControllerManagerReleaseLeaderElectionLockOnExit=true";
+    let (exit, released) = lead_then_stop(&env, "released", gate).await;
+    assert_eq!(exit, Exit::Stopped);
+    let spec = released.spec.expect("spec");
+    assert_eq!(spec.holder_identity.as_deref(), Some(""));
+    assert_eq!(spec.lease_duration_seconds, Some(1));
+    assert_eq!(
+        spec.lease_transitions,
+        Some(0),
+        "a release keeps the transition count"
+    );
+}
