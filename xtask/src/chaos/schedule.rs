@@ -11,7 +11,7 @@ use anyhow::{Context, bail};
 use super::checks::wait_converged;
 use super::plan::{ControlPlaneEvent, KcmAction, Plan};
 use super::scenarios;
-use crate::cluster::{Cluster, Proc};
+use crate::cluster::{Cluster, Proc, wait_for};
 use crate::e2e::images::Images;
 use crate::e2e::{Ctx, create_namespace};
 use crate::observe::{Observer, Sample, write_timeline};
@@ -167,19 +167,26 @@ fn steps(plan: &Plan) -> Vec<(u64, Step)> {
     steps
 }
 
+/// How long the plan's steps may still take once the scenario ended: its last event is at most
+/// 8 s after the start plus a 3 s restart delay, and a control-plane restart may take up to two
+/// minutes to be ready.
+const STEPS_BOUND: Duration = Duration::from_secs(180);
+
 /// How long a replica that lost its Lease stays down before it is started again (a kubelet
 /// restarts a static pod after a back-off; the first one is 10 s, shortened here).
 const RESTART_AFTER_EXIT: Duration = Duration::from_secs(1);
 
-/// The fault thread: runs the plan's steps on its clock, and until `stop` restarts replicas
-/// that exited on their own (after losing their Lease); records each in `log`. Returns the
-/// failures it saw (a replica that exited for any other reason, a restart that failed).
+/// The fault thread: runs the plan's steps on its clock (setting `steps_done` once they all
+/// ran), and until `stop` restarts replicas that exited on their own (after losing their
+/// Lease); records each in `log`. Returns the failures it saw (a replica that exited for any
+/// other reason, a restart that failed).
 fn run_steps(
     replicas: &Replicas,
     cluster: &Cluster,
     plan: &Plan,
     t0: Instant,
     stop: &AtomicBool,
+    steps_done: &AtomicBool,
     log: &Mutex<Vec<(f64, String)>>,
 ) -> Vec<String> {
     let note = |s: String| {
@@ -218,6 +225,9 @@ fn run_steps(
             }
             false
         });
+        if steps.peek().is_none() && pending_restarts.is_empty() {
+            steps_done.store(true, Ordering::SeqCst);
+        }
         let due = steps
             .peek()
             .is_some_and(|(at, _)| t0.elapsed() >= Duration::from_millis(*at));
@@ -369,14 +379,26 @@ pub(crate) fn run_plan(
     create_namespace(cluster, NS, "chaos", ctx.timeout())?;
     let replicas = Replicas::start(cluster, plan.replicas)?;
     let stop = AtomicBool::new(false);
+    let steps_done = AtomicBool::new(false);
     let t0 = Instant::now();
-    let (samples, timeline, failures) = std::thread::scope(|s| {
-        let faults = s.spawn(|| run_steps(&replicas, cluster, plan, t0, &stop, log));
+    let (outcome, timeline, failures) = std::thread::scope(|s| {
+        let faults = s.spawn(|| run_steps(&replicas, cluster, plan, t0, &stop, &steps_done, log));
         let sampler = s.spawn(|| sample_until(cluster, &stop));
-        let samples = scenarios::run(&ctx, plan.scenario, NS);
+        let outcome = (|| -> anyhow::Result<(usize, Duration)> {
+            let samples = scenarios::run(&ctx, plan.scenario, NS)
+                .with_context(|| format!("scenario {}", plan.scenario.name()))?;
+            // Every fault of the plan happens, also those timed after a quick scenario's end;
+            // the convergence checks then see their aftermath.
+            wait_for("the plan's remaining faults", STEPS_BOUND, || {
+                Ok(steps_done.load(Ordering::SeqCst).then_some(()))
+            })?;
+            replicas.all_up()?;
+            let took = wait_converged(cluster, NS).context("after the scenario")?;
+            Ok((samples.len(), took))
+        })();
         stop.store(true, Ordering::SeqCst);
         let failures = faults.join().unwrap_or_default();
-        (samples, sampler.join().unwrap_or_default(), failures)
+        (outcome, sampler.join().unwrap_or_default(), failures)
     });
     let marks = log.lock().map(|l| l.clone()).unwrap_or_default();
     if !timeline.is_empty() {
@@ -390,9 +412,7 @@ pub(crate) fn run_plan(
     if let Some(first) = failures.first() {
         bail!("{first}");
     }
-    let samples = samples.with_context(|| format!("scenario {}", plan.scenario.name()))?;
-    replicas.all_up()?;
-    let took = wait_converged(cluster, NS).context("after the scenario")?;
+    let (samples, took) = outcome?;
     let panicked = panics(cluster.dir());
     if !panicked.is_empty() {
         bail!("kcm panicked:\n{}", panicked.join("\n"));
@@ -401,9 +421,8 @@ pub(crate) fn run_plan(
         l.push((
             t0.elapsed().as_secs_f64(),
             format!(
-                "converged after {:.1}s ({} samples)",
-                took.as_secs_f64(),
-                samples.len()
+                "converged after {:.1}s ({samples} samples)",
+                took.as_secs_f64()
             ),
         ));
     }

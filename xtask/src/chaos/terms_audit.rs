@@ -173,8 +173,22 @@ mod tests {
             ),
             // A read, another user's write, another Lease, a review: not counted.
             event("a", "get", "pods", "p", "2026-01-01T00:00:07.000000Z", 200),
-            event("b", "update", "leases", "other", "2026-01-01T00:00:07.000000Z", 200),
-            event("a", "create", "selfsubjectreviews", "", "2026-01-01T00:00:07.000000Z", 201),
+            event(
+                "b",
+                "update",
+                "leases",
+                "other",
+                "2026-01-01T00:00:07.000000Z",
+                200,
+            ),
+            event(
+                "a",
+                "create",
+                "selfsubjectreviews",
+                "",
+                "2026-01-01T00:00:07.000000Z",
+                201,
+            ),
             event(
                 "c",
                 "delete",
