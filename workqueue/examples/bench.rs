@@ -4,12 +4,19 @@
 //! RSS figure belongs to one workload) and prints one JSON line per workload:
 //!
 //! * `churn` — 10,000 keys `ns-<i%100>/pod-<i>`, 2 producers adding round-robin
-//!   until 2,000,000 adds, 2 workers doing get + done;
-//! * `churn` on the peer: a naive queue with the same dirty/processing
-//!   semantics built on `tokio::sync::Mutex<VecDeque>` + `HashSet`s + `Notify`,
+//!   until 2,000,000 adds, 2 workers doing get + done; shaped as client-go's
+//!   side runs it: the producers are threads that never yield (the kernel
+//!   preempts them, as Go's scheduler preempts goroutines) and the keys are
+//!   `Arc<str>` (a clone copies a pointer, as a Go string);
+//! * `churn-tasks` — the same with producers as tokio tasks that yield every
+//!   256 adds and `String` keys (each clone allocates), then the same on a
+//!   naive queue with the same dirty/processing semantics built on
+//!   `tokio::sync::Mutex<VecDeque>` + `HashSet`s + `Notify` (`churn-peer`),
 //!   followed by a `churn-ratio` line;
 //! * `delay` — 200,000 distinct keys `add_after` a uniform delay in [0, 50 ms],
-//!   2 workers; lateness (get time − due time) percentiles;
+//!   paced at 100 keys a millisecond (2 s in all, a rate both this queue and
+//!   client-go's keep up with), 2 workers; lateness (get time − due time)
+//!   percentiles: how punctually a delayed key comes out;
 //! * `ratelimit` — 10,000 keys, each requeued with `add_rate_limited` 20 times
 //!   then forgotten, exponential limiter only (base 1 µs, cap 100 ms).
 //!
@@ -17,7 +24,7 @@
 //! time to other load on the machine) and the 1-minute load average.
 //!
 //! All runs use a 2-thread tokio runtime. Pass a workload name (`churn`,
-//! `churn-peer`, `delay`, `ratelimit`) to run just that one in-process.
+//! `churn-tasks`, `churn-peer`, `delay`, `ratelimit`) to run just that one in-process.
 
 use std::collections::{HashSet, VecDeque};
 use std::process::Command;
@@ -31,6 +38,8 @@ use serde_json::{Value, json};
 const CHURN_KEYS: usize = 10_000;
 const CHURN_ADDS: usize = 2_000_000;
 const DELAY_KEYS_DEFAULT: usize = 200_000;
+/// Keys the delay workload adds per millisecond (the Go peer paces the same way).
+const DELAY_KEYS_PER_MS: usize = 100;
 const RATELIMIT_KEYS: usize = 10_000;
 const RATELIMIT_REQUEUES: usize = 20;
 const PEER: &str = "naive queue: tokio::sync::Mutex<{VecDeque, dirty HashSet, processing HashSet}> + Notify, same semantics";
@@ -68,7 +77,8 @@ fn run_all() {
         println!("{line}");
         serde_json::from_str(&line).unwrap_or(Value::Null)
     };
-    let ours = child("churn");
+    child("churn");
+    let ours = child("churn-tasks");
     let peer = child("churn-peer");
     let num = |v: &Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
     println!(
@@ -109,7 +119,8 @@ fn run(workload: &str) -> Value {
         });
     runtime.block_on(async {
         match workload {
-            "churn" => churn_ours().await,
+            "churn" => churn_threads().await,
+            "churn-tasks" => churn_tasks().await,
             "churn-peer" => churn_peer().await,
             "delay" => delay().await,
             "ratelimit" => ratelimit().await,
@@ -183,7 +194,51 @@ fn churn_report(implementation: &str, wall: Duration, gets: usize) -> Value {
     })
 }
 
-async fn churn_ours() -> Value {
+/// Churn as client-go's side runs it: producers that never yield (OS threads, preempted by the
+/// kernel as goroutines are by Go's scheduler) adding keys that are cheap to copy (`Arc<str>`,
+/// as a Go string), workers as tasks of the 2-thread runtime.
+async fn churn_threads() -> Value {
+    let keys: Arc<Vec<Arc<str>>> = Arc::new((0..CHURN_KEYS).map(|i| Arc::from(key(i))).collect());
+    let q: Queue<Arc<str>> = Queue::new();
+    let start = Instant::now();
+    let workers: Vec<_> = (0..2)
+        .map(|_| {
+            let q = q.clone();
+            tokio::spawn(async move {
+                let mut gets = 0usize;
+                while let Some(k) = q.get().await {
+                    gets += 1;
+                    q.done(&k);
+                }
+                gets
+            })
+        })
+        .collect();
+    let producers: Vec<_> = (0..2)
+        .map(|p| {
+            let (q, keys) = (q.clone(), keys.clone());
+            std::thread::spawn(move || {
+                for n in 0..CHURN_ADDS / 2 {
+                    q.add(keys[(n * 2 + p) % CHURN_KEYS].clone());
+                }
+            })
+        })
+        .collect();
+    for p in producers {
+        let _ = p.join();
+    }
+    q.shutdown_with_drain().await;
+    let mut gets = 0;
+    for w in workers {
+        gets += w.await.unwrap_or(0);
+    }
+    churn_report("kcm-workqueue", start.elapsed(), gets)
+}
+
+/// Churn with every party a task of the 2-thread runtime and `String` keys (a clone allocates):
+/// producers yield every 256 adds, or the workers would not run until they finish (tokio does not
+/// preempt). The shape a tokio program has; compared with the naive peer below.
+async fn churn_tasks() -> Value {
     let keys: Arc<Vec<String>> = Arc::new((0..CHURN_KEYS).map(key).collect());
     let q: Queue<String> = Queue::new();
     let start = Instant::now();
@@ -221,7 +276,7 @@ async fn churn_ours() -> Value {
     for w in workers {
         gets += w.await.unwrap_or(0);
     }
-    churn_report("kcm-workqueue", start.elapsed(), gets)
+    churn_report("kcm-workqueue-tasks", start.elapsed(), gets)
 }
 
 /// The naive peer: same semantics, async mutex, no care for wake-ups beyond Notify.
@@ -379,12 +434,15 @@ async fn delay() -> Value {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let start = Instant::now();
     for (i, k) in keys.into_iter().enumerate() {
+        if i % DELAY_KEYS_PER_MS == 0 {
+            // Batch j goes in at `start + j ms` (absolute, so no drift accumulates); the due
+            // time is taken when the key is added, so pacing jitter does not count as lateness.
+            let at = start + Duration::from_millis((i / DELAY_KEYS_PER_MS) as u64);
+            tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
+        }
         let d = Duration::from_micros(rng.next() % 50_001);
         due[i].store((base.elapsed() + d).as_nanos() as u64, Ordering::Relaxed);
         q.add_after(k, d);
-        if i % 1024 == 0 {
-            tokio::task::yield_now().await;
-        }
     }
     let mut all = Vec::with_capacity(n);
     for w in workers {
@@ -397,6 +455,7 @@ async fn delay() -> Value {
         "impl": "kcm-workqueue",
         "keys": n,
         "max_delay_ms": 50,
+        "keys_per_ms": DELAY_KEYS_PER_MS,
         "workers": 2,
         "gets": all.len(),
         "wall_ms": round2(wall.as_secs_f64() * 1e3),

@@ -22,6 +22,7 @@ use Better::{Higher, Lower, Neither};
 
 const CHURN_GO: &[(&str, &str)] = &[("workload", "churn"), ("impl", "client-go")];
 const CHURN_RS: &[(&str, &str)] = &[("workload", "churn"), ("impl", "kcm-workqueue")];
+const CHURN_TASKS_RS: &[(&str, &str)] = &[("workload", "churn"), ("impl", "kcm-workqueue-tasks")];
 const DELAY_GO: &[(&str, &str)] = &[("workload", "delay"), ("impl", "client-go")];
 const DELAY_RS: &[(&str, &str)] = &[("workload", "delay"), ("impl", "kcm-workqueue")];
 const RL_GO: &[(&str, &str)] = &[("workload", "ratelimit"), ("impl", "client-go")];
@@ -41,6 +42,28 @@ pub const WORKQUEUE: &[Figure] = &[
     ),
     // How many adds the workers saw (the rest were merged into a key still queued).
     fig("churn: gets", "gets", CHURN_GO, CHURN_RS, Neither),
+    // The tokio-shaped variant (task producers yielding every 256 adds, String keys), as context.
+    fig(
+        "churn, task producers: adds/s",
+        "adds_per_s",
+        CHURN_GO,
+        CHURN_TASKS_RS,
+        Higher,
+    ),
+    fig(
+        "churn, task producers: process CPU ms",
+        "cpu_ms",
+        CHURN_GO,
+        CHURN_TASKS_RS,
+        Lower,
+    ),
+    fig(
+        "churn, task producers: gets",
+        "gets",
+        CHURN_GO,
+        CHURN_TASKS_RS,
+        Neither,
+    ),
     fig("delay: wall ms", "wall_ms", DELAY_GO, DELAY_RS, Lower),
     fig(
         "delay: lateness p50 µs",
