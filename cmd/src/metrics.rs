@@ -6,6 +6,7 @@
 //! | `rest_client_requests_total` | `code`, `host`, `method` | every API request; `code` is the HTTP status or `<error>` |
 //! | `rest_client_request_duration_seconds` | `host`, `verb` | time to the response headers, after the rate limiter |
 //! | `rest_client_rate_limiter_duration_seconds` | `host`, `verb` | time spent waiting for the client-side rate limiter |
+//! | `rest_client_request_retries_total` | `code`, `host`, `verb` | every attempt after a request's first (client-go's retries, [`crate::client::retry`]), by that attempt's result |
 //! | `leader_election_master_status` | `name` | 1 while this process holds the lease, 0 after losing it |
 //! | `kcm_controller_sync_duration_seconds` | `controller`, `result` | one sync of one key (`result` = `success`, `error`, `panic`) |
 //!
@@ -47,6 +48,8 @@ type HistogramFamily = Family<Labels, Histogram, fn() -> Histogram>;
 
 const REQUESTS_HELP: &str =
     "[ALPHA] Number of HTTP requests, partitioned by status code, method, and host.";
+const RETRIES_HELP: &str =
+    "[ALPHA] Number of request retries, partitioned by status code, verb, and host.";
 const LATENCY_HELP: &str = "[ALPHA] Request latency in seconds. Broken down by verb, and host.";
 const RATE_LIMITER_HELP: &str =
     "[ALPHA] Client side rate limiter latency in seconds. Broken down by verb, and host.";
@@ -78,6 +81,7 @@ fn labels(pairs: &[(&str, &str)]) -> Labels {
 pub struct Metrics {
     workqueue: PrometheusMetricsProvider,
     requests: Family<Labels, Counter>,
+    retries: Family<Labels, Counter>,
     request_latency: HistogramFamily,
     rate_limiter_latency: HistogramFamily,
     leader: Family<Labels, Gauge>,
@@ -102,6 +106,7 @@ impl Metrics {
         Metrics {
             workqueue: PrometheusMetricsProvider::new(),
             requests: Family::default(),
+            retries: Family::default(),
             request_latency: Family::new_with_constructor(request_buckets),
             rate_limiter_latency: Family::new_with_constructor(request_buckets),
             leader: Family::default(),
@@ -139,6 +144,13 @@ impl Metrics {
         self.request_latency
             .get_or_create(&labels(&[("host", host), ("verb", method)]))
             .observe(latency.as_secs_f64());
+    }
+
+    /// Counts one retry attempt of a request (`code`: that attempt's HTTP status or `<error>`).
+    pub fn record_retry(&self, code: &str, host: &str, verb: &str) {
+        self.retries
+            .get_or_create(&labels(&[("code", code), ("host", host), ("verb", verb)]))
+            .inc();
     }
 
     /// Records how long one request waited for the client-side rate limiter.
@@ -203,6 +215,12 @@ impl Collector for ProcessCollector {
         )?;
         encode_family(
             &mut encoder,
+            "rest_client_request_retries",
+            RETRIES_HELP,
+            &m.retries,
+        )?;
+        encode_family(
+            &mut encoder,
             "rest_client_request_duration_seconds",
             LATENCY_HELP,
             &m.request_latency,
@@ -247,6 +265,7 @@ mod tests {
         m.observe_request("PUT", "10.0.0.1:6443", Some(409), Duration::from_millis(3));
         m.observe_request("GET", "10.0.0.1:6443", None, Duration::from_secs(2));
         m.observe_rate_limiter("GET", "10.0.0.1:6443", Duration::from_millis(150));
+        m.record_retry("503", "10.0.0.1:6443", "PUT");
         let text = render(&m);
         for line in [
             "# HELP rest_client_requests [ALPHA] Number of HTTP requests, partitioned by status code, method, and host.\n",
@@ -261,6 +280,8 @@ mod tests {
             "rest_client_request_duration_seconds_bucket{le=\"2.0\",host=\"10.0.0.1:6443\",verb=\"GET\"} 2\n",
             "rest_client_request_duration_seconds_count{host=\"10.0.0.1:6443\",verb=\"GET\"} 2\n",
             "rest_client_rate_limiter_duration_seconds_bucket{le=\"0.25\",host=\"10.0.0.1:6443\",verb=\"GET\"} 1\n",
+            "# HELP rest_client_request_retries [ALPHA] Number of request retries, partitioned by status code, verb, and host.\n",
+            "rest_client_request_retries_total{code=\"503\",host=\"10.0.0.1:6443\",verb=\"PUT\"} 1\n",
         ] {
             assert!(text.contains(line), "missing {line:?} in\n{text}");
         }

@@ -131,3 +131,65 @@ async fn service_account_credentials_use_a_token_per_controller() {
         seen[3].user_agent
     );
 }
+
+/// client-go's retries (`rest/with_retry.go`): a 429 or 5xx with `Retry-After` is sent again
+/// after that many seconds, each attempt through the rate limiter and counted; without the header,
+/// or for a write that broke its connection, the error goes back to the caller at once.
+#[tokio::test]
+async fn requests_are_retried_only_when_the_server_says_when() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counter = calls.clone();
+    let fake = FakeApiServer::start_with_headers(Arc::new(move |seen: &Seen| {
+        let n = counter.fetch_add(1, Ordering::SeqCst);
+        let (code, body) = match seen.path.as_str() {
+            // Twice "come back in 0 s", then the answer.
+            "/apis/apps/v1/namespaces/default/deployments/retried" if n < 2 => {
+                let (c, b) = status(503, "ServiceUnavailable");
+                return (c, vec![("Retry-After", "0".to_string())], b);
+            }
+            "/apis/apps/v1/namespaces/default/deployments/throttled" => {
+                status(429, "TooManyRequests")
+            }
+            _ => status(404, "NotFound"),
+        };
+        (code, Vec::new(), body)
+    }))
+    .await;
+    let config = kube::Config::new(fake.url().parse().expect("url"));
+    let metrics = Metrics::new();
+    let clients = ClientFactory::new(config, 20.0, 30, metrics.clone()).expect("factory");
+    let api: Api<Deployment> = Api::namespaced(clients.client("test").expect("client"), "default");
+
+    assert!(api.get_opt("retried").await.expect("retried get").is_none());
+    assert_eq!(calls.load(Ordering::SeqCst), 3, "two retries, then the 404");
+
+    calls.store(0, Ordering::SeqCst);
+    let err = api
+        .get("throttled")
+        .await
+        .expect_err("429 without Retry-After");
+    assert!(
+        matches!(err, kube::Error::Api(ref s) if s.code == 429),
+        "{err}"
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 1, "no Retry-After: no retry");
+
+    let mut registry = prometheus_client::registry::Registry::default();
+    metrics.register(&mut registry);
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry).expect("encode");
+    let host = fake.addr.to_string();
+    for line in [
+        format!("rest_client_requests_total{{code=\"503\",host=\"{host}\",method=\"GET\"}} 2\n"),
+        format!(
+            "rest_client_request_retries_total{{code=\"503\",host=\"{host}\",verb=\"GET\"}} 1\n"
+        ),
+        format!(
+            "rest_client_request_retries_total{{code=\"404\",host=\"{host}\",verb=\"GET\"}} 1\n"
+        ),
+        format!("rest_client_requests_total{{code=\"429\",host=\"{host}\",method=\"GET\"}} 1\n"),
+    ] {
+        assert!(text.contains(&line), "missing {line:?} in\n{text}");
+    }
+}

@@ -11,6 +11,7 @@ use http::HeaderValue;
 use kube::client::ClientBuilder;
 use tokio_util::sync::CancellationToken;
 
+use super::retry::ClientGoRetry;
 use super::service_account::{self, BearerLayer, TokenSource};
 use super::{ClientError, RateLimitLayer, RequestMetricsLayer, rate_limiter, user_agent};
 use crate::metrics::Metrics;
@@ -130,14 +131,28 @@ pub(super) fn build_with(
         .authority()
         .map(|a| a.to_string())
         .unwrap_or_default();
+    // kube-client's own retries (429/503/504, up to 15, with or without Retry-After) give way
+    // to client-go's, outside the rate limiter and the metrics, so that every attempt takes a
+    // token and is counted as client-go's are.
+    let mut config = config;
+    config.default_retry = false;
     let builder = ClientBuilder::try_from(config).map_err(ClientError::Build)?;
     let instrument = RequestMetricsLayer::new(metrics.clone(), host.clone());
-    let limit = limiter.map(|l| RateLimitLayer::new(l).with_metrics(metrics.clone(), host));
+    let limit = limiter.map(|l| RateLimitLayer::new(l).with_metrics(metrics.clone(), host.clone()));
     let limit = tower::util::option_layer(limit);
     let bearer = tower::util::option_layer(bearer);
+    // A retry sends the request again through the same stack, which must be cloneable.
+    let shared = tower::buffer::BufferLayer::new(RETRY_BUFFER);
+    let retry = tower::retry::RetryLayer::new(ClientGoRetry::new(metrics.clone(), host));
     Ok(builder
         .with_layer(&instrument)
         .with_layer(&limit)
         .with_layer(&bearer)
+        .with_layer(&shared)
+        .with_layer(&retry)
         .build())
 }
+
+/// Requests that may wait for the shared stack under the retry layer (kube-client's own
+/// buffer is of the same size).
+const RETRY_BUFFER: usize = 1024;

@@ -1,11 +1,13 @@
 //! kcm's Kubernetes clients: configuration resolved as kube-controller-manager does
 //! ([`config`]), one client per user with its own User-Agent and rate limiter ([`factory`],
 //! [`user_agent`]), optionally authenticated as per-controller service accounts
-//! ([`service_account`]), each request rate-limited and measured ([`layers`]).
+//! ([`service_account`]), each request rate-limited and measured ([`layers`]) and retried as
+//! client-go retries ([`retry`]).
 
 pub mod config;
 pub mod factory;
 pub mod layers;
+pub mod retry;
 pub mod service_account;
 pub mod user_agent;
 

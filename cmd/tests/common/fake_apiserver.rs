@@ -24,6 +24,10 @@ pub struct Seen {
 /// Answers a request: (status, JSON body).
 pub type Handler = Arc<dyn Fn(&Seen) -> (u16, serde_json::Value) + Send + Sync>;
 
+/// Answers a request with headers too: (status, headers, JSON body).
+pub type HeaderHandler =
+    Arc<dyn Fn(&Seen) -> (u16, Vec<(&'static str, String)>, serde_json::Value) + Send + Sync>;
+
 /// A running fake; stops when dropped (its task is aborted).
 pub struct FakeApiServer {
     pub addr: SocketAddr,
@@ -39,6 +43,14 @@ impl Drop for FakeApiServer {
 
 impl FakeApiServer {
     pub async fn start(handler: Handler) -> FakeApiServer {
+        Self::start_with_headers(Arc::new(move |seen: &Seen| {
+            let (status, body) = handler(seen);
+            (status, Vec::new(), body)
+        }))
+        .await
+    }
+
+    pub async fn start_with_headers(handler: HeaderHandler) -> FakeApiServer {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
         let seen = Arc::new(Mutex::new(Vec::new()));
@@ -68,11 +80,15 @@ impl FakeApiServer {
                                 let body = req.into_body().collect().await.map(|b| b.to_bytes());
                                 let body: Bytes = body.unwrap_or_default();
                                 seen.body = serde_json::from_slice(&body).unwrap_or_default();
-                                let (status, answer) = handler(&seen);
+                                let (status, headers, answer) = handler(&seen);
                                 log.lock().push(seen);
-                                let response = Response::builder()
+                                let mut response = Response::builder()
                                     .status(status)
-                                    .header("content-type", "application/json")
+                                    .header("content-type", "application/json");
+                                for (name, value) in headers {
+                                    response = response.header(name, value);
+                                }
+                                let response = response
                                     .body(Full::new(Bytes::from(answer.to_string())))
                                     .expect("response");
                                 Ok::<_, Infallible>(response)
