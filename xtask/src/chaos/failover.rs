@@ -11,7 +11,7 @@
 //! and every write of the replicas ([`super::terms_audit`]).
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, bail, ensure};
 use serde_json::json;
@@ -56,6 +56,53 @@ fn holder(c: &Cluster) -> Option<String> {
     .ok()
     .map(|s| s.trim().to_string())
     .filter(|s| !s.is_empty())
+}
+
+/// The Lease's holder and when that holder acquired it (`spec.acquireTime`, written by the new
+/// leader with this host's clock), in seconds since the Unix epoch.
+fn holder_since(c: &Cluster) -> Option<(String, f64)> {
+    let out = c
+        .kubectl(&[
+            "-n",
+            NS,
+            "get",
+            "lease",
+            LEASE,
+            "-o",
+            "jsonpath={.spec.holderIdentity} {.spec.acquireTime}",
+        ])
+        .ok()?;
+    let (holder, acquired) = out.trim().split_once(' ')?;
+    Some((holder.to_string(), unix_seconds(acquired)?))
+}
+
+/// Seconds since the Unix epoch of an RFC 3339 UTC timestamp as the API server prints a
+/// MicroTime (`2026-11-27T09:10:11.123456Z`).
+fn unix_seconds(t: &str) -> Option<f64> {
+    let t = t.strip_suffix('Z')?;
+    let (date, time) = t.split_once('T')?;
+    let mut d = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
+    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
+    let mut h = time.splitn(3, ':');
+    let hour: f64 = h.next()?.parse().ok()?;
+    let min: f64 = h.next()?.parse().ok()?;
+    let sec: f64 = h.next()?.parse().ok()?;
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days as f64 * 86_400.0 + hour * 3600.0 + min * 60.0 + sec)
+}
+
+fn now_unix() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or_default()
 }
 
 /// The candidate identity a kcm log announces (`attempting to acquire leader lease`).
@@ -265,16 +312,18 @@ pub(crate) fn run(n: u64, bins: Option<&Binaries>) -> anyhow::Result<String> {
             );
         } else {
             let sigkill = round % 2 == 0;
-            let t = Instant::now();
+            // Takeover time: from the signal to the new holder's acquireTime, both on this
+            // host's clock, so the kubectl polling below does not count.
+            let signalled = now_unix();
             if sigkill {
                 replicas[idx].0.kill();
             } else {
                 let _ = replicas[idx].0.terminate(Duration::from_secs(10));
             }
             let took = wait_for("another holder", ctx.timeout(), || {
-                Ok(holder(&cluster)
-                    .filter(|h| *h != leader)
-                    .map(|_| t.elapsed().as_secs_f64()))
+                Ok(holder_since(&cluster)
+                    .filter(|(h, _)| !h.is_empty() && *h != leader)
+                    .map(|(_, acquired)| acquired - signalled))
             })?;
             if sigkill {
                 &mut kill_times
@@ -410,6 +459,21 @@ mod tests {
         );
         let never = [term("c", None, &[2.0])];
         assert_eq!(overlapping_writes(&never).len(), 1);
+    }
+
+    #[test]
+    fn micro_times_are_read_as_unix_seconds() {
+        assert_eq!(unix_seconds("1970-01-01T00:00:00.000000Z"), Some(0.0));
+        assert_eq!(
+            unix_seconds("2000-03-01T00:00:01.500000Z"),
+            Some(951_868_801.5)
+        );
+        assert_eq!(
+            unix_seconds("2026-11-27T09:10:11.250000Z"),
+            Some(1_795_770_611.25)
+        );
+        assert_eq!(unix_seconds("2026-11-27 09:10:11Z"), None);
+        assert_eq!(unix_seconds(""), None);
     }
 
     #[test]
