@@ -8,6 +8,8 @@
 //! * `informer` — `SharedIndexInformer<Pod>` (k8s-openapi `Pod`);
 //! * `informer-transform` — the same with a transform dropping `managedFields`, the
 //!   last-applied annotation and unused status fields;
+//! * `informer-compact` — `SharedIndexInformer<Compact<Pod>>`: full objects, metadata decoded and
+//!   the rest kept as JSON; its line also carries the time to decode every cached pod once;
 //! * `kube-runtime` — `kube_runtime::reflector(writer, watcher(api, Config::default()))`;
 //! * `informer-projected` — `SharedIndexInformer<PodLite>`, a projected type holding only what the
 //!   ReplicaSet/Deployment controllers read (managedFields also dropped by a transform);
@@ -38,7 +40,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kcm_informer::{CancellationToken, InformerOptions, SharedIndexInformer};
+use kcm_informer::{CancellationToken, Compact, InformerOptions, SharedIndexInformer};
 use kcm_testenv::{TestEnv, TestEnvConfig, handlers, registry};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -47,6 +49,7 @@ const NAMESPACES: usize = 100;
 const MODES: &[&str] = &[
     "informer",
     "informer-transform",
+    "informer-compact",
     "kube-runtime",
     "informer-projected",
     "reflector-only",
@@ -347,6 +350,47 @@ async fn run_kube_runtime(client: kube::Client, pods: usize) -> (Duration, usize
     (elapsed, len, with_managed_fields)
 }
 
+/// Decode time of every cached pod once, for `informer-compact` (ms, µs per pod).
+static DECODE_ALL: parking_lot::Mutex<Option<(f64, f64)>> = parking_lot::Mutex::new(None);
+/// Peak and steady RSS (KiB) read before the decode pass of `informer-compact`.
+static RSS_BEFORE_DECODE: parking_lot::Mutex<Option<(u64, u64)>> = parking_lot::Mutex::new(None);
+
+/// `informer` with `Compact<Pod>`; after the RSS settled, every pod is decoded once (timed).
+async fn run_compact(client: kube::Client, pods: usize) -> (Duration, usize, usize) {
+    let start = Instant::now();
+    let informer = SharedIndexInformer::<Compact<Pod>>::new(client, InformerOptions::default());
+    let cancel = CancellationToken::new();
+    {
+        let informer = informer.clone();
+        let cancel = cancel.clone();
+        tokio::spawn(async move { informer.run(cancel).await });
+    }
+    wait_for_len(|| informer.store().len(), pods).await;
+    let elapsed = start.elapsed();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let len = informer.store().len();
+    let mut with_managed_fields = 0;
+    informer.store().for_each(|o| {
+        if o.metadata()
+            .managed_fields
+            .as_ref()
+            .is_some_and(|m| !m.is_empty())
+        {
+            with_managed_fields += 1;
+        }
+    });
+    *RSS_BEFORE_DECODE.lock() = Some((rss_kib("VmHWM:"), rss_kib("VmRSS:")));
+    let all = informer.store().list();
+    let t = Instant::now();
+    let decoded = all.iter().filter(|c| c.decode().is_ok()).count();
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    assert_eq!(decoded, len, "every cached pod decodes");
+    *DECODE_ALL.lock() = Some((ms, ms * 1e3 / len.max(1) as f64));
+    drop(all);
+    std::mem::forget(informer);
+    (elapsed, len, with_managed_fields)
+}
+
 fn child(mode: &str, url: &str, pods: usize) {
     let baseline = rss_kib("VmRSS:");
     let cpu0 = process_cpu_ms();
@@ -361,6 +405,7 @@ fn child(mode: &str, url: &str, pods: usize) {
         match mode {
             "informer" => run_informer::<Pod>(client, pods, None).await,
             "informer-transform" => run_informer::<Pod>(client, pods, Some(slim_pod)).await,
+            "informer-compact" => run_compact(client, pods).await,
             "informer-projected" => {
                 let drop_managed: fn(PodLite) -> PodLite = |mut p| {
                     p.metadata.managed_fields = None;
@@ -376,7 +421,10 @@ fn child(mode: &str, url: &str, pods: usize) {
             other => panic!("unknown mode {other}"),
         }
     });
-    let line = json!({
+    let (peak, steady) = RSS_BEFORE_DECODE
+        .lock()
+        .unwrap_or_else(|| (rss_kib("VmHWM:"), rss_kib("VmRSS:")));
+    let mut line = json!({
         "bench": "informer",
         "mode": mode,
         "pods": len,
@@ -387,9 +435,13 @@ fn child(mode: &str, url: &str, pods: usize) {
             .load(std::sync::atomic::Ordering::Relaxed)
             .saturating_sub(cpu0),
         "baseline_rss_mib": mib(baseline),
-        "peak_rss_mib": mib(rss_kib("VmHWM:")),
-        "steady_rss_mib": mib(rss_kib("VmRSS:")),
+        "peak_rss_mib": mib(peak),
+        "steady_rss_mib": mib(steady),
     });
+    if let Some((ms, us_per_pod)) = *DECODE_ALL.lock() {
+        line["decode_all_ms"] = json!((ms * 10.0).round() / 10.0);
+        line["decode_us_per_pod"] = json!((us_per_pod * 100.0).round() / 100.0);
+    }
     println!("{line}");
     std::process::exit(0);
 }

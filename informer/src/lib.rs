@@ -37,6 +37,7 @@
 //! # }
 //! ```
 
+pub mod compact;
 pub mod factory;
 pub mod handler;
 pub mod informer;
@@ -47,6 +48,7 @@ mod processor;
 pub mod resync;
 pub mod sync;
 
+pub use compact::Compact;
 pub use factory::InformerFactory;
 pub use handler::{
     DeletedFinalStateUnknown, DeletedObject, EventHandlerFns, FilteringHandler,

@@ -175,6 +175,7 @@ pub const STORE: &[Figure] = &[
 const INF_GO: &[(&str, &str)] = &[("bench", "informer"), ("mode", "client-go")];
 const INF_GO_LIST: &[(&str, &str)] = &[("bench", "informer"), ("mode", "client-go-list")];
 const INF_RS: &[(&str, &str)] = &[("bench", "informer"), ("mode", "informer")];
+const INF_COMPACT: &[(&str, &str)] = &[("bench", "informer"), ("mode", "informer-compact")];
 
 /// `cargo xtask bench informer`: client-go's pod informer against `SharedIndexInformer<Pod>`
 /// (full objects, no transform, on both sides). client-go as it comes starts with a streaming
@@ -234,6 +235,35 @@ pub const INFORMER: &[Figure] = &[
         "baseline_rss_mib",
         INF_GO,
         INF_RS,
+        Lower,
+    ),
+    // Full objects kept as `Compact<Pod>` (metadata decoded, the rest as JSON until read).
+    fig(
+        "Compact<Pod>: initial sync s (client-go: list)",
+        "initial_sync_s",
+        INF_GO_LIST,
+        INF_COMPACT,
+        Lower,
+    ),
+    fig(
+        "Compact<Pod>: process CPU until synced ms (client-go: list)",
+        "sync_cpu_ms",
+        INF_GO_LIST,
+        INF_COMPACT,
+        Lower,
+    ),
+    fig(
+        "Compact<Pod>: peak RSS MiB (client-go: list)",
+        "peak_rss_mib",
+        INF_GO_LIST,
+        INF_COMPACT,
+        Lower,
+    ),
+    fig(
+        "Compact<Pod>: steady RSS MiB (client-go: list)",
+        "steady_rss_mib",
+        INF_GO_LIST,
+        INF_COMPACT,
         Lower,
     ),
 ];
