@@ -280,12 +280,16 @@ async fn run_informer<K: kcm_informer::InformerObject>(
     (elapsed, len, with_managed_fields)
 }
 
-/// The reflector alone, writing into a plain `HashMap<String, Arc<Pod>>` (no store, no indices,
+/// The reflector alone, writing into a plain `HashMap<ObjectKey, Arc<Pod>>` (no store, no indices,
 /// no handlers): separates the list/watch path from the cache.
 async fn run_reflector_only(client: kube::Client, pods: usize) -> (Duration, usize, usize) {
-    use kcm_reflector::{Reflector, ReflectorConfig, ReflectorStore, object_key};
+    use kcm_informer::ObjectKey;
+    use kcm_reflector::{Reflector, ReflectorConfig, ReflectorStore};
+    fn object_key(pod: &Pod) -> ObjectKey {
+        ObjectKey::from_meta(&pod.metadata)
+    }
     #[derive(Default)]
-    struct MapStore(Arc<parking_lot::Mutex<std::collections::HashMap<String, Arc<Pod>>>>);
+    struct MapStore(Arc<parking_lot::Mutex<std::collections::HashMap<ObjectKey, Arc<Pod>>>>);
     impl ReflectorStore<Pod> for MapStore {
         fn add(&mut self, obj: Pod) {
             self.0.lock().insert(object_key(&obj), Arc::new(obj));
