@@ -24,8 +24,7 @@ pub(crate) async fn sync_rollout_status(
     let now = ctx.clock.now();
     match decide_rollout_status(all_rss, new_rs, d, &ctx.features, now) {
         RolloutStatusDecision::Update(status) => {
-            d.status = Some(status);
-            writes::update_status(ctx, d, "rollout status or conditions changed").await?;
+            writes::write_status(ctx, d, status, "rollout status or conditions changed").await?;
         }
         RolloutStatusDecision::Unchanged(requeue) => match requeue {
             StuckRequeue::NotNeeded => {}

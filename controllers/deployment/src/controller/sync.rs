@@ -226,13 +226,10 @@ pub(crate) async fn sync_deployment_status(
     d: &mut Deployment,
 ) -> Result<(), SyncError> {
     let now = ctx.clock.now();
-    if let Some(status) =
-        crate::sync::sync_deployment_status(all_rss, new_rs, d, &ctx.features, now)
-    {
-        d.status = Some(status);
-        writes::update_status(ctx, d, "status changed").await?;
+    match crate::sync::sync_deployment_status(all_rss, new_rs, d, &ctx.features, now) {
+        Some(status) => writes::write_status(ctx, d, status, "status changed").await,
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// `checkPausedConditions`: records pausing/resuming in the Progressing condition.
@@ -240,11 +237,10 @@ pub(crate) async fn check_paused_conditions(
     ctx: &Context,
     d: &mut Deployment,
 ) -> Result<(), SyncError> {
-    if let Some(status) = crate::sync::check_paused_conditions(d, ctx.clock.now()) {
-        d.status = Some(status);
-        writes::update_status(ctx, d, "paused or resumed").await?;
+    match crate::sync::check_paused_conditions(d, ctx.clock.now()) {
+        Some(status) => writes::write_status(ctx, d, status, "paused or resumed").await,
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// `syncStatusOnly`: a Deployment being deleted only gets its status refreshed.

@@ -88,6 +88,17 @@ pub(crate) async fn update_status(
     )
 }
 
+/// Stores `status` on the sync's copy `d` and writes it ([`update_status`]).
+pub(crate) async fn write_status(
+    ctx: &Context,
+    d: &mut Deployment,
+    status: DeploymentStatus,
+    why: &str,
+) -> Result<(), SyncError> {
+    d.status = Some(status);
+    update_status(ctx, d, why).await.map(|_| ())
+}
+
 /// The legacy rollback's full Update of the Deployment (clears the rollback annotation, and
 /// after a performed rollback carries the restored template).
 pub(crate) async fn update_deployment_for_rollback(
