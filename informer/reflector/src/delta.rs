@@ -8,10 +8,12 @@
 
 use std::borrow::Borrow;
 use std::cmp::Ordering;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::fmt;
+use std::hash::RandomState;
 use std::sync::Arc;
 
+use hashbrown::{Equivalent, HashMap};
 use kcm_store::ObjectKey;
 
 use crate::reflector_store::ReflectorStore;
@@ -104,6 +106,33 @@ fn key_of<K: kube::Resource>(obj: &K) -> ObjectKey {
     ObjectKey::from_meta(obj.meta())
 }
 
+/// An object's namespace and name, borrowed: hashes and compares like its [`ObjectKey`], so a
+/// map keyed by `ObjectKey` finds a known object without building (allocating) its key.
+#[derive(Hash)]
+pub(crate) struct KeyRef<'a> {
+    namespace: &'a str,
+    name: &'a str,
+}
+
+impl<'a> KeyRef<'a> {
+    pub(crate) fn of<K: kube::Resource>(obj: &'a K) -> Self {
+        let meta = obj.meta();
+        KeyRef {
+            namespace: meta.namespace.as_deref().unwrap_or_default(),
+            name: meta.name.as_deref().unwrap_or_default(),
+        }
+    }
+}
+
+impl Equivalent<ObjectKey> for KeyRef<'_> {
+    fn equivalent(&self, key: &ObjectKey) -> bool {
+        self.namespace == key.namespace && self.name == key.name
+    }
+}
+
+/// A map by object key that [`KeyRef`] can look up.
+pub(crate) type KeyMap<V> = HashMap<ObjectKey, V, RandomState>;
+
 impl<K> fmt::Debug for Delta<K>
 where
     K: kube::Resource,
@@ -175,7 +204,7 @@ fn cmp_as_strings(a: &ObjectKey, b: &ObjectKey) -> Ordering {
 /// It remembers the last known state of every object (one `Arc` per key) so a relist can produce
 /// tombstones for objects that vanished.
 pub struct DeltaProducer<K, F> {
-    known: HashMap<ObjectKey, Arc<K>>,
+    known: KeyMap<Arc<K>>,
     sink: F,
 }
 
@@ -195,7 +224,7 @@ where
     /// A producer with no known objects.
     pub fn new(sink: F) -> Self {
         Self {
-            known: HashMap::new(),
+            known: KeyMap::default(),
             sink,
         }
     }
@@ -212,7 +241,12 @@ where
 
     fn upsert(&mut self, obj: K) -> Arc<K> {
         let obj = Arc::new(obj);
-        self.known.insert(key_of(obj.as_ref()), Arc::clone(&obj));
+        match self.known.get_mut(&KeyRef::of(obj.as_ref())) {
+            Some(known) => *known = Arc::clone(&obj),
+            None => {
+                self.known.insert(key_of(obj.as_ref()), Arc::clone(&obj));
+            }
+        }
         obj
     }
 }
@@ -233,13 +267,13 @@ where
     }
 
     fn delete(&mut self, obj: K) {
-        self.known.remove(&key_of(&obj));
+        self.known.remove(&KeyRef::of(&obj));
         (self.sink)(Delta::Deleted(DeletedObject::Object(Arc::new(obj))));
     }
 
     fn replace(&mut self, objects: Vec<K>, resource_version: String) {
         let objects: Vec<Arc<K>> = into_arcs(objects, Arc::new);
-        let listed: HashMap<ObjectKey, Arc<K>> = objects
+        let listed: KeyMap<Arc<K>> = objects
             .iter()
             .map(|o| (key_of(o.as_ref()), Arc::clone(o)))
             .collect();
@@ -410,6 +444,24 @@ mod tests {
         let t = relist_tombstones(known.iter().map(|(k, v)| (k, v)), &listed);
         assert_eq!(t.len(), 1);
         assert_eq!(t[0].key, ObjectKey::cluster("a"));
+    }
+
+    #[test]
+    fn key_ref_finds_object_keys() {
+        let mut map: KeyMap<u8> = KeyMap::default();
+        map.insert(ObjectKey::new("ns", "a"), 1);
+        map.insert(ObjectKey::cluster("a"), 2);
+        let mut namespaced = cm("a", "1");
+        namespaced.metadata.namespace = Some("ns".into());
+        assert_eq!(map.get(&KeyRef::of(&namespaced)), Some(&1));
+        assert_eq!(map.get(&KeyRef::of(&cm("a", "1"))), Some(&2));
+        namespaced.metadata.namespace = Some(String::new());
+        assert_eq!(
+            map.get(&KeyRef::of(&namespaced)),
+            Some(&2),
+            "empty = cluster"
+        );
+        assert_eq!(map.get(&KeyRef::of(&cm("b", "1"))), None);
     }
 
     #[test]

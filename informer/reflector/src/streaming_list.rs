@@ -3,10 +3,10 @@
 //! `k8s.io/initial-events-end: "true"`; the snapshot replaces the store in one step and the same
 //! stream continues as the live watch.
 
-use std::collections::HashMap;
-
 use kcm_store::ObjectKey;
 use tokio_util::sync::CancellationToken;
+
+use crate::delta::{KeyMap, KeyRef};
 
 use crate::error::{
     ReflectorError, is_connection_refused, is_expired, is_too_large_resource_version,
@@ -22,14 +22,14 @@ use crate::watch::{VERY_SHORT_WATCH, WatchContext, WatchOutcome, handle_watch};
 /// order (a key deleted and seen again keeps its first position).
 #[derive(Debug)]
 pub(crate) struct SnapshotStore<K> {
-    slots: HashMap<ObjectKey, usize>,
+    slots: KeyMap<usize>,
     order: Vec<Option<K>>,
 }
 
 impl<K> Default for SnapshotStore<K> {
     fn default() -> Self {
         Self {
-            slots: HashMap::new(),
+            slots: KeyMap::default(),
             order: Vec::new(),
         }
     }
@@ -37,11 +37,11 @@ impl<K> Default for SnapshotStore<K> {
 
 impl<K: kube::Resource> SnapshotStore<K> {
     fn upsert(&mut self, obj: K) {
-        let key = ObjectKey::from_meta(obj.meta());
-        match self.slots.get(&key) {
+        match self.slots.get(&KeyRef::of(&obj)) {
             Some(&slot) => self.order[slot] = Some(obj),
             None => {
-                self.slots.insert(key, self.order.len());
+                self.slots
+                    .insert(ObjectKey::from_meta(obj.meta()), self.order.len());
                 self.order.push(Some(obj));
             }
         }
@@ -61,7 +61,7 @@ impl<K: kube::Resource + Send> ReflectorStore<K> for SnapshotStore<K> {
         self.upsert(obj);
     }
     fn delete(&mut self, obj: K) {
-        if let Some(&slot) = self.slots.get(&ObjectKey::from_meta(obj.meta())) {
+        if let Some(&slot) = self.slots.get(&KeyRef::of(&obj)) {
             self.order[slot] = None;
         }
     }
