@@ -30,6 +30,16 @@ fn replica_sets(ctx: &Context, d: &Deployment) -> Api<ReplicaSet> {
     Api::namespaced(ctx.client.clone(), namespace_of(d))
 }
 
+/// Converts the result of a Deployment write and records a success ([`Context::wrote`]).
+fn wrote_deployment(
+    ctx: &Context,
+    result: Result<Deployment, kube::Error>,
+) -> Result<Deployment, SyncError> {
+    let written = result?;
+    ctx.wrote(&written);
+    Ok(written)
+}
+
 /// Logs the finished write of `namespace/name` and hands its result back.
 fn logged<T, E: Display>(
     result: Result<T, E>,
@@ -59,11 +69,8 @@ pub(crate) async fn update_status(
 ) -> Result<Deployment, SyncError> {
     let result = deployments(ctx, d)
         .replace_status(name_of(&d.metadata), &PostParams::default(), d)
-        .await
-        .map_err(SyncError::from);
-    if let Ok(written) = &result {
-        ctx.wrote(written);
-    }
+        .await;
+    let result = wrote_deployment(ctx, result);
     let status = d.status.as_ref();
     let field = |f: fn(&DeploymentStatus) -> Option<i64>| status.and_then(f).unwrap_or(0);
     let progressing = status
@@ -109,13 +116,9 @@ pub(crate) async fn update_deployment_for_rollback(
     let updated = &outcome.deployment;
     let result = deployments(ctx, d)
         .replace(name_of(&updated.metadata), &PostParams::default(), updated)
-        .await
-        .map_err(SyncError::from);
-    if let Ok(written) = &result {
-        ctx.wrote(written);
-    }
+        .await;
     logged(
-        result,
+        wrote_deployment(ctx, result),
         "update",
         "deployments",
         namespace_of(d),
