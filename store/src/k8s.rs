@@ -36,6 +36,11 @@ impl ObjectKey {
     ///     ..Default::default()
     /// };
     /// assert_eq!(ObjectKey::from_meta(&meta).to_string(), "prod/web-1");
+    /// let namespace = ObjectMeta {
+    ///     name: Some("prod".into()),
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(ObjectKey::from_meta(&namespace).to_string(), "prod");
     /// ```
     pub fn from_meta(meta: &ObjectMeta) -> ObjectKey {
         ObjectKey::new(
