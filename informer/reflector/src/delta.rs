@@ -76,7 +76,7 @@ impl<K: kube::Resource> DeletedObject<K> {
     /// The key of the deleted object (client-go `DeletionHandlingMetaNamespaceKeyFunc`).
     pub fn key(&self) -> ObjectKey {
         match self {
-            Self::Object(o) => key_of(o.as_ref()),
+            Self::Object(o) => ObjectKey::from_meta(o.meta()),
             Self::Unknown(t) => t.key.clone(),
         }
     }
@@ -99,11 +99,6 @@ pub enum Delta<K> {
         /// The list's resourceVersion.
         resource_version: String,
     },
-}
-
-/// The store key of `obj` (client-go `MetaNamespaceKeyFunc`).
-fn key_of<K: kube::Resource>(obj: &K) -> ObjectKey {
-    ObjectKey::from_meta(obj.meta())
 }
 
 /// An object's namespace and name, borrowed: hashes and compares like its [`ObjectKey`], so a
@@ -139,12 +134,12 @@ where
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Added(o) => write!(f, "Added({})", key_of(o.as_ref())),
-            Self::Updated(o) => write!(f, "Updated({})", key_of(o.as_ref())),
+            Self::Added(o) => write!(f, "Added({})", ObjectKey::from_meta(o.meta())),
+            Self::Updated(o) => write!(f, "Updated({})", ObjectKey::from_meta(o.meta())),
             Self::Deleted(d) if d.is_tombstone() => write!(f, "Deleted(tombstone {})", d.key()),
             Self::Deleted(d) => write!(f, "Deleted({})", d.key()),
-            Self::Replaced(o) => write!(f, "Replaced({})", key_of(o.as_ref())),
-            Self::Sync(o) => write!(f, "Sync({})", key_of(o.as_ref())),
+            Self::Replaced(o) => write!(f, "Replaced({})", ObjectKey::from_meta(o.meta())),
+            Self::Sync(o) => write!(f, "Sync({})", ObjectKey::from_meta(o.meta())),
             Self::ListComplete { resource_version } => {
                 write!(f, "ListComplete({resource_version})")
             }
@@ -244,7 +239,8 @@ where
         match self.known.get_mut(&KeyRef::of(obj.as_ref())) {
             Some(known) => *known = Arc::clone(&obj),
             None => {
-                self.known.insert(key_of(obj.as_ref()), Arc::clone(&obj));
+                self.known
+                    .insert(ObjectKey::from_meta(obj.meta()), Arc::clone(&obj));
             }
         }
         obj
@@ -275,7 +271,7 @@ where
         let objects: Vec<Arc<K>> = into_arcs(objects, Arc::new);
         let listed: KeyMap<Arc<K>> = objects
             .iter()
-            .map(|o| (key_of(o.as_ref()), Arc::clone(o)))
+            .map(|o| (ObjectKey::from_meta(o.meta()), Arc::clone(o)))
             .collect();
         let known = std::mem::take(&mut self.known);
         let listed_keys: HashSet<ObjectKey> = listed.keys().cloned().collect();
