@@ -283,26 +283,29 @@ async fn run_informer<K: kcm_informer::InformerObject>(
     (elapsed, len, with_managed_fields)
 }
 
-/// The reflector alone, writing into a plain `HashMap<String, Arc<Pod>>` (no store, no indices,
+/// The reflector alone, writing into a plain `HashMap<ObjectKey, Arc<Pod>>` (no store, no indices,
 /// no handlers): separates the list/watch path from the cache.
 async fn run_reflector_only(client: kube::Client, pods: usize) -> (Duration, usize, usize) {
-    use kcm_reflector::{Reflector, ReflectorConfig, ReflectorStore, object_key};
+    use kcm_informer::ObjectKey;
+    use kcm_reflector::{Reflector, ReflectorConfig, ReflectorStore};
     #[derive(Default)]
-    struct MapStore(Arc<parking_lot::Mutex<std::collections::HashMap<String, Arc<Pod>>>>);
+    struct MapStore(Arc<parking_lot::Mutex<std::collections::HashMap<ObjectKey, Arc<Pod>>>>);
     impl ReflectorStore<Pod> for MapStore {
         fn add(&mut self, obj: Pod) {
-            self.0.lock().insert(object_key(&obj), Arc::new(obj));
+            self.0
+                .lock()
+                .insert(ObjectKey::from_meta(&obj.metadata), Arc::new(obj));
         }
         fn update(&mut self, obj: Pod) {
             self.add(obj);
         }
         fn delete(&mut self, obj: Pod) {
-            self.0.lock().remove(&object_key(&obj));
+            self.0.lock().remove(&ObjectKey::from_meta(&obj.metadata));
         }
         fn replace(&mut self, objects: Vec<Pod>, _rv: String) {
             let map = objects
                 .into_iter()
-                .map(|o| (object_key(&o), Arc::new(o)))
+                .map(|o| (ObjectKey::from_meta(&o.metadata), Arc::new(o)))
                 .collect();
             *self.0.lock() = map;
         }

@@ -6,26 +6,20 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use kcm_reflector::{LastSyncResourceVersion, Reflector, Watchable};
-use kcm_store::{IndexFn, Lister, Object, Store, StoreError};
+use kcm_reflector::{LastSyncResourceVersion, Reflector};
+use kcm_store::{IndexFn, Lister, Store, StoreError};
 use parking_lot::Mutex;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::handler::ResourceEventHandler;
+use crate::informer_store::InformerStore;
+use crate::inner::Inner;
+pub use crate::inner::{InformerObject, Transform};
 use crate::listener::{ListenerShared, Notification};
 use crate::options::InformerOptions;
-use crate::process_deltas::InformerStore;
 use crate::processor::Processor;
 use crate::sync::{HasSynced, wait_for_cache_sync};
-
-/// What an informer can hold: a watchable Kubernetes type that the store can key and index.
-pub trait InformerObject: Watchable + Object {}
-impl<K: Watchable + Object> InformerObject for K {}
-
-/// A transform applied to every incoming object before it is cached and handed to handlers
-/// (e.g. dropping `metadata.managedFields`). It takes ownership and may modify in place.
-pub type Transform<K> = Arc<dyn Fn(K) -> K + Send + Sync>;
 
 /// Errors of informer operations.
 #[derive(Debug, thiserror::Error)]
@@ -45,19 +39,6 @@ pub enum InformerError {
         #[source]
         source: StoreError,
     },
-}
-
-pub(crate) struct Inner<K> {
-    pub(crate) name: String,
-    pub(crate) client: kube::Client,
-    pub(crate) options: InformerOptions,
-    pub(crate) store: Store<K>,
-    pub(crate) processor: Mutex<Processor<K>>,
-    pub(crate) synced: Arc<AtomicBool>,
-    pub(crate) started: AtomicBool,
-    pub(crate) transform: Mutex<Option<Transform<K>>>,
-    pub(crate) last_sync_rv: Mutex<Option<LastSyncResourceVersion>>,
-    pub(crate) store_resource_version: Mutex<String>,
 }
 
 /// A shared informer with an indexed cache. Cloning shares the informer.
@@ -157,10 +138,10 @@ impl<K: InformerObject> SharedIndexInformer<K> {
             Some(ns) => format!("{type_name}@{ns}"),
             None => type_name.to_owned(),
         };
-        if let Some(l) = &options.label_selector {
+        if let Some(l) = &options.reflector.label_selector {
             name.push_str(&format!("[labels={l}]"));
         }
-        if let Some(f) = &options.field_selector {
+        if let Some(f) = &options.reflector.field_selector {
             name.push_str(&format!("[fields={f}]"));
         }
         Self {
@@ -318,7 +299,7 @@ impl<K: InformerObject> SharedIndexInformer<K> {
             tracing::warn!(informer = %self.inner.name, "the informer has already been started");
             return;
         }
-        let config = self.inner.options.reflector_config(&self.inner.name);
+        let config = self.inner.options.reflector.clone().name(&self.inner.name);
         let mut reflector = Reflector::<K>::new(
             self.inner.client.clone(),
             self.inner.options.namespace.as_deref(),
@@ -368,5 +349,170 @@ async fn resync_loop<K: InformerObject>(inner: Arc<Inner<K>>, cancel: Cancellati
                 );
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::handler::DeletedObject;
+    use crate::informer_store::InformerStore;
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kcm_reflector::ReflectorStore;
+    use kube::api::ObjectMeta;
+    use parking_lot::Mutex;
+
+    fn cm(name: &str, rv: &str) -> ConfigMap {
+        ConfigMap {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                namespace: Some("ns".into()),
+                resource_version: Some(rv.into()),
+                ..ObjectMeta::default()
+            },
+            ..ConfigMap::default()
+        }
+    }
+
+    fn show(o: &ConfigMap) -> String {
+        format!(
+            "{}@{}",
+            o.metadata.name.as_deref().unwrap_or_default(),
+            o.metadata.resource_version.as_deref().unwrap_or_default()
+        )
+    }
+
+    #[derive(Clone, Default)]
+    struct Recorder(Arc<Mutex<Vec<String>>>);
+    impl ResourceEventHandler<ConfigMap> for Recorder {
+        fn on_add(&self, obj: &Arc<ConfigMap>, initial: bool) {
+            self.0.lock().push(format!("add {} {initial}", show(obj)));
+        }
+        fn on_update(&self, old: &Arc<ConfigMap>, new: &Arc<ConfigMap>) {
+            self.0
+                .lock()
+                .push(format!("update {} -> {}", show(old), show(new)));
+        }
+        fn on_delete(&self, obj: DeletedObject<ConfigMap>) {
+            let kind = if obj.is_tombstone() {
+                "tombstone"
+            } else {
+                "delete"
+            };
+            self.0
+                .lock()
+                .push(format!("{kind} {} {}", obj.key(), show(obj.object())));
+        }
+    }
+
+    fn informer() -> SharedIndexInformer<ConfigMap> {
+        let config = kube::Config::new("http://127.0.0.1:9".parse().expect("static uri"));
+        let client = kube::Client::try_from(config).expect("client");
+        SharedIndexInformer::new(client, InformerOptions::default())
+    }
+
+    async fn drained(reg: &crate::informer::HandlerRegistration) {
+        while reg.pending() > 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn relist_produces_tombstones_with_last_known_state_and_skips_unchanged() {
+        let inf = informer();
+        let rec = Recorder::default();
+        let reg = inf.add_event_handler(rec.clone()).expect("add handler");
+        inf.inner.processor.lock().start();
+        let mut sink = InformerStore {
+            inner: Arc::clone(&inf.inner),
+            transform: None,
+        };
+        assert!(!reg.has_synced());
+        sink.replace(vec![cm("a", "1"), cm("b", "1")], "1".into());
+        sink.update(cm("a", "2"));
+        sink.add(cm("c", "3"));
+        sink.delete(cm("c", "4"));
+        assert_eq!(inf.store_resource_version(), "4", "deletes move it too");
+        sink.add(cm("e", "5"));
+        assert_eq!(
+            inf.store_resource_version(),
+            "5",
+            "events move the store's version"
+        );
+        sink.replace(vec![cm("b", "1"), cm("d", "6")], "6".into());
+        drained(&reg).await;
+        assert!(reg.has_synced());
+        assert_eq!(
+            *rec.0.lock(),
+            [
+                "add a@1 true",
+                "add b@1 true",
+                "update a@1 -> a@2",
+                "add c@3 false",
+                "delete ns/c c@4",
+                "add e@5 false",
+                "tombstone ns/a a@2",
+                "tombstone ns/e e@5",
+                "add d@6 false",
+            ]
+        );
+        let mut keys: Vec<String> = inf
+            .store()
+            .list_keys()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        keys.sort();
+        assert_eq!(keys, ["ns/b", "ns/d"]);
+        assert_eq!(inf.store_resource_version(), "6");
+    }
+
+    #[tokio::test]
+    async fn late_handler_gets_the_cache_as_initial_adds_then_live_events() {
+        let inf = informer();
+        inf.inner.processor.lock().start();
+        let mut sink = InformerStore {
+            inner: Arc::clone(&inf.inner),
+            transform: Some(Arc::new(|mut c: ConfigMap| {
+                c.data = None;
+                c
+            })),
+        };
+        sink.replace(vec![cm("a", "1")], "1".into());
+        let rec = Recorder::default();
+        let reg = inf.add_event_handler(rec.clone()).expect("add handler");
+        sink.add(cm("b", "2"));
+        drained(&reg).await;
+        assert!(reg.has_synced());
+        assert_eq!(*rec.0.lock(), ["add a@1 true", "add b@2 false"]);
+        inf.remove_event_handler(&reg);
+        inf.remove_event_handler(&reg);
+        assert_eq!(inf.handler_count(), 0);
+        sink.add(cm("c", "3"));
+        assert_eq!(rec.0.lock().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn removing_a_foreign_handle_is_a_no_op_and_double_registration_gives_two_listeners() {
+        let a = informer();
+        let b = informer();
+        let rec = Recorder::default();
+        let r1 = a.add_event_handler(rec.clone()).expect("add");
+        let _r2 = a.add_event_handler(rec.clone()).expect("add");
+        assert_eq!(a.handler_count(), 2);
+        b.remove_event_handler(&r1);
+        assert_eq!(a.handler_count(), 2);
+        a.remove_event_handler(&r1);
+        assert_eq!(a.handler_count(), 1);
+    }
+
+    #[tokio::test]
+    async fn transform_is_rejected_after_start_and_handlers_after_stop() {
+        let inf = informer();
+        assert!(inf.set_transform(|c| c).is_ok());
+        inf.inner.started.store(true, Ordering::Release);
+        assert!(inf.set_transform(|c| c).is_err());
+        let _ = inf.inner.processor.lock().stop();
+        assert!(inf.add_event_handler(Recorder::default()).is_err());
     }
 }

@@ -41,9 +41,10 @@ pub mod compact;
 pub mod factory;
 pub mod handler;
 pub mod informer;
+mod informer_store;
+mod inner;
 mod listener;
 pub mod options;
-mod process_deltas;
 mod processor;
 pub mod resync;
 pub mod sync;
@@ -57,7 +58,9 @@ pub use handler::{
 pub use informer::{
     HandlerRegistration, InformerError, InformerObject, SharedIndexInformer, Transform,
 };
-pub use kcm_reflector::{BackoffConfig, CountingMetrics, InitialListStrategy, ReflectorMetrics};
+pub use kcm_reflector::{
+    BackoffConfig, CountingMetrics, InitialListStrategy, ReflectorConfig, ReflectorMetrics,
+};
 pub use kcm_store::{Lister, NamespaceLister, ObjectKey, Selector, Store};
 pub use options::InformerOptions;
 pub use sync::{HasSynced, wait_for_cache_sync, wait_for_named_cache_sync};

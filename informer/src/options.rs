@@ -1,46 +1,36 @@
-//! Informer options: scope (namespace, selectors), resync, list strategy, metrics.
+//! Informer options: the namespace, the default resync period, and the reflector's
+//! configuration (selectors, list strategy, page size, backoff, metrics).
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use kcm_reflector::{
-    BackoffConfig, InitialListStrategy, NoopMetrics, ReflectorConfig, ReflectorMetrics,
-};
+use kcm_reflector::ReflectorConfig;
 
 /// Options of one shared informer (and the defaults of an [`InformerFactory`](crate::InformerFactory)).
-#[derive(Clone, Debug)]
+///
+/// Everything about listing and watching (selectors, streaming list, page size, backoff,
+/// metrics) is the reflector's [`ReflectorConfig`]; the informer names the reflector itself.
+///
+/// ```
+/// use std::time::Duration;
+/// use kcm_informer::{InformerOptions, ReflectorConfig};
+///
+/// let options = InformerOptions::default()
+///     .namespace("default")
+///     .resync_period(Duration::from_secs(600))
+///     .reflector(ReflectorConfig::default().labels("app=web").streaming_list());
+/// assert_eq!(options.reflector.label_selector.as_deref(), Some("app=web"));
+/// // Adjust one reflector setting, keeping the others:
+/// let options = options.with_reflector(|r| r.page_size(100));
+/// assert_eq!(options.reflector.page_size, Some(100));
+/// ```
+#[derive(Clone, Debug, Default)]
 pub struct InformerOptions {
     /// Namespace to watch (`None` = all namespaces / cluster-scoped).
     pub namespace: Option<String>,
-    /// Label selector for list and watch.
-    pub label_selector: Option<String>,
-    /// Field selector for list and watch.
-    pub field_selector: Option<String>,
     /// Default handler resync period (0 = no resync); also the initial resync check period.
     pub resync_period: Duration,
-    /// Paginated list or streaming list.
-    pub initial_list: InitialListStrategy,
-    /// Explicit list page size (`None` = the reflector decides).
-    pub page_size: Option<u32>,
-    /// Error and activity counters (errors are logged and counted, never fatal).
-    pub metrics: Arc<dyn ReflectorMetrics>,
-    /// Backoff between failed list/watch attempts (upstream defaults).
-    pub backoff: BackoffConfig,
-}
-
-impl Default for InformerOptions {
-    fn default() -> Self {
-        Self {
-            namespace: None,
-            label_selector: None,
-            field_selector: None,
-            resync_period: Duration::ZERO,
-            initial_list: InitialListStrategy::List,
-            page_size: None,
-            metrics: Arc::new(NoopMetrics),
-            backoff: BackoffConfig::default(),
-        }
-    }
+    /// List and watch settings; the reflector's `name` is replaced by the informer's name.
+    pub reflector: ReflectorConfig,
 }
 
 impl InformerOptions {
@@ -51,20 +41,6 @@ impl InformerOptions {
         self
     }
 
-    /// Sets a label selector.
-    #[must_use]
-    pub fn labels(mut self, selector: impl Into<String>) -> Self {
-        self.label_selector = Some(selector.into());
-        self
-    }
-
-    /// Sets a field selector.
-    #[must_use]
-    pub fn fields(mut self, selector: impl Into<String>) -> Self {
-        self.field_selector = Some(selector.into());
-        self
-    }
-
     /// Sets the default resync period.
     #[must_use]
     pub fn resync_period(mut self, period: Duration) -> Self {
@@ -72,53 +48,26 @@ impl InformerOptions {
         self
     }
 
-    /// Uses a streaming list (falls back to a paginated list on any error).
+    /// Replaces the reflector configuration.
     #[must_use]
-    pub fn streaming_list(mut self) -> Self {
-        self.initial_list = InitialListStrategy::StreamingList;
+    pub fn reflector(mut self, config: ReflectorConfig) -> Self {
+        self.reflector = config;
         self
     }
 
-    /// Sets an explicit page size.
+    /// Changes the reflector configuration with `f` (e.g. `|r| r.labels("app=web")`).
     #[must_use]
-    pub fn page_size(mut self, size: u32) -> Self {
-        self.page_size = Some(size);
+    pub fn with_reflector(mut self, f: impl FnOnce(ReflectorConfig) -> ReflectorConfig) -> Self {
+        self.reflector = f(self.reflector);
         self
-    }
-
-    /// Installs a metrics hook.
-    #[must_use]
-    pub fn metrics(mut self, metrics: Arc<dyn ReflectorMetrics>) -> Self {
-        self.metrics = metrics;
-        self
-    }
-
-    /// Overrides the list/watch retry backoff.
-    #[must_use]
-    pub fn backoff(mut self, backoff: BackoffConfig) -> Self {
-        self.backoff = backoff;
-        self
-    }
-
-    /// The reflector configuration for these options.
-    pub fn reflector_config(&self, name: &str) -> ReflectorConfig {
-        let mut c = ReflectorConfig::default()
-            .name(name)
-            .initial_list(self.initial_list)
-            .metrics(Arc::clone(&self.metrics))
-            .backoff(self.backoff.clone());
-        c.label_selector = self.label_selector.clone();
-        c.field_selector = self.field_selector.clone();
-        c.page_size = self.page_size;
-        c
     }
 
     /// The part of the options that identifies a distinct informer in a factory.
     pub(crate) fn scope_key(&self) -> (Option<String>, Option<String>, Option<String>) {
         (
             self.namespace.clone(),
-            self.label_selector.clone(),
-            self.field_selector.clone(),
+            self.reflector.label_selector.clone(),
+            self.reflector.field_selector.clone(),
         )
     }
 }

@@ -21,7 +21,7 @@ use parking_lot::Mutex;
 fn options() -> InformerOptions {
     InformerOptions::default()
         .namespace(NS)
-        .backoff(fast_backoff())
+        .with_reflector(|r| r.backoff(fast_backoff()))
 }
 
 fn spawn_run<K: kcm_informer::InformerObject>(
@@ -363,7 +363,7 @@ async fn factory_shares_one_informer_per_type_and_scope() {
         1,
         "same informer for the same type and scope"
     );
-    let other = factory.informer_with::<Lease>(options().labels("app=x"));
+    let other = factory.informer_with::<Lease>(options().with_reflector(|r| r.labels("app=x")));
     assert_eq!(
         other.handler_count(),
         0,

@@ -20,8 +20,7 @@ async fn run_case(seed: u64) {
     let metrics = Arc::new(CountingMetrics::default());
     let options = InformerOptions::default()
         .namespace(NS)
-        .backoff(fast_backoff())
-        .metrics(metrics.clone());
+        .with_reflector(|r| r.backoff(fast_backoff()).metrics(metrics.clone()));
     let informer = SharedIndexInformer::<Lease>::new(env.client(), options);
     let early = Recorder::default();
     informer

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
-use crate::Object;
 use crate::selector::{Operator, Requirement, Selector, SelectorError};
+use crate::{Object, ObjectKey};
 
 impl<T> Object for T
 where
@@ -20,6 +20,33 @@ where
     }
     fn labels(&self) -> Option<&BTreeMap<String, String>> {
         self.metadata().labels.as_ref()
+    }
+}
+
+impl ObjectKey {
+    /// The key of the object with this metadata (client-go `MetaNamespaceKeyFunc`): an absent
+    /// or empty namespace makes it cluster-scoped, an absent name is empty.
+    ///
+    /// ```
+    /// use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    /// use kcm_store::ObjectKey;
+    /// let meta = ObjectMeta {
+    ///     name: Some("web-1".into()),
+    ///     namespace: Some("prod".into()),
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(ObjectKey::from_meta(&meta).to_string(), "prod/web-1");
+    /// let namespace = ObjectMeta {
+    ///     name: Some("prod".into()),
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(ObjectKey::from_meta(&namespace).to_string(), "prod");
+    /// ```
+    pub fn from_meta(meta: &ObjectMeta) -> ObjectKey {
+        ObjectKey::new(
+            meta.namespace.as_deref().unwrap_or_default(),
+            meta.name.as_deref().unwrap_or_default(),
+        )
     }
 }
 

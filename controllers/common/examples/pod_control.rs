@@ -42,20 +42,21 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let owner = object_reference(&rs);
     let controller_ref = ControllerRefOwner::of(&rs).controller_ref();
     let expectations = ControllerExpectations::new();
+    let key = kcm_store::ObjectKey::new("default", "web");
 
     // Record what we are about to do, then do it; a pod informer handler observes the creations.
-    expectations.expect_creations("default/web", 2);
+    expectations.expect_creations(&key, 2);
     for _ in 0..2 {
         control
             .create_pods("default", &template, &owner, &controller_ref)
             .await?;
     }
     for _ in 0..2 {
-        let satisfied = expectations.satisfied_expectations("default/web");
+        let satisfied = expectations.satisfied_expectations(&key);
         println!("expectations satisfied: {satisfied}; the informer observes one creation");
-        expectations.creation_observed("default/web");
+        expectations.creation_observed(&key);
     }
-    let satisfied = expectations.satisfied_expectations("default/web");
+    let satisfied = expectations.satisfied_expectations(&key);
     println!("expectations satisfied: {satisfied}");
 
     let pods = Api::<Pod>::namespaced(client.clone(), "default");

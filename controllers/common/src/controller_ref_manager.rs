@@ -13,6 +13,7 @@
 //! every adoption of the pass fails with it.
 
 use std::fmt;
+use std::future::Future;
 use std::ops::Deref;
 
 use futures::future::BoxFuture;
@@ -225,25 +226,29 @@ pub fn recheck_deletion_timestamp(
     Ok(())
 }
 
-/// A live `can_adopt` check: GETs the owner through `api` (uncached) and
-/// applies [`recheck_deletion_timestamp`].
-pub fn live_can_adopt<K>(api: kube::Api<K>, owner: ControllerRefOwner) -> CanAdopt<'static>
-where
-    K: kube::Resource<DynamicType = ()>
-        + k8s_openapi::Metadata<Ty = ObjectMeta>
-        + Clone
-        + serde::de::DeserializeOwned
-        + fmt::Debug
-        + Send
-        + 'static,
-{
+/// A live `can_adopt` check: awaits `get_owner`, a fresh (uncached) GET of the owner's
+/// metadata that runs only when the first adoption of a claim pass needs it, and applies
+/// [`recheck_deletion_timestamp`].
+///
+/// ```
+/// use kcm_controller::controller_ref_manager::{ControllerRefOwner, live_can_adopt};
+/// use kcm_controller::ControlError;
+/// use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+/// # async fn example(api: kube::Api<k8s_openapi::api::apps::v1::Deployment>, owner: ControllerRefOwner) {
+/// let name = owner.name.clone();
+/// let can_adopt = live_can_adopt(owner, async move {
+///     api.get(&name).await.map(|d| d.metadata).map_err(ControlError::from)
+/// });
+/// # let _: Result<ObjectMeta, ControlError> = Ok(ObjectMeta::default());
+/// # }
+/// ```
+pub fn live_can_adopt(
+    owner: ControllerRefOwner,
+    get_owner: impl Future<Output = Result<ObjectMeta, ControlError>> + Send + 'static,
+) -> CanAdopt<'static> {
     Box::new(move || {
         Box::pin(async move {
-            let fresh = api
-                .get(&owner.name)
-                .await
-                .map(|o| k8s_openapi::Metadata::metadata(&o).clone())
-                .map_err(ControlError::from);
+            let fresh = get_owner.await;
             recheck_deletion_timestamp(&owner, fresh)
         })
     })

@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use kcm_store::ObjectKey;
 use parking_lot::{Mutex, RwLock};
 
 use crate::clock::{RealClock, SharedClock};
@@ -53,17 +54,19 @@ impl ControlleeExpectations {
 ///
 /// ```
 /// use kcm_controller::expectations::ControllerExpectations;
+/// use kcm_store::ObjectKey;
 /// let exp = ControllerExpectations::new();
-/// assert!(exp.satisfied_expectations("ns/rs")); // never set
-/// exp.expect_creations("ns/rs", 2);
-/// assert!(!exp.satisfied_expectations("ns/rs"));
-/// exp.creation_observed("ns/rs");
-/// exp.creation_observed("ns/rs");
-/// assert!(exp.satisfied_expectations("ns/rs"));
+/// let rs = ObjectKey::new("ns", "rs");
+/// assert!(exp.satisfied_expectations(&rs)); // never set
+/// exp.expect_creations(&rs, 2);
+/// assert!(!exp.satisfied_expectations(&rs));
+/// exp.creation_observed(&rs);
+/// exp.creation_observed(&rs);
+/// assert!(exp.satisfied_expectations(&rs));
 /// ```
 #[derive(Debug)]
 pub struct ControllerExpectations {
-    records: RwLock<HashMap<String, Arc<ControlleeExpectations>>>,
+    records: RwLock<HashMap<ObjectKey, Arc<ControlleeExpectations>>>,
     clock: SharedClock,
 }
 
@@ -87,21 +90,21 @@ impl ControllerExpectations {
         }
     }
 
-    fn get(&self, key: &str) -> Option<Arc<ControlleeExpectations>> {
+    fn get(&self, key: &ObjectKey) -> Option<Arc<ControlleeExpectations>> {
         self.records.read().get(key).cloned()
     }
 
     /// The current `(add, del)` counters for `key`, if a record exists.
-    pub fn get_expectations(&self, key: &str) -> Option<(i64, i64)> {
+    pub fn get_expectations(&self, key: &ObjectKey) -> Option<(i64, i64)> {
         self.get(key).map(|e| e.counts())
     }
 
     /// Whether a sync for `key` may create/delete: true if no record exists, the
     /// record is fulfilled, or it is older than [`EXPECTATIONS_TIMEOUT`]
     /// (an expired record is ignored, not removed).
-    pub fn satisfied_expectations(&self, key: &str) -> bool {
+    pub fn satisfied_expectations(&self, key: &ObjectKey) -> bool {
         let Some(exp) = self.get(key) else {
-            tracing::trace!(controller = key, "no expectations recorded");
+            tracing::trace!(controller = %key, "no expectations recorded");
             return true;
         };
         if exp.fulfilled() {
@@ -110,60 +113,60 @@ impl ControllerExpectations {
         let age = self.clock.now().duration_since(exp.timestamp);
         let ttl = SignedDuration::try_from(EXPECTATIONS_TIMEOUT).unwrap_or(SignedDuration::MAX);
         if age > ttl {
-            tracing::debug!(controller = key, counts = ?exp.counts(), "controller expectations expired");
+            tracing::debug!(controller = %key, counts = ?exp.counts(), "controller expectations expired");
             return true;
         }
-        tracing::trace!(controller = key, counts = ?exp.counts(), "still waiting on expectations");
+        tracing::trace!(controller = %key, counts = ?exp.counts(), "still waiting on expectations");
         false
     }
 
     /// Removes the record for `key`.
-    pub fn delete_expectations(&self, key: &str) {
+    pub fn delete_expectations(&self, key: &ObjectKey) {
         self.records.write().remove(key);
     }
 
     /// Replaces the record for `key` with fresh counters, restarting the TTL.
-    pub fn set_expectations(&self, key: &str, add: i64, del: i64) {
+    pub fn set_expectations(&self, key: &ObjectKey, add: i64, del: i64) {
         let rec = ControlleeExpectations {
             add: AtomicI64::new(add),
             del: AtomicI64::new(del),
             timestamp: self.clock.now(),
         };
-        tracing::trace!(controller = key, add, del, "setting expectations");
-        self.records.write().insert(key.to_string(), Arc::new(rec));
+        tracing::trace!(controller = %key, add, del, "setting expectations");
+        self.records.write().insert(key.clone(), Arc::new(rec));
     }
 
     /// `set_expectations(key, adds, 0)`.
-    pub fn expect_creations(&self, key: &str, adds: i64) {
+    pub fn expect_creations(&self, key: &ObjectKey, adds: i64) {
         self.set_expectations(key, adds, 0);
     }
 
     /// `set_expectations(key, 0, dels)`.
-    pub fn expect_deletions(&self, key: &str, dels: i64) {
+    pub fn expect_deletions(&self, key: &ObjectKey, dels: i64) {
         self.set_expectations(key, 0, dels);
     }
 
     /// Decrements the counters of an existing record (no-op when absent).
-    pub fn lower_expectations(&self, key: &str, add: i64, del: i64) {
+    pub fn lower_expectations(&self, key: &ObjectKey, add: i64, del: i64) {
         if let Some(exp) = self.get(key) {
             exp.adjust(-add, -del);
         }
     }
 
     /// Increments the counters of an existing record (no-op when absent).
-    pub fn raise_expectations(&self, key: &str, add: i64, del: i64) {
+    pub fn raise_expectations(&self, key: &ObjectKey, add: i64, del: i64) {
         if let Some(exp) = self.get(key) {
             exp.adjust(add, del);
         }
     }
 
     /// One creation observed (or failed): `lower_expectations(key, 1, 0)`.
-    pub fn creation_observed(&self, key: &str) {
+    pub fn creation_observed(&self, key: &ObjectKey) {
         self.lower_expectations(key, 1, 0);
     }
 
     /// One deletion observed: `lower_expectations(key, 0, 1)`.
-    pub fn deletion_observed(&self, key: &str) {
+    pub fn deletion_observed(&self, key: &ObjectKey) {
         self.lower_expectations(key, 0, 1);
     }
 }
@@ -175,18 +178,20 @@ impl ControllerExpectations {
 ///
 /// ```
 /// use kcm_controller::expectations::UIDTrackingControllerExpectations;
+/// use kcm_store::ObjectKey;
 /// let exp = UIDTrackingControllerExpectations::new();
-/// exp.expect_deletions("ns/rs", &["ns/p1".to_string(), "ns/p2".to_string()]);
-/// exp.deletion_observed("ns/rs", "ns/p1");
-/// exp.deletion_observed("ns/rs", "ns/p1"); // counted once
-/// assert_eq!(exp.get_expectations("ns/rs"), Some((0, 1)));
-/// exp.deletion_observed("ns/rs", "ns/p2");
-/// assert!(exp.satisfied_expectations("ns/rs"));
+/// let rs = ObjectKey::new("ns", "rs");
+/// exp.expect_deletions(&rs, &["ns/p1".to_string(), "ns/p2".to_string()]);
+/// exp.deletion_observed(&rs, "ns/p1");
+/// exp.deletion_observed(&rs, "ns/p1"); // counted once
+/// assert_eq!(exp.get_expectations(&rs), Some((0, 1)));
+/// exp.deletion_observed(&rs, "ns/p2");
+/// assert!(exp.satisfied_expectations(&rs));
 /// ```
 #[derive(Debug, Default)]
 pub struct UIDTrackingControllerExpectations {
     inner: ControllerExpectations,
-    uids: Mutex<HashMap<String, HashSet<String>>>,
+    uids: Mutex<HashMap<ObjectKey, HashSet<String>>>,
 }
 
 impl UIDTrackingControllerExpectations {
@@ -209,64 +214,64 @@ impl UIDTrackingControllerExpectations {
     }
 
     /// See [`ControllerExpectations::get_expectations`].
-    pub fn get_expectations(&self, key: &str) -> Option<(i64, i64)> {
+    pub fn get_expectations(&self, key: &ObjectKey) -> Option<(i64, i64)> {
         self.inner.get_expectations(key)
     }
 
     /// See [`ControllerExpectations::satisfied_expectations`].
-    pub fn satisfied_expectations(&self, key: &str) -> bool {
+    pub fn satisfied_expectations(&self, key: &ObjectKey) -> bool {
         self.inner.satisfied_expectations(key)
     }
 
     /// See [`ControllerExpectations::expect_creations`] (the UID set is left untouched).
-    pub fn expect_creations(&self, key: &str, adds: i64) {
+    pub fn expect_creations(&self, key: &ObjectKey, adds: i64) {
         self.inner.expect_creations(key, adds);
     }
 
     /// See [`ControllerExpectations::creation_observed`].
-    pub fn creation_observed(&self, key: &str) {
+    pub fn creation_observed(&self, key: &ObjectKey) {
         self.inner.creation_observed(key);
     }
 
     /// See [`ControllerExpectations::lower_expectations`].
-    pub fn lower_expectations(&self, key: &str, add: i64, del: i64) {
+    pub fn lower_expectations(&self, key: &ObjectKey, add: i64, del: i64) {
         self.inner.lower_expectations(key, add, del);
     }
 
     /// See [`ControllerExpectations::raise_expectations`].
-    pub fn raise_expectations(&self, key: &str, add: i64, del: i64) {
+    pub fn raise_expectations(&self, key: &ObjectKey, add: i64, del: i64) {
         self.inner.raise_expectations(key, add, del);
     }
 
     /// The pod keys still expected to be deleted for `key` (a copy), if any set exists.
-    pub fn get_uids(&self, key: &str) -> Option<HashSet<String>> {
+    pub fn get_uids(&self, key: &ObjectKey) -> Option<HashSet<String>> {
         self.uids.lock().get(key).cloned()
     }
 
     /// Records that the pods with the given keys are about to be deleted: replaces
     /// the key set and sets the counters to `(0, distinct keys)`.
-    pub fn expect_deletions(&self, key: &str, delete_keys: &[String]) {
+    pub fn expect_deletions(&self, key: &ObjectKey, delete_keys: &[String]) {
         let expected: HashSet<String> = delete_keys.iter().cloned().collect();
         let mut uids = self.uids.lock();
         if let Some(existing) = uids.get(key)
             && !existing.is_empty()
         {
-            tracing::error!(controller = key, keys = ?existing, "Clobbering existing delete keys");
+            tracing::error!(controller = %key, keys = ?existing, "Clobbering existing delete keys");
         }
         let n = i64::try_from(expected.len()).unwrap_or(i64::MAX);
-        uids.insert(key.to_string(), expected);
+        uids.insert(key.clone(), expected);
         self.inner.expect_deletions(key, n);
     }
 
     /// Records the deletion of `delete_key`; lowers the counter only if that key was
     /// expected (and forgets it, so a second observation does nothing).
-    pub fn deletion_observed(&self, key: &str, delete_key: &str) {
+    pub fn deletion_observed(&self, key: &ObjectKey, delete_key: &str) {
         let mut uids = self.uids.lock();
         if let Some(set) = uids.get_mut(key)
             && set.remove(delete_key)
         {
             tracing::trace!(
-                controller = key,
+                controller = %key,
                 pod = delete_key,
                 "received expected delete"
             );
@@ -275,7 +280,7 @@ impl UIDTrackingControllerExpectations {
     }
 
     /// Removes both the counters and the key set for `key`.
-    pub fn delete_expectations(&self, key: &str) {
+    pub fn delete_expectations(&self, key: &ObjectKey) {
         let mut uids = self.uids.lock();
         self.inner.delete_expectations(key);
         uids.remove(key);
@@ -287,6 +292,11 @@ mod tests {
     use super::*;
     use crate::clock::FakeClock;
 
+    /// The controller key `s` (`namespace/name` or `name`).
+    fn k(s: &str) -> ObjectKey {
+        ObjectKey::parse(s).expect("valid key")
+    }
+
     fn fake() -> (FakeClock, SharedClock) {
         let c = FakeClock::new(Timestamp::from_second(1_700_000_000).unwrap());
         (c.clone(), Arc::new(c))
@@ -297,12 +307,12 @@ mod tests {
     fn test_controller_expectations() {
         let (clock, shared) = fake();
         let e = Arc::new(ControllerExpectations::with_clock(shared));
-        let key = "default/rc";
+        let key = &k("default/rc");
         e.set_expectations(key, 10, 30);
         let threads: Vec<_> = (0..11)
             .map(|_| {
-                let e = e.clone();
-                std::thread::spawn(move || e.creation_observed(key))
+                let (e, key) = (e.clone(), key.clone());
+                std::thread::spawn(move || e.creation_observed(&key))
             })
             .collect();
         threads.into_iter().for_each(|t| t.join().unwrap());
@@ -312,8 +322,8 @@ mod tests {
         );
         let threads: Vec<_> = (0..31)
             .map(|_| {
-                let e = e.clone();
-                std::thread::spawn(move || e.deletion_observed(key))
+                let (e, key) = (e.clone(), key.clone());
+                std::thread::spawn(move || e.deletion_observed(&key))
             })
             .collect();
         threads.into_iter().for_each(|t| t.join().unwrap());
@@ -363,37 +373,37 @@ mod tests {
     fn ttl_boundary_is_strict() {
         let (clock, shared) = fake();
         let e = ControllerExpectations::with_clock(shared);
-        e.expect_creations("k", 1);
+        e.expect_creations(&k("k"), 1);
         clock.step(EXPECTATIONS_TIMEOUT);
         assert!(
-            !e.satisfied_expectations("k"),
+            !e.satisfied_expectations(&k("k")),
             "exactly 5 min is not expired"
         );
         clock.step(Duration::from_nanos(1));
-        assert!(e.satisfied_expectations("k"));
+        assert!(e.satisfied_expectations(&k("k")));
         // The expired record is still there and can be lowered.
-        assert_eq!(e.get_expectations("k"), Some((1, 0)));
+        assert_eq!(e.get_expectations(&k("k")), Some((1, 0)));
         // Re-setting restarts the TTL.
-        e.expect_creations("k", 1);
-        assert!(!e.satisfied_expectations("k"));
+        e.expect_creations(&k("k"), 1);
+        assert!(!e.satisfied_expectations(&k("k")));
     }
 
     #[test]
     fn lower_and_raise_without_record_are_noops() {
         let e = ControllerExpectations::new();
-        e.lower_expectations("k", 1, 1);
-        e.raise_expectations("k", 1, 1);
-        assert_eq!(e.get_expectations("k"), None);
-        assert!(e.satisfied_expectations("k"));
-        e.set_expectations("k", 0, 0);
-        e.raise_expectations("k", 2, 1);
-        assert_eq!(e.get_expectations("k"), Some((2, 1)));
-        e.lower_expectations("k", 2, 0);
-        assert!(!e.satisfied_expectations("k"));
-        e.deletion_observed("k");
-        assert!(e.satisfied_expectations("k"));
-        e.delete_expectations("k");
-        assert_eq!(e.get_expectations("k"), None);
+        e.lower_expectations(&k("k"), 1, 1);
+        e.raise_expectations(&k("k"), 1, 1);
+        assert_eq!(e.get_expectations(&k("k")), None);
+        assert!(e.satisfied_expectations(&k("k")));
+        e.set_expectations(&k("k"), 0, 0);
+        e.raise_expectations(&k("k"), 2, 1);
+        assert_eq!(e.get_expectations(&k("k")), Some((2, 1)));
+        e.lower_expectations(&k("k"), 2, 0);
+        assert!(!e.satisfied_expectations(&k("k")));
+        e.deletion_observed(&k("k"));
+        assert!(e.satisfied_expectations(&k("k")));
+        e.delete_expectations(&k("k"));
+        assert_eq!(e.get_expectations(&k("k")), None);
     }
 
     /// Upstream `TestUIDExpectations`.
@@ -401,10 +411,10 @@ mod tests {
     fn test_uid_expectations() {
         let e = UIDTrackingControllerExpectations::new();
         let mut rc_keys = Vec::new();
-        let mut rc_pods: HashMap<String, Vec<String>> = HashMap::new();
+        let mut rc_pods: HashMap<ObjectKey, Vec<String>> = HashMap::new();
         // Replica counts as upstream; order shuffled deterministically.
         for (n, replicas) in [5, 0, 2, 1].into_iter().enumerate() {
-            let key = format!("default/rc-{n}-{replicas}");
+            let key = ObjectKey::new("default", format!("rc-{n}-{replicas}"));
             let pods: Vec<String> = (0..5).map(|i| format!("default/pod{i}-rc-{n}")).collect();
             e.expect_deletions(&key, &pods);
             rc_pods.insert(key.clone(), pods);
@@ -431,17 +441,17 @@ mod tests {
         fn satisfied_iff_fulfilled(add in 0i64..20, del in 0i64..20, ops in proptest::collection::vec(0u8..4, 0..60)) {
             let (_clock, shared) = fake();
             let e = ControllerExpectations::with_clock(shared);
-            e.set_expectations("k", add, del);
+            e.set_expectations(&k("k"), add, del);
             for op in ops {
                 match op {
-                    0 => e.creation_observed("k"),
-                    1 => e.deletion_observed("k"),
-                    2 => e.raise_expectations("k", 1, 0),
-                    _ => e.lower_expectations("k", 1, 1),
+                    0 => e.creation_observed(&k("k")),
+                    1 => e.deletion_observed(&k("k")),
+                    2 => e.raise_expectations(&k("k"), 1, 0),
+                    _ => e.lower_expectations(&k("k"), 1, 1),
                 }
             }
-            let (a, d) = e.get_expectations("k").unwrap();
-            proptest::prop_assert_eq!(e.satisfied_expectations("k"), a <= 0 && d <= 0);
+            let (a, d) = e.get_expectations(&k("k")).unwrap();
+            proptest::prop_assert_eq!(e.satisfied_expectations(&k("k")), a <= 0 && d <= 0);
         }
     }
 
@@ -449,21 +459,21 @@ mod tests {
     fn uid_expect_deletions_dedups_and_replaces() {
         let e = UIDTrackingControllerExpectations::new();
         let keys = ["a".to_string(), "a".to_string(), "b".to_string()];
-        e.expect_deletions("rs", &keys);
-        assert_eq!(e.get_expectations("rs"), Some((0, 2)));
-        e.deletion_observed("rs", "unknown");
-        assert_eq!(e.get_expectations("rs"), Some((0, 2)));
-        e.deletion_observed("rs", "a");
-        e.deletion_observed("rs", "a");
-        assert_eq!(e.get_expectations("rs"), Some((0, 1)));
+        e.expect_deletions(&k("rs"), &keys);
+        assert_eq!(e.get_expectations(&k("rs")), Some((0, 2)));
+        e.deletion_observed(&k("rs"), "unknown");
+        assert_eq!(e.get_expectations(&k("rs")), Some((0, 2)));
+        e.deletion_observed(&k("rs"), "a");
+        e.deletion_observed(&k("rs"), "a");
+        assert_eq!(e.get_expectations(&k("rs")), Some((0, 1)));
         // Clobbering replaces the set and the counters.
-        e.expect_deletions("rs", &["c".to_string()]);
-        assert_eq!(e.get_uids("rs"), Some(HashSet::from(["c".to_string()])));
-        e.deletion_observed("rs", "b");
-        assert_eq!(e.get_expectations("rs"), Some((0, 1)));
+        e.expect_deletions(&k("rs"), &["c".to_string()]);
+        assert_eq!(e.get_uids(&k("rs")), Some(HashSet::from(["c".to_string()])));
+        e.deletion_observed(&k("rs"), "b");
+        assert_eq!(e.get_expectations(&k("rs")), Some((0, 1)));
         // Creations leave the UID set alone.
-        e.expect_creations("rs", 3);
-        assert_eq!(e.get_expectations("rs"), Some((3, 0)));
-        assert_eq!(e.get_uids("rs"), Some(HashSet::from(["c".to_string()])));
+        e.expect_creations(&k("rs"), 3);
+        assert_eq!(e.get_expectations(&k("rs")), Some((3, 0)));
+        assert_eq!(e.get_uids(&k("rs")), Some(HashSet::from(["c".to_string()])));
     }
 }

@@ -17,6 +17,7 @@
 //! | [`worker`] | `processNextWorkItem` / `handleErr` | worker loop over `kcm-workqueue` |
 //! | [`sync_metrics`] | — | sync durations for a process-wide observer (metrics) |
 //! | [`clock`] | `k8s.io/utils/clock` | real and fake clocks |
+//! | `testing` (feature `testing`) | — | a `kube::Client` over an in-process mock API server |
 //!
 //! Libraries using this crate pick no k8s-openapi version feature; binaries and
 //! tests do (e.g. `features = ["v1_33"]`).
@@ -32,6 +33,7 @@
 //! use kcm_controller::expectations::UIDTrackingControllerExpectations;
 //! use kcm_controller::pod_control::{FakePodControl, PodControl};
 //! use kcm_controller::slow_start::{slow_start_batch, SLOW_START_INITIAL_BATCH_SIZE};
+//! use kcm_store::ObjectKey;
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
@@ -39,7 +41,7 @@
 //! rs.metadata.name = Some("web".into());
 //! rs.metadata.namespace = Some("default".into());
 //! rs.metadata.uid = Some("uid-1".into());
-//! let key = "default/web";
+//! let key = &ObjectKey::new("default", "web");
 //! let owner = ControllerRefOwner::of(&rs);
 //! let pods = FakePodControl::default();
 //! let expectations = UIDTrackingControllerExpectations::new();
@@ -72,6 +74,7 @@ pub mod event_recorder;
 pub mod expectations;
 mod lru;
 pub mod names;
+mod patch;
 pub mod pod;
 pub mod pod_control;
 pub mod pod_util;
@@ -79,8 +82,8 @@ pub mod ranking;
 pub mod rs_control;
 pub mod slow_start;
 pub mod sync_metrics;
-#[cfg(test)]
-mod testing;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 pub mod worker;
 
 pub use error::ControlError;

@@ -16,13 +16,14 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::{ObjectReference, Pod, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, PostParams};
 use parking_lot::Mutex;
 
 use crate::api_write::log_write;
 use crate::error::{ControlError, NAMESPACE_TERMINATING_CAUSE};
 use crate::event_recorder::{EventRecorder, EventType};
 use crate::names::is_dns1123_subdomain;
+use crate::patch::strategic_merge_patch;
 
 /// Event reason: a pod could not be created.
 pub const FAILED_CREATE_POD_REASON: &str = "FailedCreate";
@@ -305,11 +306,7 @@ impl PodControl for KubePodControl {
         patch: &'a str,
     ) -> BoxFuture<'a, Result<(), ControlError>> {
         Box::pin(async move {
-            let raw = serde_json::value::RawValue::from_string(patch.to_string())?;
-            let pod = self
-                .api(namespace)
-                .patch(name, &PatchParams::default(), &Patch::Strategic(raw))
-                .await?;
+            let pod = strategic_merge_patch(&self.api(namespace), name, patch).await?;
             if let Some(f) = &self.on_write {
                 f(&pod);
             }

@@ -5,10 +5,11 @@ use std::fmt;
 
 use futures::future::BoxFuture;
 use k8s_openapi::api::apps::v1::ReplicaSet;
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::Api;
 use parking_lot::Mutex;
 
 use crate::error::ControlError;
+use crate::patch::strategic_merge_patch;
 
 /// Sends strategic-merge patches to ReplicaSets.
 pub trait ReplicaSetControl: Send + Sync {
@@ -49,10 +50,8 @@ impl ReplicaSetControl for KubeReplicaSetControl {
         patch: &'a str,
     ) -> BoxFuture<'a, Result<(), ControlError>> {
         Box::pin(async move {
-            let raw = serde_json::value::RawValue::from_string(patch.to_string())?;
-            Api::<ReplicaSet>::namespaced(self.client.clone(), namespace)
-                .patch(name, &PatchParams::default(), &Patch::Strategic(raw))
-                .await?;
+            let api = Api::<ReplicaSet>::namespaced(self.client.clone(), namespace);
+            strategic_merge_patch(&api, name, patch).await?;
             Ok(())
         })
     }

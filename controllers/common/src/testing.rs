@@ -1,7 +1,24 @@
-//! Test helper: a `kube::Client` backed by an in-process mock HTTP handler that
-//! records every request (method, path, content type, JSON body).
+//! Test helper (feature `testing`): a `kube::Client` backed by an in-process mock HTTP
+//! handler that records every request (method, path, content type, JSON body). Controllers
+//! built on this crate fake the API server with it in their unit tests.
+//!
+//! ```
+//! use kcm_controller::testing::{MockApi, MockResponse};
+//! use serde_json::json;
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let api = MockApi::new(|req| match req.method.as_str() {
+//!     "GET" => MockResponse::json(200, json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}})),
+//!     _ => MockResponse::status(405, "MethodNotAllowed", "no", None),
+//! });
+//! let pods: kube::Api<k8s_openapi::api::core::v1::Pod> = kube::Api::namespaced(api.client(), "default");
+//! assert_eq!(pods.get("p").await.unwrap().metadata.name.as_deref(), Some("p"));
+//! assert_eq!(api.requests()[0].path, "/api/v1/namespaces/default/pods/p");
+//! # }
+//! ```
 
 use std::convert::Infallible;
+use std::fmt;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -11,21 +28,26 @@ use serde_json::{Value, json};
 
 /// One request seen by the mock.
 #[derive(Debug, Clone)]
-pub(crate) struct MockRequest {
+pub struct MockRequest {
+    /// `GET`, `PUT`, …
     pub method: String,
+    /// The URL path.
     pub path: String,
+    /// The `Content-Type` header.
     pub content_type: Option<String>,
+    /// The JSON body (`null` when empty or not JSON).
     pub body: Value,
 }
 
 /// The mock's answer.
 #[derive(Debug, Clone)]
-pub(crate) struct MockResponse {
+pub struct MockResponse {
     code: u16,
     body: Value,
 }
 
 impl MockResponse {
+    /// `body` with status `code`.
     pub fn json(code: u16, body: Value) -> Self {
         Self { code, body }
     }
@@ -47,12 +69,21 @@ type Handler = Arc<dyn Fn(&MockRequest) -> MockResponse + Send + Sync>;
 
 /// A mock API server.
 #[derive(Clone)]
-pub(crate) struct MockApi {
+pub struct MockApi {
     requests: Arc<Mutex<Vec<MockRequest>>>,
     handler: Handler,
 }
 
+impl fmt::Debug for MockApi {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MockApi")
+            .field("requests", &self.requests.lock().len())
+            .finish_non_exhaustive()
+    }
+}
+
 impl MockApi {
+    /// A mock answering every request with `handler`.
     pub fn new(handler: impl Fn(&MockRequest) -> MockResponse + Send + Sync + 'static) -> Self {
         Self {
             requests: Arc::default(),
@@ -60,6 +91,7 @@ impl MockApi {
         }
     }
 
+    /// The requests seen so far, in order.
     pub fn requests(&self) -> Vec<MockRequest> {
         self.requests.lock().clone()
     }

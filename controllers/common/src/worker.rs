@@ -20,11 +20,13 @@
 
 use std::fmt;
 use std::future::Future;
+use std::hash::Hash;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Instant;
 
 use futures::FutureExt;
+use futures::future::BoxFuture;
 use kcm_workqueue::RateLimitingQueue;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
@@ -38,16 +40,21 @@ pub const DEPLOYMENT_MAX_RETRIES: usize = 15;
 type ErrorFilter<E> = Arc<dyn Fn(&E) -> bool + Send + Sync>;
 
 /// Called with the key and its last error when a key is dropped after the maximum retries.
-type DropHandler<E> = Arc<dyn Fn(&str, &E) + Send + Sync>;
+type DropHandler<K, E> = Arc<dyn Fn(&K, &E) + Send + Sync>;
 
-/// What to do with a key whose sync failed.
-pub struct RetryPolicy<E> {
+/// The key a [`WorkerPool`] hands to its sync: anything the work queue can hold that logs as
+/// text (the controllers use [`kcm_store::ObjectKey`], displayed `namespace/name`).
+pub trait WorkKey: Hash + Eq + Clone + fmt::Display + Send + Sync + 'static {}
+impl<K: Hash + Eq + Clone + fmt::Display + Send + Sync + 'static> WorkKey for K {}
+
+/// What to do with a key of type `K` whose sync failed with an `E`.
+pub struct RetryPolicy<K, E> {
     max_retries: Option<usize>,
     forget_if: Option<ErrorFilter<E>>,
-    on_drop: Option<DropHandler<E>>,
+    on_drop: Option<DropHandler<K, E>>,
 }
 
-impl<E> Clone for RetryPolicy<E> {
+impl<K, E> Clone for RetryPolicy<K, E> {
     fn clone(&self) -> Self {
         Self {
             max_retries: self.max_retries,
@@ -57,7 +64,7 @@ impl<E> Clone for RetryPolicy<E> {
     }
 }
 
-impl<E> fmt::Debug for RetryPolicy<E> {
+impl<K, E> fmt::Debug for RetryPolicy<K, E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RetryPolicy")
             .field("max_retries", &self.max_retries)
@@ -67,7 +74,7 @@ impl<E> fmt::Debug for RetryPolicy<E> {
     }
 }
 
-impl<E> RetryPolicy<E> {
+impl<K, E> RetryPolicy<K, E> {
     /// Requeue with rate limiting forever (ReplicaSet controller).
     pub fn unlimited() -> Self {
         Self {
@@ -96,27 +103,34 @@ impl<E> RetryPolicy<E> {
     /// Calls `f` with the key and its last error instead of logging the drop at error level
     /// when a key runs out of retries; the key is still forgotten as upstream does. `f` may
     /// log and schedule a later retry itself (the Deployment controller's slow retry).
-    pub fn on_drop(mut self, f: impl Fn(&str, &E) + Send + Sync + 'static) -> Self {
+    pub fn on_drop(mut self, f: impl Fn(&K, &E) + Send + Sync + 'static) -> Self {
         self.on_drop = Some(Arc::new(f));
         self
     }
 }
 
-/// Runs a controller's workers over a shared queue of `namespace/name` keys.
+/// Runs a controller's workers over a shared queue of keys.
+///
+/// The sync borrows the key (the queue still owns it for `forget` and `done`) and returns a
+/// boxed future.
 ///
 /// ```
 /// use kcm_controller::worker::{RetryPolicy, WorkerPool};
+/// use kcm_store::ObjectKey;
 /// use kcm_workqueue::RateLimitingQueue;
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
-/// let queue: RateLimitingQueue<String> = RateLimitingQueue::builder().name("replicaset").build();
-/// queue.add("default/web".to_string());
+/// let queue: RateLimitingQueue<ObjectKey> = RateLimitingQueue::builder().name("replicaset").build();
+/// queue.add(ObjectKey::new("default", "web"));
 /// let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
 /// let pool = WorkerPool::new(queue.clone(), 5, RetryPolicy::unlimited());
 /// let run = tokio::spawn(pool.run(
-///     |key: String| async move {
-///         println!("syncing {key}");
-///         Ok::<(), String>(())
+///     |key: &ObjectKey| {
+///         let key = key.to_string();
+///         Box::pin(async move {
+///             println!("syncing {key}");
+///             Ok::<(), String>(())
+///         })
 ///     },
 ///     async move { let _ = stop_rx.await; },
 /// ));
@@ -125,15 +139,15 @@ impl<E> RetryPolicy<E> {
 /// # }
 /// ```
 #[derive(Debug)]
-pub struct WorkerPool<E> {
-    queue: RateLimitingQueue<String>,
+pub struct WorkerPool<K: WorkKey, E> {
+    queue: RateLimitingQueue<K>,
     workers: usize,
-    policy: RetryPolicy<E>,
+    policy: RetryPolicy<K, E>,
 }
 
-impl<E: fmt::Display + Send + 'static> WorkerPool<E> {
+impl<K: WorkKey, E: fmt::Display + Send + 'static> WorkerPool<K, E> {
     /// `workers` tasks over `queue` (at least one).
-    pub fn new(queue: RateLimitingQueue<String>, workers: usize, policy: RetryPolicy<E>) -> Self {
+    pub fn new(queue: RateLimitingQueue<K>, workers: usize, policy: RetryPolicy<K, E>) -> Self {
         Self {
             queue,
             workers: workers.max(1),
@@ -143,10 +157,9 @@ impl<E: fmt::Display + Send + 'static> WorkerPool<E> {
 
     /// Runs until `shutdown` completes (or the queue is shut down and empty),
     /// then waits for in-flight syncs and returns.
-    pub async fn run<F, Fut>(self, sync: F, shutdown: impl Future<Output = ()> + Send)
+    pub async fn run<F>(self, sync: F, shutdown: impl Future<Output = ()> + Send)
     where
-        F: Fn(String) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<(), E>> + Send + 'static,
+        F: Fn(&K) -> BoxFuture<'_, Result<(), E>> + Send + Sync + 'static,
     {
         let sync = Arc::new(sync);
         let (stop_tx, stop_rx) = watch::channel(false);
@@ -183,18 +196,18 @@ impl<E: fmt::Display + Send + 'static> WorkerPool<E> {
 }
 
 /// One `processNextWorkItem` after the key was taken: sync, forget or requeue, done.
-pub async fn process_item<E, F, Fut>(
-    queue: &RateLimitingQueue<String>,
-    policy: &RetryPolicy<E>,
+pub async fn process_item<K, E, F>(
+    queue: &RateLimitingQueue<K>,
+    policy: &RetryPolicy<K, E>,
     sync: &F,
-    key: String,
+    key: K,
 ) where
+    K: WorkKey,
     E: fmt::Display,
-    F: Fn(String) -> Fut,
-    Fut: Future<Output = Result<(), E>>,
+    F: Fn(&K) -> BoxFuture<'_, Result<(), E>>,
 {
     let started = Instant::now();
-    let result = AssertUnwindSafe(sync(key.clone())).catch_unwind().await;
+    let result = AssertUnwindSafe(sync(&key)).catch_unwind().await;
     let outcome = match &result {
         Ok(Ok(())) => SyncOutcome::Success,
         Ok(Err(_)) => SyncOutcome::Error,
@@ -212,31 +225,30 @@ pub async fn process_item<E, F, Fut>(
     queue.done(&key);
 }
 
-fn handle_err<E: fmt::Display>(
-    queue: &RateLimitingQueue<String>,
-    policy: &RetryPolicy<E>,
-    key: &str,
+fn handle_err<K: WorkKey, E: fmt::Display>(
+    queue: &RateLimitingQueue<K>,
+    policy: &RetryPolicy<K, E>,
+    key: &K,
     err: &E,
 ) {
-    let key_s = key.to_string();
     if policy.forget_if.as_ref().is_some_and(|f| f(err)) {
-        queue.forget(&key_s);
+        queue.forget(key);
         return;
     }
     match policy.max_retries {
         None => {
-            tracing::error!(key, error = %err, "sync \"{key}\" failed with {err}");
-            queue.add_rate_limited(key_s);
+            tracing::error!(key = %key, error = %err, "sync \"{key}\" failed with {err}");
+            queue.add_rate_limited(key.clone());
         }
-        Some(max) if queue.num_requeues(&key_s) < max => {
-            tracing::info!(key, error = %err, "error syncing; requeueing");
-            queue.add_rate_limited(key_s);
+        Some(max) if queue.num_requeues(key) < max => {
+            tracing::info!(key = %key, error = %err, "error syncing; requeueing");
+            queue.add_rate_limited(key.clone());
         }
         Some(_) => {
-            queue.forget(&key_s);
+            queue.forget(key);
             match &policy.on_drop {
                 Some(f) => f(key, err),
-                None => tracing::error!(key, error = %err, "dropping key out of the queue"),
+                None => tracing::error!(key = %key, error = %err, "dropping key out of the queue"),
             }
         }
     }

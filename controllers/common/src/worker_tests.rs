@@ -11,6 +11,14 @@ fn queue() -> RateLimitingQueue<String> {
     RateLimitingQueue::builder().build()
 }
 
+/// Gives a sync closure bound to a variable the signature the worker expects.
+fn sync_fn<F>(f: F) -> F
+where
+    F: Fn(&String) -> BoxFuture<'_, Result<(), String>>,
+{
+    f
+}
+
 #[tokio::test(start_paused = true)]
 async fn success_forgets_and_marks_done() {
     let q = queue();
@@ -18,14 +26,8 @@ async fn success_forgets_and_marks_done() {
     tokio::time::sleep(Duration::from_secs(1)).await;
     let key = q.get().await.unwrap();
     assert_eq!(q.num_requeues(&key), 1);
-    let policy = RetryPolicy::<String>::unlimited();
-    process_item(
-        &q,
-        &policy,
-        &|_k: String| async { Ok::<(), String>(()) },
-        key,
-    )
-    .await;
+    let policy = RetryPolicy::<String, String>::unlimited();
+    process_item(&q, &policy, &sync_fn(|_k| Box::pin(async { Ok(()) })), key).await;
     assert_eq!(q.num_requeues(&"k".to_string()), 0);
     // done() was called: the key can be queued and taken again.
     q.add("k".to_string());
@@ -41,12 +43,12 @@ async fn unlimited_policy_keeps_retrying() {
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
     let pool = WorkerPool::new(q.clone(), 2, RetryPolicy::unlimited());
     let run = tokio::spawn(pool.run(
-        move |_k: String| {
+        move |_k: &String| {
             let c = c.clone();
-            async move {
+            Box::pin(async move {
                 c.fetch_add(1, Ordering::SeqCst);
                 Err::<(), String>("boom".into())
-            }
+            })
         },
         async move {
             let _ = stop_rx.await;
@@ -78,12 +80,12 @@ async fn max_retries_policy_drops_after_fifteen_requeues() {
         RetryPolicy::max_retries(DEPLOYMENT_MAX_RETRIES),
     );
     let run = tokio::spawn(pool.run(
-        move |_k: String| {
+        move |_k: &String| {
             let c = c.clone();
-            async move {
+            Box::pin(async move {
                 c.fetch_add(1, Ordering::SeqCst);
                 Err::<(), String>("boom".into())
-            }
+            })
         },
         async move {
             let _ = stop_rx.await;
@@ -109,18 +111,15 @@ async fn on_drop_gets_the_key_and_last_error_once() {
     let dropped = Arc::new(parking_lot::Mutex::new(Vec::new()));
     let d = dropped.clone();
     let dq = q.clone();
-    let policy = RetryPolicy::max_retries(2).on_drop(move |key: &str, err: &String| {
-        d.lock().push((
-            key.to_string(),
-            err.clone(),
-            dq.num_requeues(&key.to_string()),
-        ));
+    let policy = RetryPolicy::max_retries(2).on_drop(move |key: &String, err: &String| {
+        d.lock()
+            .push((key.clone(), err.clone(), dq.num_requeues(key)));
     });
     let calls = AtomicUsize::new(0);
-    let sync = |_k: String| {
+    let sync = sync_fn(|_k| {
         let n = calls.fetch_add(1, Ordering::SeqCst);
-        async move { Err::<(), String>(format!("boom {n}")) }
-    };
+        Box::pin(async move { Err(format!("boom {n}")) })
+    });
     q.add("ns/d".to_string());
     for _ in 0..3 {
         tokio::time::sleep(Duration::from_secs(1)).await;
@@ -141,10 +140,10 @@ async fn forget_if_errors_are_not_requeued() {
     let policy =
         RetryPolicy::max_retries(15).forget_if(|e: &String| e.contains("NamespaceTerminating"));
     let calls = AtomicUsize::new(0);
-    let sync = |_k: String| {
+    let sync = sync_fn(|_k| {
         calls.fetch_add(1, Ordering::SeqCst);
-        async { Err::<(), String>("NamespaceTerminating".into()) }
-    };
+        Box::pin(async { Err("NamespaceTerminating".into()) })
+    });
     q.add("k".to_string());
     let key = q.get().await.unwrap();
     process_item(&q, &policy, &sync, key).await;
@@ -156,10 +155,16 @@ async fn forget_if_errors_are_not_requeued() {
 #[tokio::test(start_paused = true)]
 async fn panicking_sync_is_requeued_and_marked_done() {
     let q = queue();
-    let policy = RetryPolicy::<String>::unlimited();
+    let policy = RetryPolicy::<String, String>::unlimited();
     q.add("k".to_string());
     let key = q.get().await.unwrap();
-    process_item(&q, &policy, &|_k: String| async { panic!("bug") }, key).await;
+    process_item(
+        &q,
+        &policy,
+        &sync_fn(|_k| Box::pin(async { panic!("bug") })),
+        key,
+    )
+    .await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(
         q.try_get().as_deref(),
@@ -177,18 +182,18 @@ async fn graceful_shutdown_finishes_in_flight_only() {
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
     let finished = Arc::new(AtomicUsize::new(0));
     let (r, f) = (release.clone(), finished.clone());
-    let pool = WorkerPool::new(q.clone(), 1, RetryPolicy::<String>::unlimited());
+    let pool = WorkerPool::new(q.clone(), 1, RetryPolicy::<String, String>::unlimited());
     q.add("a".to_string());
     q.add("b".to_string());
     let run = tokio::spawn(pool.run(
-        move |k: String| {
+        move |k: &String| {
             let (r, f, tx) = (r.clone(), f.clone(), started_tx.clone());
-            async move {
-                let _ = tx.send(k);
+            Box::pin(async move {
+                let _ = tx.send(k.clone());
                 r.notified().await;
                 f.fetch_add(1, Ordering::SeqCst);
                 Ok(())
-            }
+            })
         },
         async move {
             let _ = stop_rx.await;
@@ -223,14 +228,16 @@ async fn every_sync_is_reported_to_the_observer_under_the_queue_name() {
         "only this test installs one"
     );
     let q: RateLimitingQueue<String> = RateLimitingQueue::builder().name("observed").build();
-    let policy = RetryPolicy::<String>::unlimited();
-    let sync = |k: String| async move {
-        match k.as_str() {
-            "ok" => Ok(()),
-            "fails" => Err("boom".to_string()),
-            _ => panic!("sync panicked on purpose"),
-        }
-    };
+    let policy = RetryPolicy::<String, String>::unlimited();
+    let sync = sync_fn(|k| {
+        Box::pin(async move {
+            match k.as_str() {
+                "ok" => Ok(()),
+                "fails" => Err("boom".to_string()),
+                _ => panic!("sync panicked on purpose"),
+            }
+        })
+    });
     for key in ["ok", "fails", "panics"] {
         q.add(key.to_string());
         let key = q.get().await.expect("queued");

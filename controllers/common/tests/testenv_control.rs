@@ -226,10 +226,15 @@ async fn claim_adopts_and_releases_through_strategic_merge_patch() {
         .map(Arc::new)
         .collect();
 
-    let can_adopt = live_can_adopt(
-        Api::<ReplicaSet>::namespaced(client.clone(), "default"),
-        owner.clone(),
-    );
+    let rs_api = Api::<ReplicaSet>::namespaced(client.clone(), "default");
+    let name = owner.name.clone();
+    let can_adopt = live_can_adopt(owner.clone(), async move {
+        rs_api
+            .get(&name)
+            .await
+            .map(|rs| rs.metadata)
+            .map_err(kcm_controller::ControlError::from)
+    });
     let mut m = ControllerRefManager::new(owner.clone(), can_adopt);
     let claimed = m
         .claim_pods(&control, &cached, |p: &PodView| {

@@ -135,7 +135,7 @@ pub fn replica_set_to_deployment_condition(c: &ReplicaSetCondition) -> Deploymen
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::at;
+    use crate::testing::at;
 
     fn cond(type_: &str, status: &str, reason: &str) -> DeploymentCondition {
         DeploymentCondition {

@@ -1,5 +1,7 @@
 //! The decision order of upstream `syncDeployment` (`deployment_controller.go`), minus I/O:
-//! which path a sync of a Deployment takes.
+//! which path a sync of a Deployment takes, and which of the steps shared by several paths run
+//! before it. [`controller`](crate::controller)'s `sync_deployment` is a `match` on
+//! [`sync_path`].
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
@@ -18,17 +20,42 @@ pub enum SyncPath {
     },
     /// Being deleted: `syncStatusOnly`.
     StatusOnly,
-    /// Paused or a scaling event: `sync` (proportional [`crate::sync::scale()`], status; when
-    /// paused without a rollback request, also cleanup).
-    Sync,
+    /// Paused: `sync` (proportional [`crate::sync::scale()`], status; cleanup unless a rollback
+    /// is pending, see [`sync_cleans_up`]).
+    Paused,
     /// The legacy rollback annotation is set: [`crate::rollback::rollback()`].
     Rollback,
+    /// Neither paused nor rolling back: a scaling event
+    /// ([`crate::sync::is_scaling_event`], which needs the ReplicaSets) takes `sync`, anything
+    /// else the rollout of the strategy.
+    Rollout(Strategy),
+}
+
+/// The rollout a Deployment's `spec.strategy.type` asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Strategy {
     /// `rolloutRecreate`.
     Recreate,
     /// `rolloutRolling`.
     RollingUpdate,
     /// Error `unexpected deployment strategy type: <type>`.
-    UnexpectedStrategy(String),
+    Unexpected(String),
+}
+
+impl SyncPath {
+    /// Whether the sync claims (adopts/releases) the namespace's ReplicaSets first
+    /// (`getReplicaSetsForDeployment`): every path but [`SyncPath::SelectingAll`].
+    pub fn claims_replica_sets(&self) -> bool {
+        !matches!(self, SyncPath::SelectingAll { .. })
+    }
+
+    /// Whether the sync records pausing/resuming in the Progressing condition
+    /// (`checkPausedConditions`) after the claim, before anything else: every path but
+    /// [`SyncPath::SelectingAll`] and [`SyncPath::StatusOnly`], so that a paused rollout does not
+    /// time out.
+    pub fn checks_paused_conditions(&self) -> bool {
+        !matches!(self, SyncPath::SelectingAll { .. } | SyncPath::StatusOnly)
+    }
 }
 
 fn is_paused(d: &Deployment) -> bool {
@@ -41,10 +68,10 @@ pub fn selects_everything(d: &Deployment) -> bool {
     d.spec.selector == LabelSelector::default()
 }
 
-/// The path of this sync. `check_paused_conditions` runs between the deletion check and the
-/// paused check upstream; `is_scaling_event` ([`crate::sync::is_scaling_event`]) is only
-/// consulted when neither paused nor rolling back.
-pub fn sync_path(d: &Deployment, is_scaling_event: impl FnOnce() -> bool) -> SyncPath {
+/// The path of this sync. Nothing a step before the path changes (claims, paused conditions,
+/// the revision sync inside `isScalingEvent`) touches what it is decided from: the selector,
+/// the deletion timestamp, `spec.paused`, the rollback annotation and the strategy type.
+pub fn sync_path(d: &Deployment) -> SyncPath {
     if selects_everything(d) {
         let observed = d
             .status
@@ -59,19 +86,16 @@ pub fn sync_path(d: &Deployment, is_scaling_event: impl FnOnce() -> bool) -> Syn
         return SyncPath::StatusOnly;
     }
     if is_paused(d) {
-        return SyncPath::Sync;
+        return SyncPath::Paused;
     }
     if get_rollback_to(d).is_some() {
         return SyncPath::Rollback;
     }
-    if is_scaling_event() {
-        return SyncPath::Sync;
-    }
-    match strategy_type(d) {
-        RECREATE_STRATEGY => SyncPath::Recreate,
-        ROLLING_UPDATE_STRATEGY => SyncPath::RollingUpdate,
-        other => SyncPath::UnexpectedStrategy(other.to_string()),
-    }
+    SyncPath::Rollout(match strategy_type(d) {
+        RECREATE_STRATEGY => Strategy::Recreate,
+        ROLLING_UPDATE_STRATEGY => Strategy::RollingUpdate,
+        other => Strategy::Unexpected(other.to_string()),
+    })
 }
 
 /// In `sync`: old ReplicaSets are cleaned up only when paused and no rollback is pending.
@@ -82,62 +106,109 @@ pub fn sync_cleans_up(d: &Deployment) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::{recreate_deployment, rolling_deployment, spec_mut, ts};
+    use crate::testing::{recreate_deployment, rolling_deployment, spec_mut, ts};
     use crate::util::annotations::DEPRECATED_ROLLBACK_TO;
 
+    /// Every branch of `syncDeployment`'s chain, in precedence order, with the shared steps
+    /// each one runs first: (case, path, claims ReplicaSets, checks paused conditions).
     #[test]
     fn sync_path_precedence() {
-        let d = rolling_deployment("foo", 1, None, None);
-        assert_eq!(sync_path(&d, || false), SyncPath::RollingUpdate);
-        assert_eq!(sync_path(&d, || true), SyncPath::Sync);
-        assert_eq!(
-            sync_path(&recreate_deployment("foo", 1), || false),
-            SyncPath::Recreate
-        );
-
-        let mut rb = d.clone();
-        rb.metadata
+        let rolling = rolling_deployment("foo", 1, None, None);
+        let mut rollback = rolling.clone();
+        rollback
+            .metadata
             .annotations
             .get_or_insert_with(Default::default)
             .insert(DEPRECATED_ROLLBACK_TO.into(), "2".into());
-        assert_eq!(
-            sync_path(&rb, || panic!("not consulted")),
-            SyncPath::Rollback
-        );
-        assert!(!sync_cleans_up(&rb));
-
-        let mut paused = rb.clone();
+        let mut paused_rollback = rollback.clone();
+        spec_mut(&mut paused_rollback).paused = Some(true);
+        let mut paused = rolling.clone();
         spec_mut(&mut paused).paused = Some(true);
-        assert_eq!(
-            sync_path(&paused, || panic!("not consulted")),
-            SyncPath::Sync
-        );
-        assert!(!sync_cleans_up(&paused), "rollback pending");
-        let mut paused = d.clone();
-        spec_mut(&mut paused).paused = Some(true);
-        assert!(sync_cleans_up(&paused));
-
         let mut deleting = paused.clone();
         deleting.metadata.deletion_timestamp = Some(ts(0));
-        assert_eq!(sync_path(&deleting, || true), SyncPath::StatusOnly);
-
         let mut all = deleting.clone();
         spec_mut(&mut all).selector = LabelSelector::default();
         all.metadata.generation = Some(2);
-        assert_eq!(
-            sync_path(&all, || true),
-            SyncPath::SelectingAll {
-                bump_observed_generation: true
-            }
-        );
-
-        let mut odd = d.clone();
+        let mut all_observed = all.clone();
+        all_observed
+            .status
+            .get_or_insert_with(Default::default)
+            .observed_generation = Some(2);
+        let mut odd = rolling.clone();
         if let Some(s) = spec_mut(&mut odd).strategy.as_mut() {
             s.type_ = Some("Canary".into());
         }
-        assert_eq!(
-            sync_path(&odd, || false),
-            SyncPath::UnexpectedStrategy("Canary".into())
-        );
+
+        let cases = [
+            (
+                "selector selects everything, observedGeneration lags",
+                &all,
+                SyncPath::SelectingAll {
+                    bump_observed_generation: true,
+                },
+                false,
+                false,
+            ),
+            (
+                "selector selects everything, observedGeneration current",
+                &all_observed,
+                SyncPath::SelectingAll {
+                    bump_observed_generation: false,
+                },
+                false,
+                false,
+            ),
+            (
+                "being deleted (and paused)",
+                &deleting,
+                SyncPath::StatusOnly,
+                true,
+                false,
+            ),
+            (
+                "paused with a rollback pending",
+                &paused_rollback,
+                SyncPath::Paused,
+                true,
+                true,
+            ),
+            ("paused", &paused, SyncPath::Paused, true, true),
+            ("rollback", &rollback, SyncPath::Rollback, true, true),
+            (
+                "RollingUpdate (a scaling event takes sync)",
+                &rolling,
+                SyncPath::Rollout(Strategy::RollingUpdate),
+                true,
+                true,
+            ),
+            (
+                "Recreate (a scaling event takes sync)",
+                &recreate_deployment("foo", 1),
+                SyncPath::Rollout(Strategy::Recreate),
+                true,
+                true,
+            ),
+            (
+                "unknown strategy (a scaling event takes sync)",
+                &odd,
+                SyncPath::Rollout(Strategy::Unexpected("Canary".into())),
+                true,
+                true,
+            ),
+        ];
+        for (case, d, path, claims, checks_paused) in cases {
+            let got = sync_path(d);
+            assert_eq!(got, path, "{case}");
+            assert_eq!(got.claims_replica_sets(), claims, "{case}: claims");
+            assert_eq!(
+                got.checks_paused_conditions(),
+                checks_paused,
+                "{case}: checkPausedConditions"
+            );
+        }
+
+        assert!(!sync_cleans_up(&rollback));
+        assert!(!sync_cleans_up(&paused_rollback), "rollback pending");
+        assert!(sync_cleans_up(&paused));
     }
 }

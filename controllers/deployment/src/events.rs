@@ -6,24 +6,7 @@ use std::fmt;
 /// Event source component.
 pub const EVENT_COMPONENT: &str = "deployment-controller";
 
-/// Kubernetes event type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EventType {
-    /// `Normal`.
-    Normal,
-    /// `Warning`.
-    Warning,
-}
-
-impl EventType {
-    /// The API string.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EventType::Normal => "Normal",
-            EventType::Warning => "Warning",
-        }
-    }
-}
+pub use kcm_controller::event_recorder::EventType;
 
 /// An event the controller should record on the Deployment.
 #[derive(Debug, Clone, PartialEq, Eq)]

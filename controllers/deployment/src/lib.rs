@@ -27,7 +27,8 @@
 //! | [`rollback`] | `rollback.go` | legacy rollback annotation |
 //! | [`events`] | (several) | event reasons and message formats |
 //! | [`dispatch`] | `deployment_controller.go` | the path a sync takes (`syncDeployment` order) |
-//! | [`controller`] | `deployment_controller.go`, I/O halves of the others | informers, handlers, queue, workers, `syncDeployment` |
+//! | [`config`] | `NewDeploymentController`'s options | [`QUEUE_NAME`](config::QUEUE_NAME), [`DeploymentControllerConfig`] |
+//! | [`controller`] | `deployment_controller.go`, I/O halves of the others | informers, handlers, queue, workers, `syncDeployment`, every API write |
 //!
 //! ```
 //! use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -42,6 +43,7 @@
 #![cfg_attr(test, allow(clippy::type_complexity))]
 
 pub mod conditions;
+pub mod config;
 pub mod controller;
 pub mod dispatch;
 pub mod error;
@@ -54,9 +56,10 @@ pub mod rolling;
 pub mod sync;
 pub mod util;
 
-pub use controller::{DeploymentController, DeploymentControllerConfig, SyncError};
+pub use config::DeploymentControllerConfig;
+pub use controller::{DeploymentController, SyncError};
 pub use error::DeploymentError;
 pub use features::FeatureGates;
 
 #[cfg(test)]
-mod test_support;
+mod testing;

@@ -2,7 +2,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::*;
 use crate::conditions::{CONDITION_FALSE, CONDITION_TRUE};
-use crate::test_support::{at, recreate_deployment, rs, spec_mut, with_status_replicas};
+use crate::testing::{at, recreate_deployment, rs, spec_mut, with_status_replicas};
 
 /// 2017-02-15T18:49:00Z, upstream's fixed time in progress_test.go.
 const T0: i64 = 1_487_184_540;

@@ -120,7 +120,7 @@ pub fn rollout_recreate<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::{recreate_deployment, rs, with_status_replicas};
+    use crate::testing::{recreate_deployment, rs, with_status_replicas};
 
     fn rs_with_uid(uid: &str) -> ReplicaSet {
         let mut r = with_status_replicas(rs(&format!("foo-{uid}"), 0, 0, 0), 0);

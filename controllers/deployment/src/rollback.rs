@@ -129,7 +129,7 @@ pub fn rollback_to_template(d: &Deployment, rs: &ReplicaSet, to_revision: i64) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::{rolling_deployment, rs, template, with_annotation};
+    use crate::testing::{rolling_deployment, rs, template, with_annotation};
     use crate::util::annotations::{CHANGE_CAUSE_ANNOTATION, REVISION_ANNOTATION};
     use crate::util::hash::DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY;
 

@@ -11,7 +11,8 @@ use crate::util::replica_sets::{
     cmp_by_creation_timestamp, filter_active_replica_sets,
     get_available_replica_count_for_replica_sets, get_replica_count_for_replica_sets,
 };
-use crate::util::strategy::{max_unavailable, new_rs_new_replicas};
+use crate::util::sizing::new_rs_new_replicas;
+use crate::util::strategy::max_unavailable;
 
 fn step(rs: &ReplicaSet, new_replicas: i32) -> ScaleStep {
     ScaleStep {

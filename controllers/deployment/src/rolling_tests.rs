@@ -1,6 +1,6 @@
 use super::*;
 use crate::sync::scale::apply_scale_steps;
-use crate::test_support::{int, rolling_deployment, rs};
+use crate::testing::{int, rolling_deployment, rs};
 
 fn sizes(rss: &[&ReplicaSet], steps: &[ScaleStep], d: &Deployment) -> Vec<i32> {
     apply_scale_steps(rss, steps, d)

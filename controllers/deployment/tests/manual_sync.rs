@@ -74,7 +74,9 @@ async fn steady_state_sync_makes_no_writes() {
     for _ in 0..30 {
         wait_caches_fresh(&h, &dl, &rl).await;
         // Conflicts (a second status write in one pass) are expected: retry like the queue.
-        let _ = controller.sync("default/web").await;
+        let _ = controller
+            .sync(&kcm_informer::ObjectKey::new("default", "web"))
+            .await;
         for rs in h.owned_replica_sets(&d).await {
             let n = spec_replicas(&rs);
             if rs.status.as_ref().and_then(|s| s.available_replicas) != Some(n) {
@@ -98,7 +100,7 @@ async fn steady_state_sync_makes_no_writes() {
     wait_caches_fresh(&h, &dl, &rl).await;
     let before = h.env.as_ref().unwrap().counters();
     controller
-        .sync("default/web")
+        .sync(&kcm_informer::ObjectKey::new("default", "web"))
         .await
         .expect("steady-state sync");
     let after = h.env.as_ref().unwrap().counters();

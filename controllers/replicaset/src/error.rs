@@ -1,13 +1,11 @@
 //! Errors of a ReplicaSet sync.
 
 use kcm_controller::ControlError;
+use kcm_informer::ObjectKey;
 
 /// Why a sync failed (the key is requeued with backoff).
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {
-    /// The queue key is not `namespace/name`.
-    #[error("unexpected key format: {0:?}")]
-    InvalidKey(String),
     /// A cache has not seen this controller's last write for the ReplicaSet yet; the sync is
     /// deferred (requeued with backoff), as upstream's stale-controller consistency does.
     #[error("{0}")]
@@ -21,8 +19,8 @@ pub enum SyncError {
     /// Writing the status (or re-reading the ReplicaSet for the retry) failed.
     #[error("failed to update status of ReplicaSet {key}: {source}")]
     Status {
-        /// `namespace/name`.
-        key: String,
+        /// The ReplicaSet.
+        key: ObjectKey,
         /// The API error.
         #[source]
         source: ControlError,

@@ -1,16 +1,15 @@
 //! The ReplicaSet controller of kube-controller-manager, in Rust
 //! (upstream `pkg/controller/replicaset`).
 //!
+//! Two layers, like the Deployment controller's (see `controllers/README.md`):
+//!
 //! | module | upstream | what |
 //! | --- | --- | --- |
-//! | [`replica_set`] | `NewReplicaSetController`, `Run` | wiring: informers, queue, workers |
-//! | [`handlers`] | `addRS` … `deletePod` | informer event handlers, expectations observations |
-//! | [`sync`] | `syncReplicaSet` | one reconciliation |
-//! | [`manage`] | `manageReplicas` | slow-start creates, ranked deletes |
-//! | [`status`] | `calculateStatus`, `updateReplicaSetStatus` | status and the `ReplicaFailure` condition |
+//! | [`status`] | `calculateStatus`, `ReplicaFailure` helpers | pure: the status a sync writes |
 //! | [`pod_index`] | `PodControllerUIDIndex` | pods by controller UID + orphans per namespace |
-//! | [`client`] | — | live GET and `/status` PUT of ReplicaSets |
 //! | [`config`] | `BurstReplicas`, … | constants, feature switches, configuration |
+//! | [`error`] | — | [`SyncError`] |
+//! | [`controller`] | `replica_set.go`, `updateReplicaSetStatus` | wiring, handlers, `syncReplicaSet`, `manageReplicas`, every API write |
 //!
 //! The controller reads ReplicaSets (full type) and pods (as the projected
 //! [`PodView`](kcm_controller::PodView)) from a shared
@@ -36,15 +35,11 @@
 //! # }
 //! ```
 
-pub mod client;
 pub mod config;
+pub mod controller;
 pub mod error;
-pub mod handlers;
-pub mod manage;
 pub mod pod_index;
-pub mod replica_set;
 pub mod status;
-pub mod sync;
 
 #[cfg(test)]
 mod proptests;
@@ -55,7 +50,6 @@ mod testing;
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
-pub use client::{KubeReplicaSetClient, ReplicaSetClient};
 pub use config::{ReplicaSetControllerConfig, ReplicaSetFeatures};
+pub use controller::{ReplicaSetController, ReplicaSetControllerParts};
 pub use error::SyncError;
-pub use replica_set::{ReplicaSetController, ReplicaSetControllerParts};

@@ -58,13 +58,13 @@ proptest! {
             for i in 0..have {
                 h.add_pod(new_pod(&format!("p{i}"), &rs, "Running", None, true));
             }
-            h.controller.sync_replica_set("default/foobar").await.expect("sync");
+            h.controller.sync_replica_set(&crate::testing::key()).await.expect("sync");
             let want = usize::try_from(replicas).unwrap_or(0);
             let (c, d, p) = h.cdp();
             prop_assert_eq!(p, 0);
             prop_assert_eq!(c, want.saturating_sub(have).min(burst));
             prop_assert_eq!(d, have.saturating_sub(want).min(burst));
-            let exp = h.controller.expectations().get_expectations("default/foobar");
+            let exp = h.controller.expectations().get_expectations(&crate::testing::key());
             if c > 0 || d > 0 {
                 prop_assert_eq!(exp, Some((c as i64, d as i64)));
             } else {

@@ -1,6 +1,6 @@
 //! Status of a ReplicaSet (upstream `replica_set_utils.go`): the pure
-//! [`calculate_status`], the `ReplicaFailure` condition helpers, and
-//! [`update_replica_set_status`] with its single retry.
+//! [`calculate_status`], the `ReplicaFailure` condition helpers, and [`status_unchanged`]
+//! (the write with its single retry is the controller's, in `controller/writes.rs`).
 
 use std::collections::BTreeMap;
 use std::ops::Deref;
@@ -8,12 +8,7 @@ use std::ops::Deref;
 use k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetCondition, ReplicaSetStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
-use kcm_controller::ControlError;
-use kcm_controller::api_write::log_write;
 use kcm_controller::pod_util::{PodLike, is_pod_available, is_pod_ready};
-
-use crate::client::ReplicaSetClient;
-use crate::config::STATUS_UPDATE_RETRIES;
 
 /// The condition type this controller manages.
 pub const REPLICA_FAILURE: &str = "ReplicaFailure";
@@ -104,7 +99,7 @@ pub fn remove_condition(status: &mut ReplicaSetStatus, type_: &str) {
     status.conditions = (!conds.is_empty()).then_some(conds);
 }
 
-fn nonzero<T: Default + PartialEq>(v: T) -> Option<T> {
+pub(crate) fn nonzero<T: Default + PartialEq>(v: T) -> Option<T> {
     (v != T::default()).then_some(v)
 }
 
@@ -198,56 +193,6 @@ pub fn status_unchanged(rs: &ReplicaSet, new: &ReplicaSetStatus) -> bool {
         && cur.terminating_replicas == new.terminating_replicas
         && rs.metadata.generation.unwrap_or(0) == cur.observed_generation.unwrap_or(0)
         && conditions_of(&cur) == conditions_of(new)
-}
-
-/// Writes `new` through `/status` unless nothing changed (upstream
-/// `updateReplicaSetStatus`): observedGeneration is set to `rs`'s generation; a
-/// failed PUT is retried once on a freshly fetched copy (any error triggers the
-/// refetch, and a GET error is returned instead of the PUT error).
-pub async fn update_replica_set_status(
-    client: &dyn ReplicaSetClient,
-    rs: &ReplicaSet,
-    mut new: ReplicaSetStatus,
-) -> Result<ReplicaSet, ControlError> {
-    if status_unchanged(rs, &new) {
-        return Ok(rs.clone());
-    }
-    new.observed_generation = nonzero(rs.metadata.generation.unwrap_or(0));
-    let ns = rs.metadata.namespace.as_deref().unwrap_or_default();
-    let name = rs.metadata.name.as_deref().unwrap_or_default();
-    let mut obj = rs.clone();
-    let mut attempt = 0;
-    loop {
-        let old = obj.status.take().unwrap_or_default();
-        obj.status = Some(new.clone());
-        let result = client.update_status(&obj).await;
-        log_write(
-            "update",
-            "replicasets/status",
-            ns,
-            name,
-            format_args!(
-                "status changed: replicas {} -> {}, ready {} -> {}, available {} -> {}, \
-                 observedGeneration {} -> {}",
-                old.replicas,
-                new.replicas,
-                old.ready_replicas.unwrap_or(0),
-                new.ready_replicas.unwrap_or(0),
-                old.available_replicas.unwrap_or(0),
-                new.available_replicas.unwrap_or(0),
-                old.observed_generation.unwrap_or(0),
-                new.observed_generation.unwrap_or(0),
-            ),
-            result.as_ref().map(|_| ()),
-        );
-        match result {
-            Ok(updated) => return Ok(updated),
-            Err(e) if attempt >= STATUS_UPDATE_RETRIES => return Err(e),
-            Err(_) => {}
-        }
-        attempt += 1;
-        obj = client.get(ns, name).await?;
-    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kcm_controller::pod::PodView;
 
 use super::*;
-use crate::testing::{FakeRsClient, labels, new_pod, new_replica_set, t0};
+use crate::testing::{labels, new_pod, new_replica_set, t0};
 
 fn at(secs_before_now: i64) -> Timestamp {
     t0() - SignedDuration::from_secs(secs_before_now)
@@ -266,88 +266,6 @@ fn test_get_set_remove_condition() {
     let mut s = st(vec![other.clone()]);
     remove_condition(&mut s, "ImagePullBackOff");
     assert_eq!(s.conditions, Some(vec![other]));
-}
-
-#[tokio::test]
-async fn test_controller_update_status_with_failure() {
-    let rs = new_replica_set(1, &[("foo", "bar")]);
-    let client = FakeRsClient::default();
-    *client.stored.lock() = Some(rs.clone());
-    *client.update_error.lock() = Some("fake error".into());
-    let new = ReplicaSetStatus {
-        replicas: 10,
-        ..Default::default()
-    };
-    let err = update_replica_set_status(&client, &rs, new)
-        .await
-        .expect_err("must fail");
-    assert_eq!(err.to_string(), "fake error");
-    assert_eq!(*client.gets.lock(), vec!["foobar".to_string()]);
-    let updates = client.updates.lock();
-    assert_eq!(updates.len(), 2);
-    assert!(
-        updates
-            .iter()
-            .all(|u| u.status.as_ref().map(|s| s.replicas) == Some(10))
-    );
-}
-
-#[tokio::test]
-async fn unchanged_status_is_not_written() {
-    let mut rs = new_replica_set(1, &[("foo", "bar")]);
-    rs.metadata.generation = Some(3);
-    rs.status = Some(ReplicaSetStatus {
-        replicas: 1,
-        ready_replicas: Some(1),
-        observed_generation: Some(3),
-        terminating_replicas: Some(0),
-        ..Default::default()
-    });
-    let client = FakeRsClient::default();
-    let same = ReplicaSetStatus {
-        replicas: 1,
-        ready_replicas: Some(1),
-        terminating_replicas: Some(0),
-        ..Default::default()
-    };
-    update_replica_set_status(&client, &rs, same)
-        .await
-        .expect("ok");
-    assert!(client.updates.lock().is_empty());
-}
-
-#[tokio::test]
-async fn terminating_nil_vs_zero_and_new_generation_are_written() {
-    // D5: absent vs 0 differ → exactly one PUT.
-    let mut rs = new_replica_set(1, &[("foo", "bar")]);
-    rs.status = Some(ReplicaSetStatus {
-        replicas: 1,
-        ..Default::default()
-    });
-    let client = FakeRsClient::default();
-    let new = ReplicaSetStatus {
-        replicas: 1,
-        terminating_replicas: Some(0),
-        ..Default::default()
-    };
-    update_replica_set_status(&client, &rs, new)
-        .await
-        .expect("ok");
-    assert_eq!(client.updates.lock().len(), 1);
-    // A new generation is written with observedGeneration = generation.
-    let mut rs = new_replica_set(1, &[("foo", "bar")]);
-    rs.metadata.generation = Some(2);
-    rs.status = Some(ReplicaSetStatus {
-        replicas: 1,
-        observed_generation: Some(1),
-        ..Default::default()
-    });
-    let client = FakeRsClient::default();
-    let new = rs.status.clone().unwrap_or_default();
-    let out = update_replica_set_status(&client, &rs, new)
-        .await
-        .expect("ok");
-    assert_eq!(out.status.and_then(|s| s.observed_generation), Some(2));
 }
 
 #[test]

@@ -6,24 +6,22 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use futures::future::BoxFuture;
 use k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetSpec};
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
     LabelSelector, ObjectMeta, OwnerReference, Time,
 };
 use k8s_openapi::jiff::Timestamp;
-use kcm_controller::ControlError;
 use kcm_controller::clock::FakeClock;
 use kcm_controller::pod::{PodConditionView, PodView};
 use kcm_controller::pod_control::FakePodControl;
-use kcm_informer::{Lister, Store};
+use kcm_controller::testing::{MockApi, MockRequest, MockResponse};
+use kcm_informer::{Lister, ObjectKey, Store};
 use parking_lot::Mutex;
 
-use crate::client::ReplicaSetClient;
 use crate::config::{ReplicaSetControllerConfig, ReplicaSetFeatures};
+use crate::controller::{ReplicaSetController, ReplicaSetControllerParts};
 use crate::pod_index::{POD_CONTROLLER_UID_INDEX, pod_controller_uid_index_fn};
-use crate::replica_set::{ReplicaSetController, ReplicaSetControllerParts};
 
 static UIDS: AtomicU64 = AtomicU64::new(1);
 
@@ -120,54 +118,80 @@ pub(crate) fn new_pod(
 /// A fake [`ReplicaSetClient`]: GET answers the stored copy (or NotFound), status
 /// PUTs are recorded and answer the object (or `update_error`), without
 /// `status.terminatingReplicas` when `drops_terminating_replicas` (a server with the gate off).
+/// The API server as the ReplicaSet controller sees it (uncached GETs of the ReplicaSet and
+/// PUTs of its `/status`), behind a real `kube::Client` ([`FakeRsApi::client`]).
 #[derive(Default)]
-pub(crate) struct FakeRsClient {
+pub(crate) struct FakeRsApi {
+    /// What a GET returns (`None`: 404 NotFound).
     pub stored: Mutex<Option<ReplicaSet>>,
+    /// Every ReplicaSet PUT to `/status`, in order.
     pub updates: Mutex<Vec<ReplicaSet>>,
+    /// The names of every GET, in order.
     pub gets: Mutex<Vec<String>>,
+    /// Makes every status PUT fail with a 500 and this message.
     pub update_error: Mutex<Option<String>>,
+    /// Answers status PUTs without `terminatingReplicas`, like a server that does not store it.
     pub drops_terminating_replicas: Mutex<bool>,
 }
 
-impl std::fmt::Debug for FakeRsClient {
+impl std::fmt::Debug for FakeRsApi {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FakeRsClient").finish_non_exhaustive()
+        f.debug_struct("FakeRsApi").finish_non_exhaustive()
     }
 }
 
-impl ReplicaSetClient for FakeRsClient {
-    fn get<'a>(
-        &'a self,
-        _namespace: &'a str,
-        name: &'a str,
-    ) -> BoxFuture<'a, Result<ReplicaSet, ControlError>> {
-        Box::pin(async move {
-            self.gets.lock().push(name.to_string());
-            self.stored
-                .lock()
-                .clone()
-                .ok_or_else(|| ControlError::not_found("replicasets.apps", name))
-        })
+impl FakeRsApi {
+    /// A client whose requests this fake answers.
+    pub(crate) fn client(self: &Arc<Self>) -> kube::Client {
+        let this = Arc::clone(self);
+        MockApi::new(move |req| this.answer(req)).client()
     }
 
-    fn update_status<'a>(
-        &'a self,
-        rs: &'a ReplicaSet,
-    ) -> BoxFuture<'a, Result<ReplicaSet, ControlError>> {
-        Box::pin(async move {
-            self.updates.lock().push(rs.clone());
-            if let Some(e) = &*self.update_error.lock() {
-                return Err(ControlError::api(500, "InternalError", e.clone()));
+    fn answer(&self, req: &MockRequest) -> MockResponse {
+        let mut segments = req.path.rsplit('/');
+        match (req.method.as_str(), segments.next()) {
+            ("GET", Some(name)) => {
+                self.gets.lock().push(name.to_string());
+                match self.stored.lock().clone() {
+                    Some(rs) => MockResponse::json(200, to_json(&rs)),
+                    None => MockResponse::status(
+                        404,
+                        "NotFound",
+                        &format!("replicasets.apps \"{name}\" not found"),
+                        None,
+                    ),
+                }
             }
-            let mut stored = rs.clone();
-            if *self.drops_terminating_replicas.lock()
-                && let Some(s) = stored.status.as_mut()
-            {
-                s.terminating_replicas = None;
+            ("PUT", Some("status")) => {
+                let rs: ReplicaSet =
+                    serde_json::from_value(req.body.clone()).expect("a ReplicaSet body");
+                self.updates.lock().push(rs.clone());
+                if let Some(e) = &*self.update_error.lock() {
+                    return MockResponse::status(500, "InternalError", e, None);
+                }
+                let mut stored = rs;
+                if *self.drops_terminating_replicas.lock()
+                    && let Some(s) = stored.status.as_mut()
+                {
+                    s.terminating_replicas = None;
+                }
+                MockResponse::json(200, to_json(&stored))
             }
-            Ok(stored)
-        })
+            _ => MockResponse::status(405, "MethodNotAllowed", &req.path, None),
+        }
     }
+}
+
+fn to_json(rs: &ReplicaSet) -> serde_json::Value {
+    let mut v = serde_json::to_value(rs).expect("serializable");
+    v["apiVersion"] = "apps/v1".into();
+    v["kind"] = "ReplicaSet".into();
+    v
+}
+
+/// The key of [`new_replica_set`]'s ReplicaSet, `default/foobar`.
+pub(crate) fn key() -> ObjectKey {
+    ObjectKey::new("default", "foobar")
 }
 
 /// A controller over plain stores with fakes.
@@ -176,7 +200,7 @@ pub(crate) struct Harness {
     pub rs_store: Store<ReplicaSet>,
     pub pod_store: Store<PodView>,
     pub pods: Arc<FakePodControl>,
-    pub client: Arc<FakeRsClient>,
+    pub api: Arc<FakeRsApi>,
     pub clock: FakeClock,
 }
 
@@ -220,12 +244,12 @@ impl Harness {
             .add_indexer(POD_CONTROLLER_UID_INDEX, pod_controller_uid_index_fn())
             .expect("index");
         let pods = Arc::new(FakePodControl::default());
-        let client = Arc::new(FakeRsClient::default());
+        let api = Arc::new(FakeRsApi::default());
         let clock = FakeClock::new(t0());
         let parts = ReplicaSetControllerParts {
             rs_lister: Lister::new(rs_store.clone()),
             pod_lister: Lister::new(pod_store.clone()),
-            rs_client: client.clone(),
+            client: api.client(),
             pod_control: pods.clone(),
             clock: Arc::new(clock.clone()),
             consistency,
@@ -235,7 +259,7 @@ impl Harness {
             rs_store,
             pod_store,
             pods,
-            client,
+            api,
             clock,
         }
     }
@@ -243,7 +267,7 @@ impl Harness {
     /// Puts `rs` in the cache and makes the fake API return it.
     pub(crate) fn add_rs(&self, rs: &ReplicaSet) {
         self.rs_store.add(Arc::new(rs.clone()));
-        *self.client.stored.lock() = Some(rs.clone());
+        *self.api.stored.lock() = Some(rs.clone());
     }
 
     pub(crate) fn add_pod(&self, pod: PodView) -> Arc<PodView> {
@@ -264,7 +288,7 @@ impl Harness {
         let mut keys = Vec::new();
         while let Some(k) = q.try_get() {
             q.done(&k);
-            keys.push(k);
+            keys.push(k.to_string());
         }
         keys
     }

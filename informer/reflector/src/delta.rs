@@ -6,11 +6,16 @@
 //! [`Delta::Replaced`] per listed object, followed by [`Delta::ListComplete`]. Objects never vanish
 //! silently.
 
-use std::collections::{HashMap, HashSet};
+use std::borrow::Borrow;
+use std::cmp::Ordering;
+use std::collections::HashSet;
 use std::fmt;
+use std::hash::RandomState;
 use std::sync::Arc;
 
-use crate::key::object_key;
+use hashbrown::{Equivalent, HashMap};
+use kcm_store::ObjectKey;
+
 use crate::reflector_store::ReflectorStore;
 
 /// A deletion inferred from a relist: the object was deleted while the watch was down, so its
@@ -18,8 +23,8 @@ use crate::reflector_store::ReflectorStore;
 /// `DeletedFinalStateUnknown`).
 #[derive(Debug)]
 pub struct DeletedFinalStateUnknown<K> {
-    /// The object's key (`namespace/name` or `name`).
-    pub key: String,
+    /// The object's key (displayed `namespace/name`, or `name` for a cluster-scoped object).
+    pub key: ObjectKey,
     /// The last known state of the object.
     pub obj: Arc<K>,
 }
@@ -69,9 +74,9 @@ impl<K> DeletedObject<K> {
 
 impl<K: kube::Resource> DeletedObject<K> {
     /// The key of the deleted object (client-go `DeletionHandlingMetaNamespaceKeyFunc`).
-    pub fn key(&self) -> String {
+    pub fn key(&self) -> ObjectKey {
         match self {
-            Self::Object(o) => object_key(o.as_ref()),
+            Self::Object(o) => ObjectKey::from_meta(o.meta()),
             Self::Unknown(t) => t.key.clone(),
         }
     }
@@ -96,18 +101,45 @@ pub enum Delta<K> {
     },
 }
 
+/// An object's namespace and name, borrowed: hashes and compares like its [`ObjectKey`], so a
+/// map keyed by `ObjectKey` finds a known object without building (allocating) its key.
+#[derive(Hash)]
+pub(crate) struct KeyRef<'a> {
+    namespace: &'a str,
+    name: &'a str,
+}
+
+impl<'a> KeyRef<'a> {
+    pub(crate) fn of<K: kube::Resource>(obj: &'a K) -> Self {
+        let meta = obj.meta();
+        KeyRef {
+            namespace: meta.namespace.as_deref().unwrap_or_default(),
+            name: meta.name.as_deref().unwrap_or_default(),
+        }
+    }
+}
+
+impl Equivalent<ObjectKey> for KeyRef<'_> {
+    fn equivalent(&self, key: &ObjectKey) -> bool {
+        self.namespace == key.namespace && self.name == key.name
+    }
+}
+
+/// A map by object key that [`KeyRef`] can look up.
+pub(crate) type KeyMap<V> = HashMap<ObjectKey, V, RandomState>;
+
 impl<K> fmt::Debug for Delta<K>
 where
     K: kube::Resource,
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Added(o) => write!(f, "Added({})", object_key(o.as_ref())),
-            Self::Updated(o) => write!(f, "Updated({})", object_key(o.as_ref())),
+            Self::Added(o) => write!(f, "Added({})", ObjectKey::from_meta(o.meta())),
+            Self::Updated(o) => write!(f, "Updated({})", ObjectKey::from_meta(o.meta())),
             Self::Deleted(d) if d.is_tombstone() => write!(f, "Deleted(tombstone {})", d.key()),
             Self::Deleted(d) => write!(f, "Deleted({})", d.key()),
-            Self::Replaced(o) => write!(f, "Replaced({})", object_key(o.as_ref())),
-            Self::Sync(o) => write!(f, "Sync({})", object_key(o.as_ref())),
+            Self::Replaced(o) => write!(f, "Replaced({})", ObjectKey::from_meta(o.meta())),
+            Self::Sync(o) => write!(f, "Sync({})", ObjectKey::from_meta(o.meta())),
             Self::ListComplete { resource_version } => {
                 write!(f, "ListComplete({resource_version})")
             }
@@ -130,20 +162,35 @@ pub fn into_arcs<K>(mut objects: Vec<K>, mut wrap: impl FnMut(K) -> Arc<K>) -> V
     out
 }
 
-/// Tombstones for a relist: every known key absent from `listed_keys`, with its last known state,
-/// in `known` iteration order.
-pub fn relist_tombstones<'a, K: 'a>(
-    known: impl IntoIterator<Item = (&'a String, &'a Arc<K>)>,
-    listed_keys: &HashSet<String>,
+/// Tombstones for a relist: every known object whose key is absent from `listed_keys`, with its
+/// last known state, ordered by the keys' string form (`namespace/name`), as client-go's
+/// sorted key list yields them.
+pub fn relist_tombstones<'a, K: 'a, Q: Borrow<ObjectKey>>(
+    known: impl IntoIterator<Item = (Q, &'a Arc<K>)>,
+    listed_keys: &HashSet<ObjectKey>,
 ) -> Vec<DeletedFinalStateUnknown<K>> {
-    known
+    let mut tombstones: Vec<DeletedFinalStateUnknown<K>> = known
         .into_iter()
-        .filter(|(key, _)| !listed_keys.contains(*key))
+        .filter(|(key, _)| !listed_keys.contains(key.borrow()))
         .map(|(key, obj)| DeletedFinalStateUnknown {
-            key: key.clone(),
+            key: key.borrow().clone(),
             obj: Arc::clone(obj),
         })
-        .collect()
+        .collect();
+    tombstones.sort_by(|a, b| cmp_as_strings(&a.key, &b.key));
+    tombstones
+}
+
+/// Compares two keys as their `namespace/name` strings would compare, without building them.
+fn cmp_as_strings(a: &ObjectKey, b: &ObjectKey) -> Ordering {
+    fn bytes(k: &ObjectKey) -> impl Iterator<Item = u8> + '_ {
+        let slash: &[u8] = if k.namespace.is_empty() { b"" } else { b"/" };
+        k.namespace
+            .bytes()
+            .chain(slash.iter().copied())
+            .chain(k.name.bytes())
+    }
+    bytes(a).cmp(bytes(b))
 }
 
 /// A [`ReflectorStore`] that turns the reflector's output into [`Delta`]s (client-go RealFIFO in
@@ -152,7 +199,7 @@ pub fn relist_tombstones<'a, K: 'a>(
 /// It remembers the last known state of every object (one `Arc` per key) so a relist can produce
 /// tombstones for objects that vanished.
 pub struct DeltaProducer<K, F> {
-    known: HashMap<String, Arc<K>>,
+    known: KeyMap<Arc<K>>,
     sink: F,
 }
 
@@ -172,7 +219,7 @@ where
     /// A producer with no known objects.
     pub fn new(sink: F) -> Self {
         Self {
-            known: HashMap::new(),
+            known: KeyMap::default(),
             sink,
         }
     }
@@ -183,14 +230,19 @@ where
     }
 
     /// The last known state of `key`.
-    pub fn known(&self, key: &str) -> Option<&Arc<K>> {
+    pub fn known(&self, key: &ObjectKey) -> Option<&Arc<K>> {
         self.known.get(key)
     }
 
     fn upsert(&mut self, obj: K) -> Arc<K> {
         let obj = Arc::new(obj);
-        self.known
-            .insert(object_key(obj.as_ref()), Arc::clone(&obj));
+        match self.known.get_mut(&KeyRef::of(obj.as_ref())) {
+            Some(known) => *known = Arc::clone(&obj),
+            None => {
+                self.known
+                    .insert(ObjectKey::from_meta(obj.meta()), Arc::clone(&obj));
+            }
+        }
         obj
     }
 }
@@ -211,27 +263,24 @@ where
     }
 
     fn delete(&mut self, obj: K) {
-        self.known.remove(&object_key(&obj));
+        self.known.remove(&KeyRef::of(&obj));
         (self.sink)(Delta::Deleted(DeletedObject::Object(Arc::new(obj))));
     }
 
     fn replace(&mut self, objects: Vec<K>, resource_version: String) {
-        let objects: Vec<(String, Arc<K>)> = into_arcs(objects, Arc::new)
-            .into_iter()
-            .map(|o| (object_key(o.as_ref()), o))
-            .collect();
-        let listed: HashSet<String> = objects.iter().map(|(k, _)| k.clone()).collect();
-        let mut known_sorted: Vec<(&String, &Arc<K>)> = self.known.iter().collect();
-        known_sorted.sort_by(|a, b| a.0.cmp(b.0));
-        let tombstones = relist_tombstones(known_sorted, &listed);
-        self.known = objects
+        let objects: Vec<Arc<K>> = into_arcs(objects, Arc::new);
+        let listed: KeyMap<Arc<K>> = objects
             .iter()
-            .map(|(k, o)| (k.clone(), Arc::clone(o)))
+            .map(|o| (ObjectKey::from_meta(o.meta()), Arc::clone(o)))
             .collect();
+        let known = std::mem::take(&mut self.known);
+        let listed_keys: HashSet<ObjectKey> = listed.keys().cloned().collect();
+        let tombstones = relist_tombstones(&known, &listed_keys);
+        self.known = listed;
         for t in tombstones {
             (self.sink)(Delta::Deleted(DeletedObject::Unknown(t)));
         }
-        for (_, obj) in objects {
+        for obj in objects {
             (self.sink)(Delta::Replaced(obj));
         }
         (self.sink)(Delta::ListComplete { resource_version });
@@ -386,10 +435,41 @@ mod tests {
     fn relist_tombstones_skips_listed_keys() {
         let a = Arc::new(cm("a", "1"));
         let b = Arc::new(cm("b", "1"));
-        let known = [("a".to_string(), a), ("b".to_string(), b)];
-        let listed: HashSet<String> = ["b".to_string()].into();
+        let known = [(ObjectKey::cluster("a"), a), (ObjectKey::cluster("b"), b)];
+        let listed: HashSet<ObjectKey> = [ObjectKey::cluster("b")].into();
         let t = relist_tombstones(known.iter().map(|(k, v)| (k, v)), &listed);
         assert_eq!(t.len(), 1);
-        assert_eq!(t[0].key, "a");
+        assert_eq!(t[0].key, ObjectKey::cluster("a"));
+    }
+
+    #[test]
+    fn key_ref_finds_object_keys() {
+        let mut map: KeyMap<u8> = KeyMap::default();
+        map.insert(ObjectKey::new("ns", "a"), 1);
+        map.insert(ObjectKey::cluster("a"), 2);
+        let mut namespaced = cm("a", "1");
+        namespaced.metadata.namespace = Some("ns".into());
+        assert_eq!(map.get(&KeyRef::of(&namespaced)), Some(&1));
+        assert_eq!(map.get(&KeyRef::of(&cm("a", "1"))), Some(&2));
+        namespaced.metadata.namespace = Some(String::new());
+        assert_eq!(
+            map.get(&KeyRef::of(&namespaced)),
+            Some(&2),
+            "empty = cluster"
+        );
+        assert_eq!(map.get(&KeyRef::of(&cm("b", "1"))), None);
+    }
+
+    #[test]
+    fn relist_tombstones_are_ordered_by_their_string_keys() {
+        let o = Arc::new(cm("x", "1"));
+        let known = [
+            (ObjectKey::new("a", "b"), &o),
+            (ObjectKey::new("a-x", "c"), &o),
+            (ObjectKey::cluster("a"), &o),
+        ];
+        let t = relist_tombstones(known, &HashSet::new());
+        let keys: Vec<String> = t.iter().map(|t| t.key.to_string()).collect();
+        assert_eq!(keys, ["a", "a-x/c", "a/b"]);
     }
 }

@@ -35,7 +35,6 @@ pub mod backoff;
 pub mod config;
 pub mod delta;
 pub mod error;
-pub mod key;
 pub mod list;
 pub mod lister_watcher;
 pub mod metrics;
@@ -46,9 +45,8 @@ pub mod watch;
 
 pub use backoff::{Backoff, BackoffConfig};
 pub use config::{InitialListStrategy, ReflectorConfig};
-pub use delta::{DeletedFinalStateUnknown, DeletedObject, Delta, DeltaProducer};
+pub use delta::{DeletedFinalStateUnknown, DeletedObject, Delta, DeltaProducer, relist_tombstones};
 pub use error::ReflectorError;
-pub use key::object_key;
 pub use lister_watcher::{ApiListerWatcher, ListOptions, ListerWatcher, WatchOptions, WatchStream};
 pub use metrics::{CountingMetrics, ErrorKind, NoopMetrics, ReflectorMetrics};
 pub use reflector::{LastSyncResourceVersion, Reflector, Watchable};

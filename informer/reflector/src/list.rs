@@ -5,9 +5,8 @@ use kube::core::ObjectList;
 
 use crate::config::DEFAULT_PAGE_SIZE;
 use crate::error::{ReflectorError, is_expired, is_too_large_resource_version};
-use crate::key::resource_version;
 use crate::lister_watcher::{ListOptions, ListerWatcher};
-use crate::reflector::{Reflector, Watchable};
+use crate::reflector::{Reflector, Watchable, resource_version};
 use crate::reflector_store::ReflectorStore;
 
 /// The resourceVersion of the next list (client-go `relistResourceVersion`): "" (consistent read)

@@ -37,6 +37,11 @@ impl<K> Watchable for K where
 {
 }
 
+/// The object's `metadata.resourceVersion` ("" when unset).
+pub(crate) fn resource_version<K: kube::Resource>(obj: &K) -> &str {
+    obj.meta().resource_version.as_deref().unwrap_or_default()
+}
+
 /// A thread-safe view of the reflector's last synced resourceVersion (client-go
 /// `LastSyncResourceVersion`). Cloning shares the value.
 #[derive(Clone, Debug, Default)]

@@ -3,32 +3,33 @@
 //! `k8s.io/initial-events-end: "true"`; the snapshot replaces the store in one step and the same
 //! stream continues as the live watch.
 
-use std::collections::HashMap;
-
+use kcm_store::ObjectKey;
 use tokio_util::sync::CancellationToken;
+
+use crate::delta::{KeyMap, KeyRef};
 
 use crate::error::{
     ReflectorError, is_connection_refused, is_expired, is_too_large_resource_version,
     is_too_many_requests,
 };
-use crate::key::object_key;
 use crate::lister_watcher::{ListerWatcher, WatchStream};
 use crate::metrics::ErrorKind;
 use crate::reflector::{Reflector, Watchable};
 use crate::reflector_store::ReflectorStore;
 use crate::watch::{VERY_SHORT_WATCH, WatchContext, WatchOutcome, handle_watch};
 
-/// The temporary store a streaming list fills before the atomic replace.
+/// The temporary store a streaming list fills before the atomic replace: objects in first-seen
+/// order (a key deleted and seen again keeps its first position).
 #[derive(Debug)]
 pub(crate) struct SnapshotStore<K> {
-    items: HashMap<String, K>,
-    order: Vec<String>,
+    slots: KeyMap<usize>,
+    order: Vec<Option<K>>,
 }
 
 impl<K> Default for SnapshotStore<K> {
     fn default() -> Self {
         Self {
-            items: HashMap::new(),
+            slots: KeyMap::default(),
             order: Vec::new(),
         }
     }
@@ -36,18 +37,19 @@ impl<K> Default for SnapshotStore<K> {
 
 impl<K: kube::Resource> SnapshotStore<K> {
     fn upsert(&mut self, obj: K) {
-        let key = object_key(&obj);
-        if self.items.insert(key.clone(), obj).is_none() {
-            self.order.push(key);
+        match self.slots.get(&KeyRef::of(&obj)) {
+            Some(&slot) => self.order[slot] = Some(obj),
+            None => {
+                self.slots
+                    .insert(ObjectKey::from_meta(obj.meta()), self.order.len());
+                self.order.push(Some(obj));
+            }
         }
     }
 
     /// The objects in first-seen order.
-    pub(crate) fn into_items(mut self) -> Vec<K> {
-        self.order
-            .into_iter()
-            .filter_map(|k| self.items.remove(&k))
-            .collect()
+    pub(crate) fn into_items(self) -> Vec<K> {
+        self.order.into_iter().flatten().collect()
     }
 }
 
@@ -59,11 +61,12 @@ impl<K: kube::Resource + Send> ReflectorStore<K> for SnapshotStore<K> {
         self.upsert(obj);
     }
     fn delete(&mut self, obj: K) {
-        // The order vector is filtered lazily in `into_items`.
-        self.items.remove(&object_key(&obj));
+        if let Some(&slot) = self.slots.get(&KeyRef::of(&obj)) {
+            self.order[slot] = None;
+        }
     }
     fn replace(&mut self, objects: Vec<K>, _resource_version: String) {
-        self.items.clear();
+        self.slots.clear();
         self.order.clear();
         for o in objects {
             self.upsert(o);

@@ -11,10 +11,9 @@ use crate::error::{
     ReflectorError, is_connection_refused, is_expired, is_too_large_resource_version,
     is_too_many_requests,
 };
-use crate::key::resource_version;
 use crate::lister_watcher::{ListerWatcher, WatchOptions, WatchStream};
 use crate::metrics::ErrorKind;
-use crate::reflector::{Reflector, Watchable};
+use crate::reflector::{Reflector, Watchable, resource_version};
 use crate::reflector_store::ReflectorStore;
 
 /// Annotation on the bookmark that ends the initial events of a streaming list.

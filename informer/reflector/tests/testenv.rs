@@ -96,7 +96,7 @@ fn apply(state: &mut BTreeMap<String, String>, d: &Delta<Lease>) {
             state.remove(&key(o));
         }
         Delta::Deleted(DeletedObject::Unknown(t)) => {
-            state.remove(&t.key);
+            state.remove(&t.key.to_string());
         }
         Delta::ListComplete { .. } => {}
     }
@@ -313,7 +313,7 @@ async fn relist_after_a_watch_outage_yields_tombstones_with_last_known_state_and
                     "tombstones come before replaced objects"
                 );
                 tombstones.push((
-                    t.key.clone(),
+                    t.key.to_string(),
                     t.obj.metadata.resource_version.clone().unwrap_or_default(),
                 ));
             }

@@ -139,7 +139,7 @@ impl ResourceEventHandler<Lease> for Recorder {
     fn on_delete(&self, obj: DeletedObject<Lease>) {
         let k = match &obj {
             DeletedObject::Object(o) => key(o),
-            DeletedObject::Unknown(t) => t.key.clone(),
+            DeletedObject::Unknown(t) => t.key.to_string(),
         };
         self.view.lock().remove(&k);
         self.seen.lock().push(Seen::Delete {

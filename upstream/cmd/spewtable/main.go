@@ -142,7 +142,7 @@ func main() {
 	fmt.Fprintf(&b, "// This generated file is longer than the usual 600-line limit: one entry per Go type.\n")
 	fmt.Fprintf(&b, "//! Go layout of `v1.PodTemplateSpec` and everything it reaches, for the go-spew replay in\n")
 	fmt.Fprintf(&b, "//! [`super::spew`].\n\n")
-	fmt.Fprintf(&b, "use super::spew::{Field, GoType, Json, Kind};\n\n")
+	fmt.Fprintf(&b, "use super::spew_layout::{Field, GoType, Json, Kind};\n\n")
 	fmt.Fprintf(&b, "/// Index of `v1.PodTemplateSpec` in [`TYPES`].\npub const ROOT: usize = %d;\n\n", root)
 	fmt.Fprintf(&b, "/// Every Go type reachable from the root, by index.\npub static TYPES: &[GoType] = &[\n")
 	for i, e := range entries {

@@ -3,139 +3,36 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use kcm_controller::PodView;
-use kcm_controller::clock::{SharedClock, real_clock};
-use kcm_controller::consistency::{ConsistencyStore, GroupResource};
 use kcm_controller::event_correlator::EventCorrelator;
-use kcm_controller::event_recorder::{EventBroadcaster, EventRecorder, KubeEventSink};
-use kcm_controller::rs_control::{KubeReplicaSetControl, ReplicaSetControl};
+use kcm_controller::event_recorder::{EventBroadcaster, KubeEventSink, MAX_QUEUED_EVENTS};
 use kcm_controller::worker::{DEPLOYMENT_MAX_RETRIES, RetryPolicy, WorkerPool};
 use kcm_informer::{
-    CancellationToken, HandlerRegistration, InformerError, InformerFactory, Lister,
+    CancellationToken, HandlerRegistration, InformerError, InformerFactory, ObjectKey,
     wait_for_named_cache_sync,
 };
-use kcm_workqueue::{RateLimitingQueue, default_controller_rate_limiter};
+use kcm_workqueue::RateLimitingQueue;
 
-use crate::events::{DeploymentEvent, EVENT_COMPONENT};
-use crate::features::FeatureGates;
-use crate::util::fields::name_of;
+use crate::config::{DeploymentControllerConfig, QUEUE_NAME};
+use crate::events::EVENT_COMPONENT;
 
 use super::SyncError;
-use super::handlers;
-
-/// The resource of the controller's own writes it waits for its cache to see.
-pub(crate) const DEPLOYMENTS: GroupResource = GroupResource {
-    group: "apps",
-    resource: "deployments",
-};
-
-/// Name of the work queue (and of the controller in logs).
-pub const QUEUE_NAME: &str = "deployment";
-
-/// Settings of a [`DeploymentController`].
-#[derive(Debug, Clone)]
-pub struct DeploymentControllerConfig {
-    /// Worker tasks (`--concurrent-deployment-syncs`, default 5).
-    pub workers: usize,
-    /// Feature gates consulted by the decisions.
-    pub features: FeatureGates,
-    /// Source of "now" for conditions and progress deadlines.
-    pub clock: SharedClock,
-}
-
-impl Default for DeploymentControllerConfig {
-    fn default() -> Self {
-        Self {
-            workers: 5,
-            features: FeatureGates::default(),
-            clock: real_clock(),
-        }
-    }
-}
-
-/// Everything a sync and the handlers share.
-pub(crate) struct Inner {
-    pub(crate) client: kube::Client,
-    pub(crate) d_lister: Lister<Deployment>,
-    pub(crate) rs_lister: Lister<ReplicaSet>,
-    pub(crate) pod_lister: Lister<PodView>,
-    pub(crate) queue: RateLimitingQueue<String>,
-    pub(crate) recorder: EventRecorder,
-    pub(crate) rs_control: Arc<dyn ReplicaSetControl>,
-    pub(crate) clock: SharedClock,
-    pub(crate) features: FeatureGates,
-    /// The controller's own Deployment writes, so that no sync decides (and writes) from a
-    /// Deployment cache that does not show the previous write yet ([`Inner::wrote`]).
-    pub(crate) own_writes: Arc<ConsistencyStore>,
-}
-
-impl Inner {
-    /// Records a successful write of `written` (the object the API server returned), so that
-    /// the next sync of it waits until the Deployment informer has seen it.
-    pub(crate) fn wrote(&self, written: &Deployment) {
-        let meta = &written.metadata;
-        if let (Some(uid), Some(rv)) = (meta.uid.as_deref(), meta.resource_version.as_deref()) {
-            self.own_writes.wrote_at(
-                meta.namespace.as_deref().unwrap_or_default(),
-                meta.name.as_deref().unwrap_or_default(),
-                uid,
-                DEPLOYMENTS,
-                rv,
-            );
-        }
-    }
-
-    /// `enqueue`: `namespace/name` into the queue.
-    pub(crate) fn enqueue(&self, d: &Deployment) {
-        self.queue.add(key_of(d));
-    }
-
-    /// `enqueueRateLimited`.
-    pub(crate) fn enqueue_rate_limited(&self, d: &Deployment) {
-        self.queue.add_rate_limited(key_of(d));
-    }
-
-    /// `enqueueAfter`.
-    pub(crate) fn enqueue_after(&self, d: &Deployment, after: Duration) {
-        self.queue.add_after(key_of(d), after);
-    }
-
-    /// Records `event` about `d`.
-    pub(crate) fn emit(&self, d: &Deployment, event: &DeploymentEvent) {
-        let type_ = match event.type_ {
-            crate::events::EventType::Normal => kcm_controller::event_recorder::EventType::Normal,
-            crate::events::EventType::Warning => kcm_controller::event_recorder::EventType::Warning,
-        };
-        self.recorder.record(
-            &kcm_controller::event_recorder::object_reference(d),
-            type_,
-            event.reason,
-            event.message.clone(),
-        );
-    }
-}
-
-/// The work-queue key of a Deployment (`namespace/name`).
-pub(crate) fn key_of(d: &Deployment) -> String {
-    format!(
-        "{}/{}",
-        d.metadata.namespace.as_deref().unwrap_or_default(),
-        name_of(&d.metadata)
-    )
-}
+use super::context::Context;
+use super::handlers::{DeploymentHandler, PodHandler, ReplicaSetHandler};
+use super::slow_retry::on_dropped_key;
+use super::sync_deployment::sync_deployment;
 
 /// Upstream `handleErr`: success and NamespaceTerminating errors are forgotten; other errors
 /// are requeued with backoff while the key has fewer than 15 requeues, then dropped.
-pub(crate) fn retry_policy() -> RetryPolicy<SyncError> {
+pub(crate) fn retry_policy() -> RetryPolicy<ObjectKey, SyncError> {
     RetryPolicy::max_retries(DEPLOYMENT_MAX_RETRIES).forget_if(SyncError::is_namespace_terminating)
 }
 
 /// [`retry_policy`] plus kcm's slow retry of dropped keys whose Deployment is not complete.
-fn retry_policy_with_slow_retry(inner: Arc<Inner>) -> RetryPolicy<SyncError> {
-    retry_policy().on_drop(move |key, err| super::slow_retry::on_dropped_key(&inner, key, err))
+fn retry_policy_with_slow_retry(ctx: Arc<Context>) -> RetryPolicy<ObjectKey, SyncError> {
+    retry_policy().on_drop(move |key, err| on_dropped_key(&ctx, key, err))
 }
 
 /// The Deployment controller of kube-controller-manager.
@@ -197,7 +94,7 @@ fn retry_policy_with_slow_retry(inner: Arc<Inner>) -> RetryPolicy<SyncError> {
 /// # }
 /// ```
 pub struct DeploymentController {
-    inner: Arc<Inner>,
+    ctx: Arc<Context>,
     registrations: Vec<HandlerRegistration>,
     broadcaster: EventBroadcaster,
     workers: usize,
@@ -207,7 +104,7 @@ impl fmt::Debug for DeploymentController {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("DeploymentController")
             .field("workers", &self.workers)
-            .field("queue_len", &self.inner.queue.len())
+            .field("queue_len", &self.ctx.queue.len())
             .finish_non_exhaustive()
     }
 }
@@ -228,38 +125,25 @@ impl DeploymentController {
         let broadcaster = EventBroadcaster::start_with_queue(
             KubeEventSink::new(client.clone()),
             EventCorrelator::default(),
-            kcm_controller::event_recorder::MAX_QUEUED_EVENTS,
+            MAX_QUEUED_EVENTS,
             config.clock.clone(),
         );
         let recorder = broadcaster.new_recorder(EVENT_COMPONENT, None);
-        let queue = RateLimitingQueue::builder()
-            .name(QUEUE_NAME)
-            .rate_limiter(default_controller_rate_limiter())
-            .build();
-        let cache = d_informer.clone();
-        let own_writes = Arc::new(ConsistencyStore::new(vec![(
-            DEPLOYMENTS,
-            Arc::new(move || cache.store_resource_version()),
-        )]));
-        let inner = Arc::new(Inner {
-            client: client.clone(),
-            d_lister: d_informer.lister(),
-            rs_lister: rs_informer.lister(),
-            pod_lister: pod_informer.lister(),
-            queue,
+        let ctx = Arc::new(Context::new(
+            client,
+            &d_informer,
+            &rs_informer,
+            &pod_informer,
             recorder,
-            rs_control: Arc::new(KubeReplicaSetControl::new(client)),
-            clock: config.clock.clone(),
-            features: config.features,
-            own_writes,
-        });
+            &config,
+        ));
         let registrations = vec![
-            d_informer.add_event_handler(handlers::deployment_handler(inner.clone()))?,
-            rs_informer.add_event_handler(handlers::replica_set_handler(inner.clone()))?,
-            pod_informer.add_event_handler(handlers::pod_handler(inner.clone()))?,
+            d_informer.add_event_handler(DeploymentHandler(ctx.clone()))?,
+            rs_informer.add_event_handler(ReplicaSetHandler(ctx.clone()))?,
+            pod_informer.add_event_handler(PodHandler(ctx.clone()))?,
         ];
         Ok(Self {
-            inner,
+            ctx,
             registrations,
             broadcaster,
             workers: config.workers,
@@ -274,13 +158,13 @@ impl DeploymentController {
     }
 
     /// The `deployment` work queue (for metrics and tests).
-    pub fn queue(&self) -> &RateLimitingQueue<String> {
-        &self.inner.queue
+    pub fn queue(&self) -> &RateLimitingQueue<ObjectKey> {
+        &self.ctx.queue
     }
 
-    /// One `syncDeployment` of `key` (`namespace/name`) outside the worker pool.
-    pub async fn sync(&self, key: &str) -> Result<(), SyncError> {
-        super::sync_deployment::sync_deployment(&self.inner, key).await
+    /// One `syncDeployment` of `key` outside the worker pool.
+    pub async fn sync(&self, key: &ObjectKey) -> Result<(), SyncError> {
+        sync_deployment(&self.ctx, key).await
     }
 
     /// Waits for the caches, runs the workers until `cancel` fires, then shuts the queue
@@ -295,23 +179,23 @@ impl DeploymentController {
         };
         if synced {
             let pool = WorkerPool::new(
-                self.inner.queue.clone(),
+                self.ctx.queue.clone(),
                 self.workers,
-                retry_policy_with_slow_retry(self.inner.clone()),
+                retry_policy_with_slow_retry(self.ctx.clone()),
             );
-            let inner = self.inner.clone();
+            let ctx = self.ctx.clone();
             let token = cancel.clone();
             pool.run(
-                move |key: String| {
-                    let inner = inner.clone();
-                    async move { super::sync_deployment::sync_deployment(&inner, &key).await }
+                move |key: &ObjectKey| {
+                    let ctx = ctx.clone();
+                    Box::pin(async move { sync_deployment(&ctx, key).await })
                 },
                 async move { token.cancelled().await },
             )
             .await;
         }
         tracing::info!(controller = QUEUE_NAME, "Shutting down controller");
-        self.inner.queue.shutdown();
+        self.ctx.queue.shutdown();
         self.broadcaster.shutdown().await;
     }
 }
@@ -321,6 +205,7 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Duration;
 
+    use futures::future::BoxFuture;
     use kcm_controller::ControlError;
     use kcm_controller::error::NAMESPACE_TERMINATING_CAUSE;
     use kcm_controller::worker::process_item;
@@ -328,10 +213,18 @@ mod tests {
 
     use super::*;
 
+    /// Gives a sync closure bound to a variable the signature the worker expects.
+    fn sync_fn<F>(f: F) -> F
+    where
+        F: Fn(&ObjectKey) -> BoxFuture<'_, Result<(), SyncError>>,
+    {
+        f
+    }
+
     /// Runs a key whose sync always fails with `err()` until the queue lets go of it;
     /// returns how many times it was synced.
     async fn attempts(err: impl Fn() -> SyncError) -> usize {
-        let queue: RateLimitingQueue<String> = RateLimitingQueue::builder()
+        let queue: RateLimitingQueue<ObjectKey> = RateLimitingQueue::builder()
             .name(QUEUE_NAME)
             .rate_limiter(ItemExponentialFailureRateLimiter::new(
                 Duration::ZERO,
@@ -340,18 +233,18 @@ mod tests {
             .build();
         let calls = AtomicUsize::new(0);
         let policy = retry_policy();
-        queue.add("default/web".to_string());
+        queue.add(ObjectKey::new("default", "web"));
         for _ in 0..100 {
             let key = tokio::select! {
                 k = queue.get() => k,
                 () = tokio::time::sleep(Duration::from_millis(200)) => None,
             };
             let Some(key) = key else { break };
-            let sync = |_k: String| {
+            let sync = sync_fn(|_k| {
                 calls.fetch_add(1, Ordering::SeqCst);
                 let e = err();
-                async move { Err::<(), SyncError>(e) }
-            };
+                Box::pin(async move { Err(e) })
+            });
             process_item(&queue, &policy, &sync, key).await;
         }
         calls.load(Ordering::SeqCst)

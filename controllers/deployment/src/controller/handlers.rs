@@ -8,69 +8,79 @@ use std::sync::Arc;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kcm_controller::PodView;
-use kcm_informer::{DeletedObject, EventHandlerFns, Lister, Selector};
+use kcm_informer::{DeletedObject, Lister, ResourceEventHandler, Selector};
 use kube::api::{Api, ListParams};
 
 use crate::util::fields::{name_of, uid_of};
 use crate::util::replica_sets::get_controller_of;
 use crate::util::strategy::{RECREATE_STRATEGY, strategy_type};
 
-use super::deployment_controller::Inner;
-use super::sync_deployment::pod_map_for_deployment;
+use super::context::Context;
+use super::pod_map::pod_map_for_deployment;
 
-/// Handler for Deployments: every add, update and delete enqueues the Deployment.
-pub(crate) fn deployment_handler(inner: Arc<Inner>) -> EventHandlerFns<Deployment> {
-    let (a, u, d) = (inner.clone(), inner.clone(), inner);
-    EventHandlerFns::new()
-        .on_add(move |dep: &Arc<Deployment>, _| {
-            tracing::trace!(deployment = name_of(&dep.metadata), "Adding deployment");
-            a.enqueue(dep);
-        })
-        .on_update(move |_old: &Arc<Deployment>, cur: &Arc<Deployment>| {
-            tracing::trace!(deployment = name_of(&cur.metadata), "Updating deployment");
-            u.enqueue(cur);
-        })
-        .on_delete(move |obj: DeletedObject<Deployment>| {
-            let dep = obj.object();
-            tracing::trace!(deployment = name_of(&dep.metadata), "Deleting deployment");
-            d.enqueue(dep);
-        })
+/// The Deployment informer's handler: every add, update and delete enqueues the Deployment.
+#[derive(Debug)]
+pub(crate) struct DeploymentHandler(pub(crate) Arc<Context>);
+
+impl ResourceEventHandler<Deployment> for DeploymentHandler {
+    fn on_add(&self, d: &Arc<Deployment>, _is_initial_list: bool) {
+        tracing::trace!(deployment = name_of(&d.metadata), "Adding deployment");
+        self.0.enqueue(d);
+    }
+    fn on_update(&self, _old: &Arc<Deployment>, cur: &Arc<Deployment>) {
+        tracing::trace!(deployment = name_of(&cur.metadata), "Updating deployment");
+        self.0.enqueue(cur);
+    }
+    fn on_delete(&self, obj: DeletedObject<Deployment>) {
+        let d = obj.object();
+        tracing::trace!(deployment = name_of(&d.metadata), "Deleting deployment");
+        self.0.enqueue(d);
+    }
 }
 
-/// Handler for ReplicaSets.
-pub(crate) fn replica_set_handler(inner: Arc<Inner>) -> EventHandlerFns<ReplicaSet> {
-    let (a, u, d) = (inner.clone(), inner.clone(), inner);
-    EventHandlerFns::new()
-        .on_add(move |rs: &Arc<ReplicaSet>, _| add_replica_set(&a, rs))
-        .on_update(move |old: &Arc<ReplicaSet>, cur: &Arc<ReplicaSet>| {
-            update_replica_set(&u, old, cur)
-        })
-        .on_delete(move |obj: DeletedObject<ReplicaSet>| delete_replica_set(&d, obj.object()))
+/// The ReplicaSet informer's handler.
+#[derive(Debug)]
+pub(crate) struct ReplicaSetHandler(pub(crate) Arc<Context>);
+
+impl ResourceEventHandler<ReplicaSet> for ReplicaSetHandler {
+    fn on_add(&self, rs: &Arc<ReplicaSet>, _is_initial_list: bool) {
+        add_replica_set(&self.0, rs);
+    }
+    fn on_update(&self, old: &Arc<ReplicaSet>, cur: &Arc<ReplicaSet>) {
+        update_replica_set(&self.0, old, cur);
+    }
+    fn on_delete(&self, obj: DeletedObject<ReplicaSet>) {
+        delete_replica_set(&self.0, obj.object());
+    }
 }
 
-/// Handler for Pods: deletes only.
-pub(crate) fn pod_handler(inner: Arc<Inner>) -> EventHandlerFns<PodView> {
-    EventHandlerFns::new()
-        .on_delete(move |obj: DeletedObject<PodView>| delete_pod(&inner, obj.object()))
+/// The pod informer's handler: deletes only.
+#[derive(Debug)]
+pub(crate) struct PodHandler(pub(crate) Arc<Context>);
+
+impl ResourceEventHandler<PodView> for PodHandler {
+    fn on_delete(&self, obj: DeletedObject<PodView>) {
+        delete_pod(&self.0, obj.object());
+    }
 }
 
 /// `addReplicaSet`.
-pub(crate) fn add_replica_set(inner: &Inner, rs: &ReplicaSet) {
+pub(crate) fn add_replica_set(ctx: &Context, rs: &ReplicaSet) {
     if rs.metadata.deletion_timestamp.is_some() {
         // A restart can show a ReplicaSet already pending deletion: treat it as deleted.
-        delete_replica_set(inner, rs);
+        delete_replica_set(ctx, rs);
         return;
     }
     let namespace = rs.metadata.namespace.as_deref().unwrap_or_default();
     if let Some(r) = get_controller_of(&rs.metadata) {
-        if let Some(d) = resolve_controller_ref(&inner.d_lister, namespace, r) {
+        if let Some(d) = resolve_controller_ref(&ctx.d_lister, namespace, r) {
             tracing::trace!(replica_set = name_of(&rs.metadata), "ReplicaSet added");
-            inner.enqueue(&d);
+            ctx.enqueue(&d);
         }
         return;
     }
     // Orphan: every matching Deployment races to adopt it.
-    let ds = get_deployments_for_replica_set(&inner.d_lister, rs);
+    let ds = get_deployments_for_replica_set(&ctx.d_lister, rs);
     if !ds.is_empty() {
         tracing::trace!(
             replica_set = name_of(&rs.metadata),
@@ -78,12 +88,12 @@ pub(crate) fn add_replica_set(inner: &Inner, rs: &ReplicaSet) {
         );
     }
     for d in ds {
-        inner.enqueue(&d);
+        ctx.enqueue(&d);
     }
 }
 
 /// `updateReplicaSet`.
-pub(crate) fn update_replica_set(inner: &Inner, old: &ReplicaSet, cur: &ReplicaSet) {
+pub(crate) fn update_replica_set(ctx: &Context, old: &ReplicaSet, cur: &ReplicaSet) {
     if cur.metadata.resource_version == old.metadata.resource_version {
         // Periodic resync: nothing changed.
         return;
@@ -94,21 +104,21 @@ pub(crate) fn update_replica_set(inner: &Inner, old: &ReplicaSet, cur: &ReplicaS
     let controller_ref_changed = cur_ref != old_ref;
     if controller_ref_changed
         && let Some(old_ref) = old_ref
-        && let Some(d) = resolve_controller_ref(&inner.d_lister, namespace, old_ref)
+        && let Some(d) = resolve_controller_ref(&ctx.d_lister, namespace, old_ref)
     {
         // The old owner must notice it lost this ReplicaSet.
-        inner.enqueue(&d);
+        ctx.enqueue(&d);
     }
     if let Some(cur_ref) = cur_ref {
-        if let Some(d) = resolve_controller_ref(&inner.d_lister, namespace, cur_ref) {
+        if let Some(d) = resolve_controller_ref(&ctx.d_lister, namespace, cur_ref) {
             tracing::trace!(replica_set = name_of(&cur.metadata), "ReplicaSet updated");
-            inner.enqueue(&d);
+            ctx.enqueue(&d);
         }
         return;
     }
     let label_changed = cur.metadata.labels != old.metadata.labels;
     if label_changed || controller_ref_changed {
-        let ds = get_deployments_for_replica_set(&inner.d_lister, cur);
+        let ds = get_deployments_for_replica_set(&ctx.d_lister, cur);
         if !ds.is_empty() {
             tracing::trace!(
                 replica_set = name_of(&cur.metadata),
@@ -116,29 +126,29 @@ pub(crate) fn update_replica_set(inner: &Inner, old: &ReplicaSet, cur: &ReplicaS
             );
         }
         for d in ds {
-            inner.enqueue(&d);
+            ctx.enqueue(&d);
         }
     }
 }
 
 /// `deleteReplicaSet` (tombstones carry the last known state).
-pub(crate) fn delete_replica_set(inner: &Inner, rs: &ReplicaSet) {
+pub(crate) fn delete_replica_set(ctx: &Context, rs: &ReplicaSet) {
     // No controller cares about orphans being deleted.
     let Some(r) = get_controller_of(&rs.metadata) else {
         return;
     };
     let namespace = rs.metadata.namespace.as_deref().unwrap_or_default();
-    if let Some(d) = resolve_controller_ref(&inner.d_lister, namespace, r) {
+    if let Some(d) = resolve_controller_ref(&ctx.d_lister, namespace, r) {
         tracing::trace!(replica_set = name_of(&rs.metadata), "ReplicaSet deleted");
-        inner.enqueue(&d);
+        ctx.enqueue(&d);
     }
 }
 
 /// `deletePod`: wakes a Recreate Deployment once all of its pods are gone (RollingUpdate
 /// Deployments ignore pod deletions). The Deployment's ReplicaSets are listed live (not from
 /// the cache) as upstream, so this runs on a spawned task.
-pub(crate) fn delete_pod(inner: &Arc<Inner>, pod: &PodView) {
-    let Some(d) = get_deployment_for_pod(inner, pod) else {
+pub(crate) fn delete_pod(ctx: &Arc<Context>, pod: &PodView) {
+    let Some(d) = get_deployment_for_pod(ctx, pod) else {
         return;
     };
     if strategy_type(&d) != RECREATE_STRATEGY {
@@ -147,25 +157,25 @@ pub(crate) fn delete_pod(inner: &Arc<Inner>, pod: &PodView) {
     let Ok(handle) = tokio::runtime::Handle::try_current() else {
         return;
     };
-    let inner = inner.clone();
+    let ctx = ctx.clone();
     handle.spawn(async move {
-        let rs_list = match list_replica_sets_live(&inner.client, &d).await {
+        let rs_list = match list_replica_sets_live(&ctx.client, &d).await {
             Ok(list) => list,
             Err(e) => {
                 // Upstream drops the wake-up here, and a Recreate rollout waiting for this
                 // deletion then waits for its progress deadline; a sync can decide from the
                 // cache instead (docs/fidelity.md).
                 tracing::debug!(deployment = name_of(&d.metadata), error = %e, "listing replica sets for a deleted pod failed");
-                inner.enqueue_rate_limited(&d);
+                ctx.enqueue_rate_limited(&d);
                 return;
             }
         };
         let rs_refs: Vec<&ReplicaSet> = rs_list.iter().collect();
-        let Ok(pod_map) = pod_map_for_deployment(&inner.pod_lister, &d, &rs_refs) else {
+        let Ok(pod_map) = pod_map_for_deployment(&ctx.pod_lister, &d, &rs_refs) else {
             return;
         };
         if pod_map.values().all(Vec::is_empty) {
-            inner.enqueue(&d);
+            ctx.enqueue(&d);
         }
     });
 }
@@ -190,18 +200,18 @@ async fn list_replica_sets_live(
 }
 
 /// `getDeploymentForPod`: pod → controlling ReplicaSet (same UID) → controlling Deployment.
-fn get_deployment_for_pod(inner: &Inner, pod: &PodView) -> Option<Arc<Deployment>> {
+fn get_deployment_for_pod(ctx: &Context, pod: &PodView) -> Option<Arc<Deployment>> {
     let r = get_controller_of(&pod.metadata)?;
     if r.kind != "ReplicaSet" {
         return None;
     }
     let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
-    let rs = inner.rs_lister.get(namespace, &r.name)?;
+    let rs = ctx.rs_lister.get(namespace, &r.name)?;
     if uid_of(&rs.metadata) != r.uid {
         return None;
     }
     let rs_ref = get_controller_of(&rs.metadata)?;
-    resolve_controller_ref(&inner.d_lister, namespace, rs_ref)
+    resolve_controller_ref(&ctx.d_lister, namespace, rs_ref)
 }
 
 /// `resolveControllerRef`: the Deployment a controller reference points to, if it is a

@@ -16,15 +16,16 @@ use kcm_informer::{Lister, ResourceEventHandler, Store};
 use kcm_workqueue::RateLimitingQueue;
 
 use super::*;
-use crate::controller::sync_deployment::pod_map_for_deployment;
+use crate::controller::context::Context;
+use crate::controller::pod_map::pod_map_for_deployment;
 use crate::features::FeatureGates;
-use crate::test_support::{labels, rolling_deployment, rs, ts};
+use crate::testing::{labels, rolling_deployment, rs, ts};
 
-fn inner(ds: &[Deployment], rss: &[ReplicaSet]) -> Arc<Inner> {
+fn inner(ds: &[Deployment], rss: &[ReplicaSet]) -> Arc<Context> {
     inner_with_pods(ds, rss, &[])
 }
 
-fn inner_with_pods(ds: &[Deployment], rss: &[ReplicaSet], pods: &[PodView]) -> Arc<Inner> {
+fn inner_with_pods(ds: &[Deployment], rss: &[ReplicaSet], pods: &[PodView]) -> Arc<Context> {
     let config = kube::Config::new("http://127.0.0.1:9".parse().expect("url"));
     let client = kube::Client::try_from(config).expect("client");
     let d_store: Store<Deployment> = Store::new();
@@ -36,7 +37,7 @@ fn inner_with_pods(ds: &[Deployment], rss: &[ReplicaSet], pods: &[PodView]) -> A
         rs_store.add(Arc::new(r.clone()));
     }
     let (recorder, _rx) = EventRecorder::channel("deployment-controller", 16);
-    Arc::new(Inner {
+    Arc::new(Context {
         client,
         d_lister: Lister::new(d_store),
         rs_lister: Lister::new(rs_store),
@@ -58,11 +59,11 @@ fn inner_with_pods(ds: &[Deployment], rss: &[ReplicaSet], pods: &[PodView]) -> A
     })
 }
 
-fn queued(inner: &Inner) -> BTreeSet<String> {
+fn queued(ctx: &Context) -> BTreeSet<String> {
     let mut keys = BTreeSet::new();
-    while let Some(k) = inner.queue.try_get() {
-        inner.queue.done(&k);
-        keys.insert(k);
+    while let Some(k) = ctx.queue.try_get() {
+        ctx.queue.done(&k);
+        keys.insert(k.to_string());
     }
     keys
 }
@@ -244,7 +245,7 @@ async fn test_get_deployments_for_replica_set() {
 async fn deployment_handler_enqueues_on_every_notification() {
     let d1 = Arc::new(rolling_deployment("d1", 1, None, None));
     let h = inner(&[], &[]);
-    let handler = deployment_handler(h.clone());
+    let handler = DeploymentHandler(h.clone());
     ResourceEventHandler::on_add(&handler, &d1, false);
     assert_eq!(queued(&h), keys(&["d1"]));
     ResourceEventHandler::on_update(&handler, &d1, &d1);
@@ -341,13 +342,11 @@ async fn a_sync_waits_until_the_cache_shows_the_controllers_own_write() {
     let read = cache_rv.clone();
     Arc::get_mut(&mut inner).expect("only handle").own_writes =
         Arc::new(kcm_controller::consistency::ConsistencyStore::new(vec![(
-            crate::controller::deployment_controller::DEPLOYMENTS,
+            crate::controller::context::DEPLOYMENTS,
             Arc::new(move || read.lock().map(|v| v.clone()).unwrap_or_default()),
         )]));
-    let key = format!(
-        "{}/web",
-        d.metadata.namespace.as_deref().unwrap_or_default()
-    );
+    let key =
+        kcm_informer::ObjectKey::new(d.metadata.namespace.as_deref().unwrap_or_default(), "web");
 
     let mut written = d.clone();
     written.metadata.resource_version = Some("12".into());
@@ -362,6 +361,10 @@ async fn a_sync_waits_until_the_cache_shows_the_controllers_own_write() {
 
     // The cache caught up: nothing holds the sync back any more.
     *cache_rv.lock().expect("lock") = "12".into();
-    let (ns, name) = key.split_once('/').expect("key");
-    assert!(inner.own_writes.ensure_ready(ns, name).is_ok());
+    assert!(
+        inner
+            .own_writes
+            .ensure_ready(&key.namespace, &key.name)
+            .is_ok()
+    );
 }

@@ -13,11 +13,12 @@
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
+use kcm_informer::ObjectKey;
 
 use crate::util::predicates::deployment_complete;
 
 use super::SyncError;
-use super::deployment_controller::Inner;
+use super::context::Context;
 
 /// How long a dropped key of an incomplete Deployment waits for its next sync.
 pub const DROPPED_KEY_RETRY_PERIOD: Duration = Duration::from_secs(60);
@@ -33,21 +34,18 @@ pub(crate) fn wants_slow_retry(d: Option<&Deployment>) -> bool {
 
 /// The drop handler of the `deployment` queue: warns with the last error and schedules the
 /// slow retry when [`wants_slow_retry`].
-pub(crate) fn on_dropped_key(inner: &Inner, key: &str, err: &SyncError) {
-    let (namespace, name) = key.split_once('/').unwrap_or(("", key));
-    let d = inner.d_lister.get(namespace, name);
+pub(crate) fn on_dropped_key(ctx: &Context, key: &ObjectKey, err: &SyncError) {
+    let d = ctx.d_lister.get(&key.namespace, &key.name);
     if wants_slow_retry(d.as_deref()) {
         tracing::warn!(
-            deployment = key,
+            deployment = %key,
             error = %err,
             retry_after_secs = DROPPED_KEY_RETRY_PERIOD.as_secs(),
             "Dropping deployment out of the queue after the maximum retries; the rollout is not complete, retrying slowly"
         );
-        inner
-            .queue
-            .add_after(key.to_string(), DROPPED_KEY_RETRY_PERIOD);
+        ctx.queue.add_after(key.clone(), DROPPED_KEY_RETRY_PERIOD);
     } else {
-        tracing::warn!(deployment = key, error = %err, "Dropping deployment out of the queue");
+        tracing::warn!(deployment = %key, error = %err, "Dropping deployment out of the queue");
     }
 }
 

@@ -55,7 +55,7 @@ mod tests {
     use k8s_openapi::api::apps::v1::ReplicaSetStatus;
 
     use super::*;
-    use crate::test_support::{
+    use crate::testing::{
         rolling_deployment, rs, spec_mut, ts, with_annotation, with_status_replicas,
     };
     use crate::util::annotations::REVISION_ANNOTATION;

@@ -28,7 +28,7 @@ use crate::util::predicates::has_progress_deadline;
 use crate::util::replica_sets::{
     equal_ignore_hash, find_new_replica_set, find_old_replica_sets, is_controlled_by,
 };
-use crate::util::strategy::new_rs_new_replicas;
+use crate::util::sizing::new_rs_new_replicas;
 
 /// Longest valid object name (`validation.DNS1123SubdomainMaxLength`).
 pub const DNS1123_SUBDOMAIN_MAX_LENGTH: usize = 253;

@@ -1,6 +1,6 @@
 use super::*;
 use crate::conditions::{DEPLOYMENT_PROGRESSING, reason_of};
-use crate::test_support::{
+use crate::testing::{
     at, int, recreate_deployment, rolling_deployment, rs, spec_mut, status_mut, with_annotation,
 };
 use crate::util::annotations::{
@@ -72,7 +72,7 @@ fn classify_replica_sets_revisions() {
 fn new_replica_set_object() {
     let mut d = rolling_deployment("foo", 3, Some(int(1)), Some(int(0)));
     spec_mut(&mut d).min_ready_seconds = Some(5);
-    d.metadata.labels = Some(crate::test_support::labels(&[("deployment-only", "x")]));
+    d.metadata.labels = Some(crate::testing::labels(&[("deployment-only", "x")]));
     d.metadata
         .annotations
         .get_or_insert_with(Default::default)

@@ -63,7 +63,7 @@ mod tests {
 
     use super::*;
     use crate::conditions::{CONDITION_FALSE, CONDITION_TRUE, REPLICA_SET_UPDATED_REASON};
-    use crate::test_support::{at, rolling_deployment, spec_mut, status_mut};
+    use crate::testing::{at, rolling_deployment, spec_mut, status_mut};
 
     fn deployment(paused: bool, pds: Option<i32>, cond: Option<(&str, &str)>) -> Deployment {
         let mut d = rolling_deployment("foo", 1, None, None);

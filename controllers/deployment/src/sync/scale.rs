@@ -12,7 +12,8 @@ use crate::util::replica_sets::{
     cmp_by_size_newer, cmp_by_size_older, filter_active_replica_sets, find_active_or_latest,
     get_replica_count_for_replica_sets,
 };
-use crate::util::strategy::{get_proportion, is_rolling_update, is_saturated, max_surge};
+use crate::util::sizing::{get_proportion, is_saturated};
+use crate::util::strategy::{is_rolling_update, max_surge};
 
 /// Which upstream resize helper a step stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,5 +1,5 @@
 use super::*;
-use crate::test_support::{int, recreate_deployment, rolling_deployment, rs, with_annotation};
+use crate::testing::{int, recreate_deployment, rolling_deployment, rs, with_annotation};
 use crate::util::annotations::{DESIRED_REPLICAS_ANNOTATION, MAX_REPLICAS_ANNOTATION};
 use crate::util::fields::name_of;
 

@@ -3,7 +3,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::*;
 use crate::conditions::{DEPLOYMENT_PROGRESSING, get_deployment_condition, reason_of};
-use crate::test_support::{at, int, recreate_deployment, rolling_deployment, rs, status_mut};
+use crate::testing::{at, int, recreate_deployment, rolling_deployment, rs, status_mut};
 
 fn rs_with(
     name: &str,

@@ -1,8 +1,8 @@
 use std::collections::BTreeMap;
 
 use super::*;
-use crate::test_support::{int, rolling_deployment, rs, with_annotation};
-use crate::util::strategy::is_saturated;
+use crate::testing::{int, rolling_deployment, rs, with_annotation};
+use crate::util::sizing::is_saturated;
 
 fn ann(r: &ReplicaSet, k: &str) -> Option<String> {
     r.metadata.annotations.as_ref()?.get(k).cloned()

@@ -2,7 +2,7 @@
 //! upstream's `controller.ComputeHash` (kube-controller-manager v1.37):
 //!
 //! * the text go-spew prints for the Go `v1.PodTemplateSpec` (`hashutil.DeepHashObject`, that is
-//!   `dump.ForHash`), replayed from the template's JSON by [`spew`](super::spew) with the Go type
+//!   `dump.ForHash`), replayed from the template's JSON by [`spew`] with the Go type
 //!   layout of the generated `spew_table`;
 //! * followed, when `collisionCount` is set, by 8 bytes: the little-endian `u32` of the count and
 //!   4 zero bytes (so `None` and `Some(0)` hash differently);

@@ -10,7 +10,9 @@ pub mod intstr;
 pub mod predicates;
 mod quantity;
 pub mod replica_sets;
+pub mod sizing;
 pub mod spew;
+mod spew_layout;
 mod spew_table;
 mod spew_values;
 pub mod strategy;
@@ -22,4 +24,5 @@ pub use hash::{
 pub use intstr::scaled_value_from_int_or_percent;
 pub use predicates::*;
 pub use replica_sets::*;
+pub use sizing::*;
 pub use strategy::*;

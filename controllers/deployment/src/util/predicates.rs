@@ -85,7 +85,7 @@ mod tests {
 
     use super::*;
     use crate::conditions::CONDITION_TRUE;
-    use crate::test_support::{at, int, rolling_deployment};
+    use crate::testing::{at, int, rolling_deployment};
 
     #[test]
     fn test_deployment_complete() {

@@ -1,5 +1,5 @@
 use super::*;
-use crate::test_support::{labels, rolling_deployment, rs, template, ts, with_annotation};
+use crate::testing::{labels, rolling_deployment, rs, template, ts, with_annotation};
 use crate::util::annotations::REVISION_ANNOTATION;
 use k8s_openapi::api::apps::v1::ReplicaSetStatus;
 use k8s_openapi::api::core::v1::PodSpec;

@@ -21,67 +21,9 @@
 
 use serde_json::Value;
 
+pub use super::spew_layout::{Field, GoType, Json, Kind};
 use super::spew_table::{ROOT, TYPES};
 use super::spew_values;
-
-/// One Go type of the table.
-#[derive(Debug)]
-pub struct GoType {
-    /// The name `reflect.Type.String()` gives, for example `*v1.SecurityContext`.
-    pub name: &'static str,
-    /// How the type's JSON form maps to its Go value.
-    pub json: Json,
-    /// The Go kind, with the table indexes of element, key and field types.
-    pub kind: Kind,
-}
-
-/// The JSON form of a Go type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Json {
-    /// The JSON mirrors the Go layout (struct fields under their JSON keys).
-    Plain,
-    /// A quantity string (`"500m"`), parsed as `resource.ParseQuantity` does.
-    Quantity,
-    /// A JSON number or string.
-    IntOrString,
-    /// An RFC 3339 timestamp or null.
-    Time,
-    /// Any JSON value, kept by Go as its raw bytes.
-    FieldsV1,
-}
-
-/// A Go kind with its component types (indexes into the table).
-#[derive(Debug)]
-pub enum Kind {
-    /// `bool`.
-    Bool,
-    /// Any signed integer type.
-    Int,
-    /// Any unsigned integer type.
-    Uint,
-    /// `string` and named string types.
-    String,
-    /// A pointer to the element type.
-    Ptr(usize),
-    /// A slice of the element type.
-    Slice(usize),
-    /// A map from the key type (always of kind string) to the value type.
-    Map(usize, usize),
-    /// A struct with its fields in declaration order.
-    Struct(&'static [Field]),
-}
-
-/// One struct field.
-#[derive(Debug)]
-pub struct Field {
-    /// The Go field name spew prints.
-    pub name: &'static str,
-    /// The JSON key; `""` for an embedded struct whose fields are inlined in the parent object,
-    /// `"-"` for a field JSON never carries.
-    pub key: &'static str,
-    /// The field's type.
-    pub ty: usize,
-}
 
 /// The text go-spew prints for `v1.PodTemplateSpec` given as JSON, `dump.ForHash(template)`.
 pub fn dump_pod_template(template: &Value) -> String {

@@ -5,7 +5,7 @@
 //! Go layout of `v1.PodTemplateSpec` and everything it reaches, for the go-spew replay in
 //! [`super::spew`].
 
-use super::spew::{Field, GoType, Json, Kind};
+use super::spew_layout::{Field, GoType, Json, Kind};
 
 /// Index of `v1.PodTemplateSpec` in [`TYPES`].
 pub const ROOT: usize = 0;

@@ -21,7 +21,7 @@
 use serde_json::{Value, json};
 
 use super::quantity::{ParsedQuantity, parse_quantity};
-use super::spew::Json;
+use super::spew_layout::Json;
 
 /// Seconds from 0001-01-01 to 1970-01-01, Go's `unixToInternal`.
 const UNIX_TO_INTERNAL: i64 = 62_135_596_800;

@@ -7,9 +7,7 @@ use std::sync::Arc;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kcm_controller::ControlError;
 
-use crate::testing::{Harness, labels, new_pod, new_replica_set, t0};
-
-const KEY: &str = "default/foobar";
+use crate::testing::{Harness, key, labels, new_pod, new_replica_set, t0};
 
 fn fail_with(h: &Harness, msg: &'static str) {
     h.pods
@@ -24,7 +22,7 @@ async fn test_do_not_patch_pod_with_other_control_ref() {
     let mut other = new_replica_set(2, &[("foo", "bar")]);
     other.metadata.name = Some("AnotherRS".into());
     h.add_pod(new_pod("pod", &other, "Running", None, true));
-    h.controller.sync_replica_set(KEY).await.expect("sync");
+    h.controller.sync_replica_set(&key()).await.expect("sync");
     assert_eq!(h.cdp(), (2, 0, 0));
 }
 
@@ -38,13 +36,13 @@ async fn test_patch_pod_fails() {
     fail_with(&h, "fake Error");
     let err = h
         .controller
-        .sync_replica_set(KEY)
+        .sync_replica_set(&key())
         .await
         .expect_err("patch error");
     assert!(err.to_string().contains("fake Error"), "{err}");
     assert_eq!(h.cdp(), (0, 0, 2));
     assert!(
-        h.client.updates.lock().is_empty(),
+        h.api.updates.lock().is_empty(),
         "no status write after a claim error"
     );
 }
@@ -56,9 +54,9 @@ async fn adopts_matching_orphans_with_one_live_recheck() {
     h.add_rs(&rs);
     let p1 = h.add_pod(new_pod("pod1", &rs, "Running", None, false));
     h.add_pod(new_pod("pod2", &rs, "Running", None, false));
-    h.controller.sync_replica_set(KEY).await.expect("sync");
+    h.controller.sync_replica_set(&key()).await.expect("sync");
     assert_eq!(h.cdp(), (0, 0, 2), "both adopted, none created");
-    assert_eq!(h.client.gets.lock().len(), 1, "one uncached GET per sync");
+    assert_eq!(h.api.gets.lock().len(), 1, "one uncached GET per sync");
     let patch = h
         .pods
         .state()
@@ -82,7 +80,7 @@ async fn releases_owned_pods_that_stopped_matching() {
     let mut pod = new_pod("pod1", &rs, "Running", None, true);
     pod.metadata.labels = Some(labels(&[("foo", "other")]));
     let pod = h.add_pod(pod);
-    h.controller.sync_replica_set(KEY).await.expect("sync");
+    h.controller.sync_replica_set(&key()).await.expect("sync");
     let st = h.pods.state();
     assert_eq!(st.patches.len(), 1);
     let uid = rs.metadata.uid.clone().unwrap_or_default();
@@ -103,7 +101,7 @@ async fn test_do_not_adopt_or_create_if_being_deleted() {
     rs.metadata.deletion_timestamp = Some(Time(t0()));
     h.add_rs(&rs);
     h.add_pod(new_pod("pod1", &rs, "Running", None, false));
-    h.controller.sync_replica_set(KEY).await.expect("sync");
+    h.controller.sync_replica_set(&key()).await.expect("sync");
     assert_eq!(h.cdp(), (0, 0, 0));
 }
 
@@ -114,11 +112,11 @@ async fn test_do_not_adopt_or_create_if_being_deleted_race() {
     h.add_rs(&rs);
     let mut live = rs.clone();
     live.metadata.deletion_timestamp = Some(Time(t0()));
-    *h.client.stored.lock() = Some(live);
+    *h.api.stored.lock() = Some(live);
     h.add_pod(new_pod("pod1", &rs, "Running", None, false));
     let err = h
         .controller
-        .sync_replica_set(KEY)
+        .sync_replica_set(&key())
         .await
         .expect_err("recheck rejects");
     assert!(err.to_string().contains("has just been deleted"), "{err}");
@@ -134,6 +132,6 @@ async fn deleting_rs_does_not_release_owned_non_matching_pod() {
     let mut pod = new_pod("pod1", &rs, "Running", None, true);
     pod.metadata.labels = Some(labels(&[("foo", "other")]));
     h.add_pod(pod);
-    h.controller.sync_replica_set(KEY).await.expect("sync");
+    h.controller.sync_replica_set(&key()).await.expect("sync");
     assert_eq!(h.cdp(), (0, 0, 0));
 }

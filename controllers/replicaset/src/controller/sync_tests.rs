@@ -8,12 +8,10 @@ use kcm_controller::ControlError;
 use kcm_controller::error::NAMESPACE_TERMINATING_CAUSE;
 use kcm_controller::worker::{RetryPolicy, process_item};
 
-use super::split_key;
+use super::*;
 use crate::error::SyncError;
 use crate::status::{REPLICA_FAILURE, get_condition};
-use crate::testing::{Harness, new_pod, new_replica_set, pod_list, t0};
-
-const KEY: &str = "default/foobar";
+use crate::testing::{Harness, key, new_pod, new_replica_set, pod_list, t0};
 
 fn fail_with(h: &Harness, msg: &'static str) {
     h.pods
@@ -30,17 +28,6 @@ fn status(replicas: i32, ready: i32, available: i32) -> ReplicaSetStatus {
     }
 }
 
-#[test]
-fn split_key_accepts_namespaced_and_cluster_keys() {
-    assert_eq!(
-        split_key("default/foobar").ok(),
-        Some(("default", "foobar"))
-    );
-    assert_eq!(split_key("foobar").ok(), Some(("", "foobar")));
-    assert!(split_key("a/b/c").is_err());
-    assert!(split_key("").is_err());
-}
-
 #[tokio::test]
 async fn test_sync_replica_set_does_nothing() {
     let h = Harness::new(500);
@@ -49,7 +36,7 @@ async fn test_sync_replica_set_does_nothing() {
     for p in pod_list(2, "Running", &rs, "pod") {
         h.add_pod(p);
     }
-    h.controller.sync_replica_set(KEY).await.expect("sync");
+    h.controller.sync_replica_set(&key()).await.expect("sync");
     assert_eq!(h.cdp(), (0, 0, 0));
 }
 
@@ -61,7 +48,7 @@ async fn test_sync_replica_set_create_failures() {
     h.pods.set_create_limit(10);
     let err = h
         .controller
-        .sync_replica_set(KEY)
+        .sync_replica_set(&key())
         .await
         .expect_err("create error");
     assert!(matches!(err, SyncError::Manage(_)), "{err}");
@@ -73,11 +60,11 @@ async fn test_sync_replica_set_create_failures() {
     );
     // 100 expected, 90 never happen: 10 still outstanding.
     assert_eq!(
-        h.controller.expectations().get_expectations(KEY),
+        h.controller.expectations().get_expectations(&key()),
         Some((10, 0))
     );
     // The failure is reported in the status.
-    let updates = h.client.updates.lock();
+    let updates = h.api.updates.lock();
     let last = updates
         .last()
         .and_then(|u| u.status.clone())
@@ -99,14 +86,11 @@ async fn manage_error_skips_the_availability_requeue() {
     fail_with(&h, "boom");
     let err = h
         .controller
-        .sync_replica_set(KEY)
+        .sync_replica_set(&key())
         .await
         .expect_err("create");
     assert!(matches!(err, SyncError::Manage(_)), "{err}");
-    let st = h.client.updates.lock()[0]
-        .status
-        .clone()
-        .unwrap_or_default();
+    let st = h.api.updates.lock()[0].status.clone().unwrap_or_default();
     assert_eq!((st.ready_replicas, st.available_replicas), (Some(1), None));
     tokio::time::sleep(Duration::from_secs(10)).await;
     assert_eq!(h.controller.queue().len(), 0);
@@ -120,35 +104,35 @@ async fn test_sync_replica_set_dormancy() {
     h.add_rs(&rs);
     h.add_pod(new_pod("pod0", &rs, "Running", None, true));
     // 1. Status as computed: one create, no PUT.
-    h.controller.sync_replica_set(KEY).await.expect("sync");
+    h.controller.sync_replica_set(&key()).await.expect("sync");
     assert_eq!(h.cdp(), (1, 0, 0));
-    assert_eq!(h.client.updates.lock().len(), 0);
+    assert_eq!(h.api.updates.lock().len(), 0);
     // 2. Expectations pending: no create, but a stale status is still written.
     rs.status = Some(status(0, 0, 0));
     h.add_rs(&rs);
-    h.controller.sync_replica_set(KEY).await.expect("sync");
+    h.controller.sync_replica_set(&key()).await.expect("sync");
     assert_eq!(h.cdp(), (1, 0, 0));
-    assert_eq!(h.client.updates.lock().len(), 1);
+    assert_eq!(h.api.updates.lock().len(), 1);
     // 3. Expectation observed; the create fails: condition added, PUT #2.
-    h.controller.expectations().creation_observed(KEY);
+    h.controller.expectations().creation_observed(&key());
     rs.status = Some(status(1, 1, 1));
     h.add_rs(&rs);
     fail_with(&h, "fake Error");
     h.controller
-        .sync_replica_set(KEY)
+        .sync_replica_set(&key())
         .await
         .expect_err("create fails");
     assert_eq!(h.cdp(), (2, 0, 0));
-    assert_eq!(h.client.updates.lock().len(), 2);
+    assert_eq!(h.api.updates.lock().len(), 2);
     assert!(
-        h.controller.expectations().satisfied_expectations(KEY),
+        h.controller.expectations().satisfied_expectations(&key()),
         "failed create lowered"
     );
     // 4. Error gone: create again, status unchanged vs cache: no PUT.
     h.pods.set_error(None);
-    h.controller.sync_replica_set(KEY).await.expect("sync");
+    h.controller.sync_replica_set(&key()).await.expect("sync");
     assert_eq!(h.cdp(), (3, 0, 0));
-    assert_eq!(h.client.updates.lock().len(), 2);
+    assert_eq!(h.api.updates.lock().len(), 2);
 }
 
 #[tokio::test(start_paused = true)]
@@ -161,17 +145,22 @@ async fn test_controller_update_requeue() {
     });
     h.add_rs(&rs);
     h.add_pod(new_pod("pod0", &rs, "Running", None, true));
-    *h.client.update_error.lock() = Some("fake error".into());
-    let core = h.controller.core().clone();
-    let sync = move |key: String| {
-        let core = core.clone();
-        async move { core.sync_replica_set(&key).await }
-    };
+    *h.api.update_error.lock() = Some("fake error".into());
+    let ctx = h.controller.context().clone();
     let queue = h.controller.queue().clone();
-    process_item(&queue, &RetryPolicy::unlimited(), &sync, KEY.to_string()).await;
+    process_item(
+        &queue,
+        &RetryPolicy::unlimited(),
+        &move |key: &ObjectKey| {
+            let ctx = ctx.clone();
+            Box::pin(async move { sync_replica_set(&ctx, key).await })
+        },
+        key(),
+    )
+    .await;
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(queue.len(), 1, "failed status update requeues the key");
-    assert_eq!(queue.num_requeues(&KEY.to_string()), 1);
+    assert_eq!(queue.num_requeues(&key()), 1);
 }
 
 async fn observe_creates(
@@ -194,26 +183,26 @@ async fn burst_case(burst: usize, n: usize) {
     let mut created = 0;
     while created < n {
         h.pods.clear();
-        h.controller.sync_replica_set(KEY).await.expect("sync");
+        h.controller.sync_replica_set(&key()).await.expect("sync");
         let want = burst.min(n - created);
         assert_eq!(h.cdp(), (want, 0, 0), "burst {burst} n {n} after {created}");
         assert_eq!(
-            exp.get_expectations(KEY),
+            exp.get_expectations(&key()),
             Some((i64::try_from(want).unwrap_or(0), 0))
         );
         // Observe all but one: still blocked.
         observe_creates(&h, &rs, created, want).await;
         for _ in 0..want - 1 {
-            exp.creation_observed(KEY);
+            exp.creation_observed(&key());
         }
         h.pods.clear();
-        h.controller.sync_replica_set(KEY).await.expect("sync");
+        h.controller.sync_replica_set(&key()).await.expect("sync");
         assert_eq!(
             h.cdp(),
             (0, 0, 0),
             "blocked until the last creation is observed"
         );
-        exp.creation_observed(KEY);
+        exp.creation_observed(&key());
         created += want;
     }
     // Scale down to 0.
@@ -222,31 +211,33 @@ async fn burst_case(burst: usize, n: usize) {
     let mut remaining = n;
     while remaining > 0 {
         h.pods.clear();
-        h.controller.sync_replica_set(KEY).await.expect("sync");
+        h.controller.sync_replica_set(&key()).await.expect("sync");
         let want = burst.min(remaining);
         let deleted = h.pods.state().delete_pod_names;
         assert_eq!(deleted.len(), want);
-        assert_eq!(exp.get_uids(KEY).map(|u| u.len()), Some(want));
+        assert_eq!(exp.get_uids(&key()).map(|u| u.len()), Some(want));
         for (i, name) in deleted.iter().enumerate() {
             let pod = h
                 .pod_store
                 .delete(&kcm_informer::ObjectKey::new("default", name.as_str()))
                 .expect("pod");
             if i + 1 < want {
-                h.controller
-                    .core()
-                    .delete_pod(kcm_informer::DeletedObject::Object(pod));
+                crate::controller::handlers::delete_pod(
+                    h.controller.context(),
+                    kcm_informer::DeletedObject::Object(pod),
+                );
             } else {
                 h.pods.clear();
-                h.controller.sync_replica_set(KEY).await.expect("sync");
+                h.controller.sync_replica_set(&key()).await.expect("sync");
                 assert_eq!(
                     h.cdp(),
                     (0, 0, 0),
                     "blocked until the last deletion is observed"
                 );
-                h.controller
-                    .core()
-                    .delete_pod(kcm_informer::DeletedObject::Object(pod));
+                crate::controller::handlers::delete_pod(
+                    h.controller.context(),
+                    kcm_informer::DeletedObject::Object(pod),
+                );
             }
         }
         remaining -= want;
@@ -266,21 +257,27 @@ async fn test_delete_controller_and_expectations() {
     let h = Harness::new(10);
     let rs = new_replica_set(1, &[("foo", "bar")]);
     h.add_rs(&rs);
-    h.controller.sync_replica_set(KEY).await.expect("sync");
+    h.controller.sync_replica_set(&key()).await.expect("sync");
     assert_eq!(h.cdp(), (1, 0, 0));
-    assert!(h.controller.expectations().get_expectations(KEY).is_some());
+    assert!(
+        h.controller
+            .expectations()
+            .get_expectations(&key())
+            .is_some()
+    );
     let gone = h
         .rs_store
         .delete(&kcm_informer::ObjectKey::new("default", "foobar"))
         .expect("rs");
-    h.controller
-        .core()
-        .delete_rs(kcm_informer::DeletedObject::Object(gone));
-    h.controller.sync_replica_set(KEY).await.expect("sync");
-    assert_eq!(h.controller.expectations().get_expectations(KEY), None);
-    h.controller.expectations().lower_expectations(KEY, 1, 0);
+    crate::controller::handlers::delete_rs(
+        h.controller.context(),
+        kcm_informer::DeletedObject::Object(gone),
+    );
+    h.controller.sync_replica_set(&key()).await.expect("sync");
+    assert_eq!(h.controller.expectations().get_expectations(&key()), None);
+    h.controller.expectations().lower_expectations(&key(), 1, 0);
     h.pods.clear();
-    h.controller.sync_replica_set(KEY).await.expect("sync");
+    h.controller.sync_replica_set(&key()).await.expect("sync");
     assert_eq!(h.cdp(), (0, 0, 0));
 }
 
@@ -298,10 +295,10 @@ async fn blocked_sync_clears_failure_condition() {
         ..Default::default()
     });
     h.add_rs(&rs);
-    h.controller.expectations().expect_creations(KEY, 1);
-    h.controller.sync_replica_set(KEY).await.expect("sync");
+    h.controller.expectations().expect_creations(&key(), 1);
+    h.controller.sync_replica_set(&key()).await.expect("sync");
     assert_eq!(h.cdp(), (0, 0, 0));
-    let updates = h.client.updates.lock();
+    let updates = h.api.updates.lock();
     assert_eq!(updates.len(), 1);
     assert_eq!(
         updates[0]
@@ -328,17 +325,17 @@ async fn scale_down_deletes_unscheduled_then_pending_then_not_ready() {
     h.add_pod(on(new_pod("pending", &rs, "Pending", None, true), "n1"));
     h.add_pod(new_pod("unscheduled", &rs, "Pending", None, true));
     // Two replicas wanted gone first, then check the third.
-    h.controller.sync_replica_set(KEY).await.expect("sync");
+    h.controller.sync_replica_set(&key()).await.expect("sync");
     let mut deleted = h.pods.state().delete_pod_names;
     deleted.sort();
     assert_eq!(deleted, vec!["not-ready", "pending", "unscheduled"]);
-    let uids = h.controller.expectations().get_uids(KEY).expect("uids");
+    let uids = h.controller.expectations().get_uids(&key()).expect("uids");
     assert!(
         uids.contains("default/unscheduled")
             && uids.contains("default/pending")
             && uids.contains("default/not-ready")
     );
-    assert!(!h.controller.expectations().satisfied_expectations(KEY));
+    assert!(!h.controller.expectations().satisfied_expectations(&key()));
 }
 
 #[tokio::test]
@@ -354,12 +351,12 @@ async fn failed_deletes_lower_expectations_and_set_condition() {
     })));
     let err = h
         .controller
-        .sync_replica_set(KEY)
+        .sync_replica_set(&key())
         .await
         .expect_err("delete error");
     assert_eq!(err.to_string(), "unable to delete pods: boom");
-    assert!(h.controller.expectations().satisfied_expectations(KEY));
-    let updates = h.client.updates.lock();
+    assert!(h.controller.expectations().satisfied_expectations(&key()));
+    let updates = h.api.updates.lock();
     let st = updates
         .last()
         .and_then(|u| u.status.clone())
@@ -378,10 +375,10 @@ async fn not_found_on_delete_is_not_an_error() {
     h.pods
         .set_error(Some(Arc::new(|| ControlError::not_found("pods", "pod0"))));
     h.controller
-        .sync_replica_set(KEY)
+        .sync_replica_set(&key())
         .await
         .expect("NotFound ignored");
-    assert!(h.controller.expectations().satisfied_expectations(KEY));
+    assert!(h.controller.expectations().satisfied_expectations(&key()));
 }
 
 #[tokio::test]
@@ -394,12 +391,12 @@ async fn namespace_terminating_create_counts_as_success() {
             .with_cause(NAMESPACE_TERMINATING_CAUSE)
     })));
     h.controller
-        .sync_replica_set(KEY)
+        .sync_replica_set(&key())
         .await
         .expect("treated as success");
     assert_eq!(h.pods.state().create_call_count, 3);
     assert_eq!(
-        h.controller.expectations().get_expectations(KEY),
+        h.controller.expectations().get_expectations(&key()),
         Some((3, 0)),
         "not lowered"
     );
@@ -413,9 +410,9 @@ async fn terminating_pods_are_reported_not_counted() {
     let mut t = new_pod("old", &rs, "Running", None, true);
     t.metadata.deletion_timestamp = Some(Time(t0()));
     h.add_pod(t);
-    h.controller.sync_replica_set(KEY).await.expect("sync");
+    h.controller.sync_replica_set(&key()).await.expect("sync");
     assert_eq!(h.cdp(), (1, 0, 0), "terminating pod is replaced");
-    let updates = h.client.updates.lock();
+    let updates = h.api.updates.lock();
     let st = updates
         .last()
         .and_then(|u| u.status.clone())
@@ -426,9 +423,9 @@ async fn terminating_pods_are_reported_not_counted() {
 #[tokio::test]
 async fn missing_rs_deletes_expectations() {
     let h = Harness::new(500);
-    h.controller.expectations().expect_creations(KEY, 2);
-    h.controller.sync_replica_set(KEY).await.expect("sync");
-    assert_eq!(h.controller.expectations().get_expectations(KEY), None);
+    h.controller.expectations().expect_creations(&key(), 2);
+    h.controller.sync_replica_set(&key()).await.expect("sync");
+    assert_eq!(h.controller.expectations().get_expectations(&key()), None);
 }
 
 #[tokio::test]
@@ -447,11 +444,11 @@ async fn invalid_selector_skips_sync() {
     }
     h.add_rs(&rs);
     h.controller
-        .sync_replica_set(KEY)
+        .sync_replica_set(&key())
         .await
         .expect("no error, no requeue");
     assert_eq!(h.cdp(), (0, 0, 0));
-    assert!(h.client.updates.lock().is_empty());
+    assert!(h.api.updates.lock().is_empty());
 }
 
 #[tokio::test(start_paused = true)]
@@ -477,9 +474,9 @@ async fn test_replica_set_availability_check() {
         Some(before(4300)),
         true,
     ));
-    h.controller.sync_replica_set(KEY).await.expect("sync");
+    h.controller.sync_replica_set(&key()).await.expect("sync");
     {
-        let updates = h.client.updates.lock();
+        let updates = h.api.updates.lock();
         assert_eq!(updates.len(), 1);
         let st = updates[0].status.clone().unwrap_or_default();
         assert_eq!((st.ready_replicas, st.available_replicas), (Some(3), None));
@@ -500,34 +497,34 @@ async fn never_double_creates_under_late_or_duplicate_events() {
     let h = Harness::new(500);
     let rs = new_replica_set(3, &[("foo", "bar")]);
     h.add_rs(&rs);
-    let core = h.controller.core().clone();
-    h.controller.sync_replica_set(KEY).await.expect("sync");
+    let core = h.controller.context().clone();
+    h.controller.sync_replica_set(&key()).await.expect("sync");
     assert_eq!(h.cdp(), (3, 0, 0));
     // The informer has not delivered the new pods yet: resyncs and syncs create nothing.
     let cached = Arc::new(rs.clone());
     for _ in 0..3 {
-        core.update_rs(&cached, &cached);
-        h.controller.sync_replica_set(KEY).await.expect("sync");
+        crate::controller::handlers::update_rs(&core, &cached, &cached);
+        h.controller.sync_replica_set(&key()).await.expect("sync");
     }
     assert_eq!(h.cdp(), (3, 0, 0));
     // One pod arrives, with a duplicate (same resourceVersion) update.
     let a = h.add_pod(new_pod("a", &rs, "Pending", None, true));
-    core.add_pod(&a);
-    core.update_pod(&a, &a);
-    h.controller.sync_replica_set(KEY).await.expect("sync");
+    crate::controller::handlers::add_pod(&core, &a);
+    crate::controller::handlers::update_pod(&core, &a, &a);
+    h.controller.sync_replica_set(&key()).await.expect("sync");
     assert_eq!(h.cdp(), (3, 0, 0), "two creations still outstanding");
     assert_eq!(
-        h.controller.expectations().get_expectations(KEY),
+        h.controller.expectations().get_expectations(&key()),
         Some((2, 0))
     );
     // The rest arrive: satisfied, and 3 active pods need nothing more.
     for name in ["b", "c"] {
         let p = h.add_pod(new_pod(name, &rs, "Pending", None, true));
-        core.add_pod(&p);
+        crate::controller::handlers::add_pod(&core, &p);
     }
-    h.controller.sync_replica_set(KEY).await.expect("sync");
+    h.controller.sync_replica_set(&key()).await.expect("sync");
     assert_eq!(h.cdp(), (3, 0, 0));
-    assert!(h.controller.expectations().satisfied_expectations(KEY));
+    assert!(h.controller.expectations().satisfied_expectations(&key()));
 }
 
 #[tokio::test]
@@ -535,9 +532,9 @@ async fn expired_expectations_unblock_the_sync() {
     let h = Harness::new(500);
     let rs = new_replica_set(2, &[("foo", "bar")]);
     h.add_rs(&rs);
-    h.controller.sync_replica_set(KEY).await.expect("sync");
+    h.controller.sync_replica_set(&key()).await.expect("sync");
     assert_eq!(h.cdp(), (2, 0, 0));
-    h.controller.sync_replica_set(KEY).await.expect("sync");
+    h.controller.sync_replica_set(&key()).await.expect("sync");
     assert_eq!(
         h.cdp(),
         (2, 0, 0),
@@ -545,7 +542,7 @@ async fn expired_expectations_unblock_the_sync() {
     );
     h.clock
         .step(kcm_controller::expectations::EXPECTATIONS_TIMEOUT + Duration::from_secs(1));
-    h.controller.sync_replica_set(KEY).await.expect("sync");
+    h.controller.sync_replica_set(&key()).await.expect("sync");
     assert_eq!(
         h.cdp(),
         (4, 0, 0),

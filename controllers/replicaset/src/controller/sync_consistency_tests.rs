@@ -6,11 +6,9 @@ use std::sync::Arc;
 use kcm_controller::consistency::{ConsistencyStore, LastSyncResourceVersion, stale_sync_skips};
 use parking_lot::Mutex;
 
+use crate::controller::{PODS, REPLICASETS, pod_write_recorder};
 use crate::error::SyncError;
-use crate::replica_set::{PODS, REPLICASETS, pod_write_recorder};
-use crate::testing::{Harness, new_pod, new_replica_set};
-
-const KEY: &str = "default/foobar";
+use crate::testing::{Harness, key, new_pod, new_replica_set};
 
 fn cache(rv: &str) -> (Arc<Mutex<String>>, LastSyncResourceVersion) {
     let cell = Arc::new(Mutex::new(rv.to_string()));
@@ -48,18 +46,18 @@ async fn a_sync_waits_until_the_caches_show_its_own_writes() {
     created.metadata.resource_version = Some("12".into());
     pod_write_recorder(store.clone())(&created);
     let before = skips();
-    let err = h.controller.sync_replica_set(KEY).await.unwrap_err();
+    let err = h.controller.sync_replica_set(&key()).await.unwrap_err();
     assert!(matches!(err, SyncError::StaleCache(_)), "{err}");
     assert_eq!(skips(), before + 1, "the skip is counted");
     assert_eq!(h.cdp(), (0, 0, 0), "nothing created from the stale cache");
-    assert!(h.client.updates.lock().is_empty(), "no status write either");
+    assert!(h.api.updates.lock().is_empty(), "no status write either");
 
     // The pod cache caught up: the sync runs and records its status write (resourceVersion 20).
     *pods_rv.lock() = "12".into();
-    h.controller.sync_replica_set(KEY).await.expect("sync");
+    h.controller.sync_replica_set(&key()).await.expect("sync");
     assert_eq!(h.cdp(), (2, 0, 0));
-    assert_eq!(h.client.updates.lock().len(), 1);
-    let err = h.controller.sync_replica_set(KEY).await.unwrap_err();
+    assert_eq!(h.api.updates.lock().len(), 1);
+    let err = h.controller.sync_replica_set(&key()).await.unwrap_err();
     assert!(
         matches!(&err, SyncError::StaleCache(e) if e.group_resource == REPLICASETS && e.wrote_rv == "20"),
         "{err}"
@@ -76,11 +74,11 @@ async fn a_deleted_replica_set_forgets_its_writes() {
     let h = Harness::with_consistency(500, Some(store.clone()));
     store.wrote_at("default", "foobar", "gone-uid", PODS, "99");
     // Not in the cache: deleted. The first sync is deferred (its writes are not seen yet) ...
-    assert!(h.controller.sync_replica_set(KEY).await.is_err());
+    assert!(h.controller.sync_replica_set(&key()).await.is_err());
     // ... until the delete handler forgets the record, as upstream's deleteRS does.
     store.clear("default", "foobar", Some("gone-uid"));
     h.controller
-        .sync_replica_set(KEY)
+        .sync_replica_set(&key())
         .await
         .expect("deleted: nothing to do");
 }
@@ -90,6 +88,6 @@ async fn without_a_store_the_sync_never_waits() {
     let h = Harness::new(500);
     let rs = new_replica_set(1, &[("foo", "bar")]);
     h.add_rs(&rs);
-    h.controller.sync_replica_set(KEY).await.expect("sync");
+    h.controller.sync_replica_set(&key()).await.expect("sync");
     assert_eq!(h.cdp(), (1, 0, 0));
 }

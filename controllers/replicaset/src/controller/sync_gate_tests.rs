@@ -4,9 +4,7 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::config::ReplicaSetFeatures;
-use crate::testing::{Harness, new_pod, new_replica_set, t0};
-
-const KEY: &str = "default/foobar";
+use crate::testing::{Harness, key, new_pod, new_replica_set, t0};
 
 /// One running pod and one terminating pod of a 1-replica ReplicaSet, whose stored status
 /// already counts the running one.
@@ -24,12 +22,12 @@ fn harness(features: ReplicaSetFeatures) -> Harness {
 /// Syncs, then feeds the last status PUT's answer back into the cache (the watch event);
 /// returns how many PUTs the sync made.
 async fn sync_and_observe(h: &Harness) -> usize {
-    let before = h.client.updates.lock().len();
-    h.controller.sync_replica_set(KEY).await.expect("sync");
-    let updates = h.client.updates.lock().clone();
+    let before = h.api.updates.lock().len();
+    h.controller.sync_replica_set(&key()).await.expect("sync");
+    let updates = h.api.updates.lock().clone();
     if let Some(sent) = updates.last().filter(|_| updates.len() > before) {
         let mut stored = sent.clone();
-        if *h.client.drops_terminating_replicas.lock()
+        if *h.api.drops_terminating_replicas.lock()
             && let Some(s) = stored.status.as_mut()
         {
             s.terminating_replicas = None;
@@ -54,10 +52,7 @@ async fn gate_off_writes_no_terminating_count_and_reaches_a_steady_state() {
         assert!(!features.terminating_replicas());
         let h = harness(features);
         assert_eq!(sync_and_observe(&h).await, 1, "{features:?}");
-        let sent = h.client.updates.lock()[0]
-            .status
-            .clone()
-            .unwrap_or_default();
+        let sent = h.api.updates.lock()[0].status.clone().unwrap_or_default();
         assert_eq!((sent.replicas, sent.terminating_replicas), (1, None));
         assert_eq!(sync_and_observe(&h).await, 0, "{features:?}: no second PUT");
     }
@@ -67,10 +62,7 @@ async fn gate_off_writes_no_terminating_count_and_reaches_a_steady_state() {
 async fn gate_on_counts_terminating_pods() {
     let h = harness(ReplicaSetFeatures::default());
     assert_eq!(sync_and_observe(&h).await, 1);
-    let sent = h.client.updates.lock()[0]
-        .status
-        .clone()
-        .unwrap_or_default();
+    let sent = h.api.updates.lock()[0].status.clone().unwrap_or_default();
     assert_eq!(sent.terminating_replicas, Some(1));
     assert_eq!(sync_and_observe(&h).await, 0);
 }
@@ -82,7 +74,7 @@ async fn gate_on_counts_terminating_pods() {
 #[tokio::test]
 async fn gate_on_against_a_server_dropping_the_field_puts_every_sync_like_upstream() {
     let h = harness(ReplicaSetFeatures::default());
-    *h.client.drops_terminating_replicas.lock() = true;
+    *h.api.drops_terminating_replicas.lock() = true;
     for _ in 0..3 {
         assert_eq!(sync_and_observe(&h).await, 1);
     }

@@ -1,7 +1,5 @@
 //! Wiring of the ReplicaSet controller (upstream `replica_set.go`: `NewReplicaSetController`,
 //! `Run`, `worker`): informers, queue, expectations, pod control, and the worker pool.
-//! The event handlers live in [`handlers`](crate::handlers), the sync in
-//! [`sync`](crate::sync), scaling in [`manage`](crate::manage), status in [`status`](crate::status).
 
 use std::fmt;
 use std::sync::Arc;
@@ -10,79 +8,24 @@ use std::time::Duration;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
 use kcm_controller::UIDTrackingControllerExpectations;
-use kcm_controller::clock::{SharedClock, real_clock};
-use kcm_controller::consistency::{ConsistencyStore, GroupResource};
+use kcm_controller::clock::real_clock;
+use kcm_controller::consistency::ConsistencyStore;
 use kcm_controller::event_correlator::{CorrelatorOptions, EventCorrelator};
 use kcm_controller::event_recorder::{EventBroadcaster, KubeEventSink};
 use kcm_controller::pod::PodView;
 use kcm_controller::pod_control::{KubePodControl, PodControl, WriteObserver};
 use kcm_controller::worker::{RetryPolicy, WorkerPool};
-use kcm_informer::{InformerError, InformerFactory, Lister, SharedIndexInformer};
+use kcm_informer::{InformerError, InformerFactory, ObjectKey, SharedIndexInformer};
 use kcm_workqueue::RateLimitingQueue;
 use tokio_util::sync::CancellationToken;
 
-use crate::client::{KubeReplicaSetClient, ReplicaSetClient};
-use crate::config::{CONTROLLER_NAME, QUEUE_NAME, ReplicaSetControllerConfig, ReplicaSetFeatures};
+use crate::config::{CONTROLLER_NAME, QUEUE_NAME, ReplicaSetControllerConfig};
 use crate::error::SyncError;
-use crate::handlers::{PodHandler, ReplicaSetHandler};
 use crate::pod_index::{POD_CONTROLLER_UID_INDEX, pod_controller_uid_index_fn};
 
-/// State shared by the event handlers and the workers.
-pub(crate) struct Core {
-    pub(crate) rs_lister: Lister<ReplicaSet>,
-    pub(crate) pod_lister: Lister<PodView>,
-    pub(crate) rs_client: Arc<dyn ReplicaSetClient>,
-    pub(crate) pod_control: Arc<dyn PodControl>,
-    pub(crate) expectations: UIDTrackingControllerExpectations,
-    pub(crate) queue: RateLimitingQueue<String>,
-    pub(crate) burst_replicas: usize,
-    pub(crate) features: ReplicaSetFeatures,
-    pub(crate) clock: SharedClock,
-    /// The writes each ReplicaSet's next sync waits for (`None`: gate off).
-    pub(crate) consistency: Option<Arc<ConsistencyStore>>,
-}
-
-impl fmt::Debug for Core {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Core")
-            .field("queue", &self.queue)
-            .field("burst_replicas", &self.burst_replicas)
-            .field("features", &self.features)
-            .finish_non_exhaustive()
-    }
-}
-
-/// The parts a [`ReplicaSetController`] is built from; use
-/// [`ReplicaSetController::new`] for the real thing, or fill this with fakes
-/// (e.g. `FakePodControl`) to drive the controller in tests.
-pub struct ReplicaSetControllerParts {
-    /// Cache of ReplicaSets (an informer's lister).
-    pub rs_lister: Lister<ReplicaSet>,
-    /// Cache of pods.
-    pub pod_lister: Lister<PodView>,
-    /// Live ReplicaSet reads and status writes.
-    pub rs_client: Arc<dyn ReplicaSetClient>,
-    /// Pod creates/deletes/patches (with events).
-    pub pod_control: Arc<dyn PodControl>,
-    /// Clock for availability and expectations.
-    pub clock: SharedClock,
-    /// Stale-controller consistency: the store the sync consults and records its status writes
-    /// in (`None` turns the check off whatever the feature gate says). Pod writes are recorded
-    /// by whoever owns `pod_control` (see [`pod_write_recorder`]).
-    pub consistency: Option<Arc<ConsistencyStore>>,
-}
-
-/// The ReplicaSet cache (`apps/replicasets`).
-pub const REPLICASETS: GroupResource = GroupResource {
-    group: "apps",
-    resource: "replicasets",
-};
-
-/// The pod cache (`pods`).
-pub const PODS: GroupResource = GroupResource {
-    group: "",
-    resource: "pods",
-};
+use super::context::{Context, PODS, REPLICASETS, ReplicaSetControllerParts};
+use super::handlers::{PodHandler, ReplicaSetHandler};
+use super::sync::sync_replica_set;
 
 /// A pod-control write observer recording each created or patched pod's resourceVersion for
 /// its controlling ReplicaSet (upstream's `OnWrite`).
@@ -100,13 +43,6 @@ pub fn pod_write_recorder(store: Arc<ConsistencyStore>) -> WriteObserver {
         let rv = pod.metadata.resource_version.as_deref().unwrap_or_default();
         store.wrote_at(ns, &owner.name, &owner.uid, PODS, rv);
     })
-}
-
-impl fmt::Debug for ReplicaSetControllerParts {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ReplicaSetControllerParts")
-            .finish_non_exhaustive()
-    }
 }
 
 /// The ReplicaSet controller: keeps `spec.replicas` pods per ReplicaSet and
@@ -132,7 +68,7 @@ impl fmt::Debug for ReplicaSetControllerParts {
 /// # }
 /// ```
 pub struct ReplicaSetController {
-    core: Arc<Core>,
+    ctx: Arc<Context>,
     synced: Vec<Arc<dyn Fn() -> bool + Send + Sync>>,
     broadcaster: Option<EventBroadcaster>,
     workers: usize,
@@ -142,7 +78,7 @@ pub struct ReplicaSetController {
 impl fmt::Debug for ReplicaSetController {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ReplicaSetController")
-            .field("core", &self.core)
+            .field("context", &self.ctx)
             .field("workers", &self.workers)
             .finish_non_exhaustive()
     }
@@ -188,7 +124,7 @@ impl ReplicaSetController {
         let parts = ReplicaSetControllerParts {
             rs_lister: rs_informer.lister(),
             pod_lister: pod_informer.lister(),
-            rs_client: Arc::new(KubeReplicaSetClient::new(client)),
+            client,
             pod_control,
             clock: real_clock(),
             consistency,
@@ -206,21 +142,8 @@ impl ReplicaSetController {
         parts: ReplicaSetControllerParts,
         config: ReplicaSetControllerConfig,
     ) -> Self {
-        let queue = RateLimitingQueue::builder().name(QUEUE_NAME).build();
-        let core = Core {
-            rs_lister: parts.rs_lister,
-            pod_lister: parts.pod_lister,
-            rs_client: parts.rs_client,
-            pod_control: parts.pod_control,
-            expectations: UIDTrackingControllerExpectations::with_clock(parts.clock.clone()),
-            queue,
-            burst_replicas: config.burst_replicas,
-            features: config.features,
-            clock: parts.clock,
-            consistency: parts.consistency,
-        };
         Self {
-            core: Arc::new(core),
+            ctx: Arc::new(Context::new(parts, &config)),
             synced: Vec::new(),
             broadcaster: None,
             workers: config.workers,
@@ -235,8 +158,8 @@ impl ReplicaSetController {
         rs_informer: &SharedIndexInformer<ReplicaSet>,
         pod_informer: &SharedIndexInformer<PodView>,
     ) -> Result<(), InformerError> {
-        rs_informer.add_event_handler(ReplicaSetHandler(self.core.clone()))?;
-        pod_informer.add_event_handler(PodHandler(self.core.clone()))?;
+        rs_informer.add_event_handler(ReplicaSetHandler(self.ctx.clone()))?;
+        pod_informer.add_event_handler(PodHandler(self.ctx.clone()))?;
         let (rs, pods) = (rs_informer.clone(), pod_informer.clone());
         self.synced.push(Arc::new(move || rs.has_synced()));
         self.synced.push(Arc::new(move || pods.has_synced()));
@@ -248,19 +171,19 @@ impl ReplicaSetController {
         self.synced.iter().all(|f| f())
     }
 
-    /// The work queue of `namespace/name` keys.
-    pub fn queue(&self) -> &RateLimitingQueue<String> {
-        &self.core.queue
+    /// The work queue of ReplicaSet keys.
+    pub fn queue(&self) -> &RateLimitingQueue<ObjectKey> {
+        &self.ctx.queue
     }
 
-    /// The creation/deletion expectations, keyed by `namespace/name`.
+    /// The creation/deletion expectations, by ReplicaSet key.
     pub fn expectations(&self) -> &UIDTrackingControllerExpectations {
-        &self.core.expectations
+        &self.ctx.expectations
     }
 
     /// Syncs one ReplicaSet (upstream `syncReplicaSet`); what the workers call.
-    pub async fn sync_replica_set(&self, key: &str) -> Result<(), SyncError> {
-        self.core.sync_replica_set(key).await
+    pub async fn sync_replica_set(&self, key: &ObjectKey) -> Result<(), SyncError> {
+        sync_replica_set(&self.ctx, key).await
     }
 
     /// Waits for the caches, runs the workers until `cancel` fires, then shuts
@@ -269,18 +192,18 @@ impl ReplicaSetController {
         tracing::info!(controller = "replicaset", "Starting controller");
         let synced = self.wait_for_caches(&cancel).await;
         if synced {
-            let core = self.core.clone();
-            let pool = WorkerPool::new(core.queue.clone(), self.workers, RetryPolicy::unlimited());
+            let ctx = self.ctx.clone();
+            let pool = WorkerPool::new(ctx.queue.clone(), self.workers, RetryPolicy::unlimited());
             pool.run(
-                move |key: String| {
-                    let core = core.clone();
-                    async move { core.sync_replica_set(&key).await }
+                move |key: &ObjectKey| {
+                    let ctx = ctx.clone();
+                    Box::pin(async move { sync_replica_set(&ctx, key).await })
                 },
                 cancel.clone().cancelled_owned(),
             )
             .await;
         } else {
-            self.core.queue.shutdown();
+            self.ctx.queue.shutdown();
         }
         tracing::info!(controller = "replicaset", "Shutting down controller");
         if let Some(b) = self.broadcaster {
@@ -310,7 +233,7 @@ impl ReplicaSetController {
     }
 
     #[cfg(test)]
-    pub(crate) fn core(&self) -> &Arc<Core> {
-        &self.core
+    pub(crate) fn context(&self) -> &Arc<Context> {
+        &self.ctx
     }
 }

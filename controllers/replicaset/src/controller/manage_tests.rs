@@ -2,12 +2,13 @@ use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
-use crate::testing::{Harness, new_pod, new_replica_set};
+use super::*;
+use crate::testing::{Harness, key, new_pod, new_replica_set};
 
 #[tokio::test]
 async fn test_related_pods_lookup() {
     let h = Harness::new(500);
-    let core = h.controller.core();
+    let core = h.controller.context();
     let mk = |name: &str, sel: (&str, &str), ctrl: &str| {
         let mut rs = new_replica_set(1, &[sel]);
         rs.metadata.name = Some(name.into());
@@ -31,8 +32,7 @@ async fn test_related_pods_lookup() {
         }
     }
     let names = |rs| {
-        let mut v: Vec<String> = core
-            .get_indirectly_related_pods(rs)
+        let mut v: Vec<String> = get_indirectly_related_pods(core, rs)
             .iter()
             .filter_map(|p| p.metadata.name.clone())
             .collect();
@@ -67,10 +67,7 @@ async fn related_pods_rank_decides_between_equal_pods() {
     h.add_pod(on(new_pod("a", &rs, "Running", None, true), "node-1"));
     h.add_pod(on(new_pod("b", &rs, "Running", None, true), "node-2"));
     h.add_pod(on(new_pod("s", &sibling, "Running", None, true), "node-2"));
-    h.controller
-        .sync_replica_set("default/foobar")
-        .await
-        .expect("sync");
+    h.controller.sync_replica_set(&key()).await.expect("sync");
     assert_eq!(h.pods.state().delete_pod_names, vec!["b".to_string()]);
 }
 
@@ -79,10 +76,7 @@ async fn created_pods_carry_template_and_controller_ref() {
     let h = Harness::new(500);
     let rs = new_replica_set(2, &[("foo", "bar")]);
     h.add_rs(&rs);
-    h.controller
-        .sync_replica_set("default/foobar")
-        .await
-        .expect("sync");
+    h.controller.sync_replica_set(&key()).await.expect("sync");
     let st = h.pods.state();
     assert_eq!(st.templates.len(), 2);
     for r in &st.controller_refs {

@@ -4,8 +4,9 @@ use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
 use kcm_controller::pod::PodView;
-use kcm_informer::{DeletedFinalStateUnknown, DeletedObject};
+use kcm_informer::{DeletedFinalStateUnknown, DeletedObject, ObjectKey};
 
+use super::*;
 use crate::testing::{Harness, fresh_uid, labels, new_pod, new_replica_set, t0};
 
 fn set(keys: Vec<String>) -> BTreeSet<String> {
@@ -26,7 +27,7 @@ fn owner_ref(rs: &k8s_openapi::api::apps::v1::ReplicaSet) -> OwnerReference {
 #[tokio::test]
 async fn test_update_pods() {
     let h = Harness::new(500);
-    let core = h.controller.core();
+    let core = h.controller.context();
     let mut rs1 = new_replica_set(1, &[("foo", "bar")]);
     rs1.metadata.name = Some("foobar".into());
     let mut rs2 = new_replica_set(1, &[("bar", "foo")]);
@@ -73,14 +74,14 @@ async fn test_update_pods() {
         ),
     ];
     for (name, old, new, want) in cases {
-        core.update_pod(&old, &new);
+        update_pod(core, &old, &new);
         let got = set(h.drain_queue());
         let want: BTreeSet<String> = want.into_iter().map(String::from).collect();
         assert_eq!(got, want, "{name}");
     }
     // Same resourceVersion (resync): ignored.
     let p = pod(&l1, Some(&rs1), "5");
-    core.update_pod(&p, &p);
+    update_pod(core, &p, &p);
     assert!(h.drain_queue().is_empty());
 }
 
@@ -90,12 +91,13 @@ async fn test_delete_final_state_unknown() {
     let rs = new_replica_set(1, &[("foo", "bar")]);
     h.add_rs(&rs);
     let pod = Arc::new(new_pod("pod1", &rs, "Running", None, true));
-    h.controller
-        .core()
-        .delete_pod(DeletedObject::Unknown(DeletedFinalStateUnknown {
-            key: "foo".into(),
+    delete_pod(
+        h.controller.context(),
+        DeletedObject::Unknown(DeletedFinalStateUnknown {
+            key: ObjectKey::cluster("foo"),
             obj: pod,
-        }));
+        }),
+    );
     assert_eq!(h.drain_queue(), vec!["default/foobar".to_string()]);
 }
 
@@ -111,7 +113,7 @@ async fn test_overlapping_rss() {
     }
     let owner = &all[3];
     let pod = Arc::new(new_pod("pod", owner, "Running", None, true));
-    h.controller.core().add_pod(&pod);
+    add_pod(h.controller.context(), &pod);
     assert_eq!(h.drain_queue(), vec!["default/rs4".to_string()]);
 }
 
@@ -127,22 +129,24 @@ async fn orphan_add_enqueues_every_matching_rs_without_expectation_change() {
     for rs in [&a, &b, &c] {
         h.rs_store.add(Arc::new(rs.clone()));
     }
-    let core = h.controller.core();
-    core.expectations.expect_creations("default/a", 1);
+    let core = h.controller.context();
+    core.expectations
+        .expect_creations(&ObjectKey::new("default", "a"), 1);
     let orphan = Arc::new(new_pod("o", &a, "Running", None, false));
-    core.add_pod(&orphan);
+    add_pod(core, &orphan);
     assert_eq!(
         set(h.drain_queue()),
         set(vec!["default/a".into(), "default/b".into()])
     );
     assert_eq!(
-        core.expectations.get_expectations("default/a"),
+        core.expectations
+            .get_expectations(&ObjectKey::new("default", "a")),
         Some((1, 0))
     );
     // A pod without labels matches nothing; an empty selector matches nothing.
     let mut bare = PodView::default();
     bare.metadata.namespace = Some("default".into());
-    assert!(core.get_pod_replica_sets(&bare).is_empty());
+    assert!(get_pod_replica_sets(core, &bare).is_empty());
 }
 
 /// v1.37.2 `GetPodReplicaSets` (client-go lister) rejects a pod with `len(labels) == 0`
@@ -164,25 +168,25 @@ async fn pod_with_empty_label_map_matches_no_replica_set() {
         ]);
     }
     h.rs_store.add(Arc::new(rs));
-    let core = h.controller.core();
+    let core = h.controller.context();
     let mut pod = PodView::default();
     pod.metadata.namespace = Some("default".into());
     pod.metadata.labels = Some(labels(&[("other", "x")]));
     assert_eq!(
-        core.get_pod_replica_sets(&pod).len(),
+        get_pod_replica_sets(core, &pod).len(),
         1,
         "selector is valid"
     );
     pod.metadata.labels = Some(labels(&[]));
-    assert!(core.get_pod_replica_sets(&pod).is_empty());
+    assert!(get_pod_replica_sets(core, &pod).is_empty());
     pod.metadata.labels = None;
-    assert!(core.get_pod_replica_sets(&pod).is_empty());
+    assert!(get_pod_replica_sets(core, &pod).is_empty());
 }
 
 #[tokio::test]
 async fn test_pod_controller_lookup() {
     let h = Harness::new(500);
-    let core = h.controller.core();
+    let core = h.controller.context();
     // RS in namespace "" with selector foo=bar, pod in "ns": no match.
     let mut rs = new_replica_set(1, &[("foo", "bar")]);
     rs.metadata.namespace = Some(String::new());
@@ -191,13 +195,12 @@ async fn test_pod_controller_lookup() {
     let mut pod = PodView::default();
     pod.metadata.namespace = Some("ns".into());
     pod.metadata.labels = Some(labels(&[("foo", "bar")]));
-    assert!(core.get_pod_replica_sets(&pod).is_empty());
+    assert!(get_pod_replica_sets(core, &pod).is_empty());
     let mut rs = new_replica_set(1, &[("foo", "bar")]);
     rs.metadata.namespace = Some("ns".into());
     rs.metadata.name = Some("bar".into());
     h.rs_store.add(Arc::new(rs));
-    let names: Vec<String> = core
-        .get_pod_replica_sets(&pod)
+    let names: Vec<String> = get_pod_replica_sets(core, &pod)
         .iter()
         .filter_map(|r| r.metadata.name.clone())
         .collect();
@@ -207,10 +210,10 @@ async fn test_pod_controller_lookup() {
 #[tokio::test]
 async fn test_deletion_timestamp() {
     let h = Harness::new(500);
-    let core = h.controller.core();
+    let core = h.controller.context();
     let rs = new_replica_set(1, &[("foo", "bar")]);
     h.add_rs(&rs);
-    let key = "default/foobar";
+    let key = &ObjectKey::new("default", "foobar");
     let mut pod = new_pod("pod0", &rs, "Pending", None, true);
     pod.metadata.deletion_timestamp = Some(Time(t0()));
     pod.metadata.resource_version = Some("1".into());
@@ -218,7 +221,7 @@ async fn test_deletion_timestamp() {
     // (a) add of an already-terminating pod counts as its deletion.
     core.expectations
         .expect_deletions(key, &["default/pod0".to_string()]);
-    core.add_pod(&pod);
+    add_pod(core, &pod);
     assert!(core.expectations.satisfied_expectations(key));
     assert_eq!(h.drain_queue(), vec![key.to_string()]);
     // (b) the update that sets the deletionTimestamp.
@@ -227,7 +230,7 @@ async fn test_deletion_timestamp() {
     let mut old = (*pod).clone();
     old.metadata.deletion_timestamp = None;
     old.metadata.resource_version = Some("2".into());
-    core.update_pod(&Arc::new(old), &pod);
+    update_pod(core, &Arc::new(old), &pod);
     assert!(core.expectations.satisfied_expectations(key));
     assert_eq!(h.drain_queue(), vec![key.to_string()]);
     // (c) events for a pod that is not expected do not count.
@@ -235,13 +238,13 @@ async fn test_deletion_timestamp() {
         .expect_deletions(key, &["default/secondPod".to_string()]);
     let mut old = (*pod).clone();
     old.metadata.resource_version = Some("2".into());
-    core.update_pod(&Arc::new(old), &pod);
+    update_pod(core, &Arc::new(old), &pod);
     assert!(!core.expectations.satisfied_expectations(key));
-    core.delete_pod(DeletedObject::Object(pod.clone()));
+    delete_pod(core, DeletedObject::Object(pod.clone()));
     assert!(!core.expectations.satisfied_expectations(key));
     let mut second = (*pod).clone();
     second.metadata.name = Some("secondPod".into());
-    core.delete_pod(DeletedObject::Object(Arc::new(second)));
+    delete_pod(core, DeletedObject::Object(Arc::new(second)));
     assert!(core.expectations.satisfied_expectations(key));
     assert!(h.drain_queue().contains(&key.to_string()));
 }
@@ -249,13 +252,15 @@ async fn test_deletion_timestamp() {
 #[tokio::test]
 async fn add_pod_observes_creation_for_its_owner_only() {
     let h = Harness::new(500);
-    let core = h.controller.core();
+    let core = h.controller.context();
     let rs = new_replica_set(2, &[("foo", "bar")]);
     h.add_rs(&rs);
-    core.expectations.expect_creations("default/foobar", 2);
-    core.add_pod(&Arc::new(new_pod("a", &rs, "Pending", None, true)));
+    core.expectations
+        .expect_creations(&ObjectKey::new("default", "foobar"), 2);
+    add_pod(core, &Arc::new(new_pod("a", &rs, "Pending", None, true)));
     assert_eq!(
-        core.expectations.get_expectations("default/foobar"),
+        core.expectations
+            .get_expectations(&ObjectKey::new("default", "foobar")),
         Some((1, 0))
     );
     // Same name, other UID (a previous incarnation): ignored.
@@ -263,9 +268,10 @@ async fn add_pod_observes_creation_for_its_owner_only() {
     if let Some(refs) = stale.metadata.owner_references.as_mut() {
         refs[0].uid = fresh_uid();
     }
-    core.add_pod(&Arc::new(stale));
+    add_pod(core, &Arc::new(stale));
     assert_eq!(
-        core.expectations.get_expectations("default/foobar"),
+        core.expectations
+            .get_expectations(&ObjectKey::new("default", "foobar")),
         Some((1, 0))
     );
     assert_eq!(h.drain_queue(), vec!["default/foobar".to_string()]);
@@ -274,38 +280,51 @@ async fn add_pod_observes_creation_for_its_owner_only() {
 #[tokio::test]
 async fn update_rs_with_new_uid_clears_expectations_and_enqueues() {
     let h = Harness::new(500);
-    let core = h.controller.core();
+    let core = h.controller.context();
     let old = new_replica_set(1, &[("foo", "bar")]);
     let new = new_replica_set(3, &[("foo", "bar")]); // fresh UID
-    core.expectations.expect_creations("default/foobar", 1);
-    core.update_rs(&Arc::new(old.clone()), &Arc::new(new));
-    assert_eq!(core.expectations.get_expectations("default/foobar"), None);
+    core.expectations
+        .expect_creations(&ObjectKey::new("default", "foobar"), 1);
+    update_rs(core, &Arc::new(old.clone()), &Arc::new(new));
+    assert_eq!(
+        core.expectations
+            .get_expectations(&ObjectKey::new("default", "foobar")),
+        None
+    );
     assert_eq!(h.drain_queue(), vec!["default/foobar".to_string()]);
     // Resync (same object) still enqueues.
     let old = Arc::new(old);
-    core.update_rs(&old, &old);
+    update_rs(core, &old, &old);
     assert_eq!(h.drain_queue(), vec!["default/foobar".to_string()]);
     // Delete via tombstone uses the tombstone key.
-    core.expectations.expect_creations("default/foobar", 1);
-    core.delete_rs(DeletedObject::Unknown(DeletedFinalStateUnknown {
-        key: "default/foobar".into(),
-        obj: old,
-    }));
-    assert_eq!(core.expectations.get_expectations("default/foobar"), None);
+    core.expectations
+        .expect_creations(&ObjectKey::new("default", "foobar"), 1);
+    delete_rs(
+        core,
+        DeletedObject::Unknown(DeletedFinalStateUnknown {
+            key: ObjectKey::new("default", "foobar"),
+            obj: old,
+        }),
+    );
+    assert_eq!(
+        core.expectations
+            .get_expectations(&ObjectKey::new("default", "foobar")),
+        None
+    );
     assert_eq!(h.drain_queue(), vec!["default/foobar".to_string()]);
 }
 
 #[tokio::test(start_paused = true)]
 async fn pod_turning_ready_requeues_after_exactly_min_ready_seconds() {
     let h = Harness::new(500);
-    let core = h.controller.core();
+    let core = h.controller.context();
     let mut rs = new_replica_set(1, &[("foo", "bar")]);
     rs.spec.min_ready_seconds = Some(10);
     h.add_rs(&rs);
     let old = Arc::new(new_pod("p", &rs, "Pending", None, true));
     let mut cur = new_pod("p", &rs, "Running", Some(t0()), true);
     cur.metadata.resource_version = Some("2".into());
-    core.update_pod(&old, &Arc::new(cur));
+    update_pod(core, &old, &Arc::new(cur));
     assert_eq!(h.drain_queue(), vec!["default/foobar".to_string()]);
     tokio::time::sleep(Duration::from_millis(9_900)).await;
     assert!(h.drain_queue().is_empty(), "not before minReadySeconds");
