@@ -4,12 +4,12 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use http::Response;
+use kcm_store::Selector;
 use serde_json::{Value, json};
 
 use crate::events_v1::view_json;
-use crate::meta;
+use crate::field_selector::FieldSelector;
 use crate::routes::Target;
-use crate::selectors::{FieldSelector, LabelSelector};
 use crate::server::{ApiServer, Body, Ctx, json_response};
 use crate::status::{ApiError, ApiResult, FieldError};
 use crate::storage::{Obj, ObjRef, Page, TooOld};
@@ -17,8 +17,8 @@ use crate::storage::{Obj, ObjRef, Page, TooOld};
 /// Parsed selectors plus the namespace of a request, as one object filter.
 #[derive(Debug, Clone, Default)]
 pub struct Filter {
-    /// Label selector.
-    pub labels: LabelSelector,
+    /// Label selector (apimachinery's `labels.Parse`; its errors are the 400 messages).
+    pub labels: Selector,
     /// Field selector.
     pub fields: FieldSelector,
 }
@@ -26,25 +26,21 @@ pub struct Filter {
 impl Filter {
     /// Parse `labelSelector` and `fieldSelector` (400 on errors).
     pub fn from_ctx(t: &Target, ctx: &Ctx) -> ApiResult<Filter> {
-        let labels = LabelSelector::parse(ctx.q("labelSelector")).map_err(ApiError::bad_request)?;
+        let labels = Selector::parse(ctx.q("labelSelector"))
+            .map_err(|e| ApiError::bad_request(e.to_string()))?;
         let fields = FieldSelector::parse(ctx.q("fieldSelector"), t.res.storage)
             .map_err(ApiError::bad_request)?;
         Ok(Filter { labels, fields })
     }
 
-    /// Whether the object matches.
-    pub fn matches(&self, v: &Value) -> bool {
-        self.labels.matches(meta::at(v, &["metadata", "labels"])) && self.fields.matches(v)
-    }
-
     /// Whether a stored object matches (from its extracted labels and fields, no parsing).
     pub fn matches_obj(&self, o: &Obj) -> bool {
-        self.labels.matches_with(|k| o.label(k)) && self.fields.matches_with(|f| o.field(f))
+        self.labels.matches_labels(o) && self.fields.matches_with(|f| o.field(f))
     }
 
     /// Whether there is no selector at all.
     pub fn is_empty(&self) -> bool {
-        self.labels.is_empty() && self.fields.is_empty()
+        self.labels.is_everything() && self.fields.is_empty()
     }
 }
 
@@ -263,4 +259,92 @@ pub fn list(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body>>
     let f = Filter::from_ctx(t, ctx)?;
     let page = fetch(srv, t, ctx, &f)?;
     Ok(json_response(200, render(t, &page, &page.items)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::{self, StorageId};
+
+    fn filter(label_selector: &str) -> ApiResult<Filter> {
+        let t = Target {
+            res: registry::find("", "v1", "pods").expect("pods"),
+            namespace: Some("default".into()),
+            name: None,
+            sub: None,
+        };
+        let mut ctx = Ctx::default();
+        ctx.query
+            .insert("labelSelector".into(), label_selector.into());
+        Filter::from_ctx(&t, &ctx)
+    }
+
+    /// Selectors as apimachinery's `labels.Parse` reads them, matched against a stored
+    /// object's extracted labels (cases of upstream `TestSelectorMatches` and the old
+    /// testenv parser's table).
+    #[test]
+    fn label_selectors_match_stored_labels() {
+        let pod = Obj::at(
+            StorageId::Pods,
+            serde_json::json!({"metadata": {"name": "p", "namespace": "default",
+                "labels": {"app": "web", "tier": "fe", "replicas": "3"}}}),
+            1,
+        );
+        let cases: &[(&str, bool)] = &[
+            ("", true),
+            ("app=web", true),
+            ("app==web", true),
+            ("app = web", true),
+            ("app!=web", false),
+            ("app!=db", true),
+            ("missing!=x", true),
+            ("app in (web,db)", true),
+            ("app in (db)", false),
+            ("app notin (db)", true),
+            ("missing notin (db)", true),
+            ("app", true),
+            ("!app", false),
+            ("!missing", true),
+            ("app in (web, db),!missing", true),
+            ("app=web,tier=be", false),
+            ("app=web , tier=fe", true),
+            // integer comparisons, which the old parser took for keys named `replicas>2`
+            ("replicas>2", true),
+            ("replicas<3", false),
+            ("app>1", false),
+        ];
+        for (s, want) in cases {
+            let f = filter(s).unwrap_or_else(|e| panic!("{s}: {}", e.message));
+            assert_eq!(f.matches_obj(&pod), *want, "{s}");
+        }
+    }
+
+    /// A malformed `labelSelector` is a 400 whose message is `labels.Parse`'s error, as
+    /// kube-apiserver v1.37.2 answers (texts from apimachinery v0.37.2).
+    #[test]
+    fn malformed_label_selectors_are_upstream_400s() {
+        let cases = [
+            ("app=web,", "found '', expected: identifier after ','"),
+            (
+                "app in web",
+                "unable to parse requirement: found 'web' expected: '('",
+            ),
+            (
+                "a=(b)",
+                "unable to parse requirement: found '(', expected: identifier",
+            ),
+            (
+                "a>x",
+                "unable to parse requirement: values[0]: Invalid value: \"x\": for 'Gt', 'Lt' operators, the value must be an integer",
+            ),
+            (
+                "toolongtoolongtoolongtoolongtoolongtoolongtoolongtoolongtoolong1234=x",
+                "unable to parse requirement: <nil>: Invalid value: \"toolongtoolongtoolongtoolongtoolongtoolongtoolongtoolongtoolong1234\": name part must be no more than 63 bytes",
+            ),
+        ];
+        for (s, want) in cases {
+            let e = filter(s).expect_err(s);
+            assert_eq!((e.code, e.message.as_str()), (400, want), "{s}");
+        }
+    }
 }

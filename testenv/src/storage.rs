@@ -56,11 +56,11 @@ impl Obj {
             .unwrap_or_default();
         let fields = ["metadata.name", "metadata.namespace"]
             .iter()
-            .chain(crate::selectors::extra_fields(id))
+            .chain(crate::field_selector::extra_fields(id))
             .map(|f| {
                 (
                     *f,
-                    crate::selectors::field_value(&value, f).into_boxed_str(),
+                    crate::field_selector::field_value(&value, f).into_boxed_str(),
                 )
             })
             .collect();
@@ -91,6 +91,13 @@ impl Obj {
             .iter()
             .find(|(fk, _)| *fk == f)
             .map(|(_, v)| &**v)
+    }
+}
+
+/// Label selectors (`kcm_store::Selector`) match the extracted labels without parsing the JSON.
+impl kcm_store::selector::Labels for Obj {
+    fn get(&self, key: &str) -> Option<&str> {
+        self.label(key)
     }
 }
 
