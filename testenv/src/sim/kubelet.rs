@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
+use kcm_util::go_duration::format_go_duration;
 use kube::Api;
 use kube::api::{DeleteParams, Patch, PatchParams, Preconditions};
 use serde_json::json;
@@ -16,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::SimConfig;
 use super::annotations::PodBehaviour;
-use super::clock::{go_duration_string, now_time};
+use super::clock::now_time;
 use super::informer::{Change, spawn_informer};
 use super::nodes::{NodeSet, SimNode};
 use super::pod_status::{Runtime, Stage, build_status};
@@ -495,7 +496,7 @@ fn advance(
             (
                 Stage::CrashLoop {
                     restarts: 1,
-                    backoff: go_duration_string(b),
+                    backoff: format_go_duration(b),
                     last_started: now.clone(),
                     last_finished: now,
                 },
@@ -514,7 +515,7 @@ fn advance(
             (
                 Stage::CrashLoop {
                     restarts: restarts + 1,
-                    backoff: go_duration_string(b),
+                    backoff: format_go_duration(b),
                     last_started: now.clone(),
                     last_finished: now,
                 },

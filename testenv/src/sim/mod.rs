@@ -25,7 +25,6 @@
 pub mod annotations;
 mod clock;
 mod config;
-mod duration;
 mod events;
 mod gc;
 mod gc_graph;
@@ -46,7 +45,6 @@ use tokio_util::sync::CancellationToken;
 
 pub use annotations::PodBehaviour;
 pub use config::{SimArgs, SimConfig};
-pub use duration::{DurationError, parse_go_duration};
 pub use nodes::{NODE_LEASE_NAMESPACE, UNREACHABLE_TAINT};
 pub use scheduler::DEFAULT_SCHEDULER;
 

@@ -1,13 +1,49 @@
-//! Go duration strings (`time.ParseDuration`): `300ms`, `1.5h`, `2h45m`, `12h0m0s`.
+//! Go duration strings, as Go's `time.ParseDuration` reads them (`300ms`, `1.5h`, `2h45m`,
+//! `12h0m0s`) and `Duration.String` prints them.
 //!
-//! Flags of kube-controller-manager take durations in this form, so ours do too. Negative
-//! durations are rejected: no flag of ours has a meaning for them.
+//! The grammar is Go's exactly: an optional sign, then one or more decimal numbers (with an
+//! optional fraction), each followed by a unit among `ns`, `us` (`µs`, `μs`), `ms`, `s`, `m`,
+//! `h`; `"0"` alone needs no unit; no white space anywhere; at most `i64::MAX` nanoseconds;
+//! fractions scaled as Go scales them. Errors are Go's texts (`time: invalid duration "…"`).
+//! Negative durations are rejected (Go accepts them; `std::time::Duration` cannot hold them),
+//! except a negative zero, which Go reads as zero.
 
+use std::fmt;
 use std::time::Duration;
 
-/// Parses a Go duration string; the error says what is wrong.
-pub fn parse_go_duration(input: &str) -> Result<Duration, String> {
-    let invalid = || format!("time: invalid duration {input:?}");
+/// A duration string `time.ParseDuration` would reject (or a negative one); its text is Go's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseDurationError {
+    message: String,
+}
+
+impl ParseDurationError {
+    fn new(message: String) -> Self {
+        ParseDurationError { message }
+    }
+}
+
+impl fmt::Display for ParseDurationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ParseDurationError {}
+
+/// Parses a non-negative Go duration string; the error says what is wrong, in Go's words.
+///
+/// ```
+/// use std::time::Duration;
+/// use kcm_util::go_duration::parse_go_duration;
+/// assert_eq!(parse_go_duration("1.5s"), Ok(Duration::from_millis(1500)));
+/// assert_eq!(
+///     parse_go_duration("1d").unwrap_err().to_string(),
+///     r#"time: unknown unit "d" in duration "1d""#
+/// );
+/// ```
+pub fn parse_go_duration(input: &str) -> Result<Duration, ParseDurationError> {
+    let invalid = || ParseDurationError::new(format!("time: invalid duration {input:?}"));
     let (negative, s) = match input.strip_prefix('-') {
         Some(rest) => (true, rest),
         None => (false, input.strip_prefix('+').unwrap_or(input)),
@@ -41,11 +77,15 @@ pub fn parse_go_duration(input: &str) -> Result<Duration, String> {
             "s" => 1_000_000_000,
             "m" => 60 * 1_000_000_000,
             "h" => 3600 * 1_000_000_000,
-            "" => return Err(format!("time: missing unit in duration {input:?}")),
+            "" => {
+                return Err(ParseDurationError::new(format!(
+                    "time: missing unit in duration {input:?}"
+                )));
+            }
             other => {
-                return Err(format!(
+                return Err(ParseDurationError::new(format!(
                     "time: unknown unit {other:?} in duration {input:?}"
-                ));
+                )));
             }
         };
         let (whole, frac) = number.split_once('.').unwrap_or((number, ""));
@@ -77,12 +117,20 @@ pub fn parse_go_duration(input: &str) -> Result<Duration, String> {
         return Err(invalid());
     }
     if negative && total_nanos > 0 {
-        return Err(format!("negative duration {input:?} is not allowed"));
+        return Err(ParseDurationError::new(format!(
+            "negative duration {input:?} is not allowed"
+        )));
     }
     Ok(Duration::from_nanos(total_nanos as u64))
 }
 
 /// Formats a duration the way Go's `Duration.String` does (`12h0m0s`, `1.5s`, `300ms`).
+///
+/// ```
+/// use std::time::Duration;
+/// use kcm_util::go_duration::format_go_duration;
+/// assert_eq!(format_go_duration(Duration::from_secs(43_200)), "12h0m0s");
+/// ```
 pub fn format_go_duration(d: Duration) -> String {
     let nanos = d.as_nanos();
     if nanos == 0 {
@@ -122,9 +170,9 @@ fn trim_float(v: f64) -> String {
 mod tests {
     use super::*;
 
+    /// Go's `time` package tests (`parseDurationTests`), the non-negative cases.
     #[test]
     fn parses_go_durations() {
-        // Cases from Go's time package tests (parseDurationTests), the non-negative ones.
         let ok: &[(&str, u64)] = &[
             ("0", 0),
             ("5s", 5_000_000_000),
@@ -136,7 +184,9 @@ mod tests {
             ("5.s", 5_000_000_000),
             (".5s", 500_000_000),
             ("1.0s", 1_000_000_000),
+            ("1.00s", 1_000_000_000),
             ("1.004s", 1_004_000_000),
+            ("1.0040s", 1_004_000_000),
             ("100.00100s", 100_001_000_000),
             ("10ns", 10),
             ("11us", 11_000),
@@ -165,12 +215,25 @@ mod tests {
                 "{input}"
             );
         }
+    }
+
+    /// Go's error cases, past `i64::MAX` nanoseconds, and the negatives we refuse.
+    #[test]
+    fn rejects_malformed_durations() {
         for bad in [
-            "", "3", "-", "s", ".", "-.", ".s", "+.s", "1d", "3000000h", "-5s", "1.2.3s", "--0",
-            "-+1s", "+-1s", "++1s",
+            "", "3", "10", "-", "s", ".", "-.", ".s", "+.s", "1d", "x5s", "3000000h", "-5s", "-1s",
+            "1.2.3s", "--0", "-+1s", "+-1s", "++1s", " 5s", "5s ",
         ] {
             assert!(parse_go_duration(bad).is_err(), "{bad:?} must fail");
         }
+        assert_eq!(
+            parse_go_duration("3").map_err(|e| e.to_string()),
+            Err(r#"time: missing unit in duration "3""#.to_string())
+        );
+        assert_eq!(
+            parse_go_duration("-5s").map_err(|e| e.to_string()),
+            Err(r#"negative duration "-5s" is not allowed"#.to_string())
+        );
     }
 
     #[test]
@@ -184,6 +247,13 @@ mod tests {
             (240_000_000_000, "4m0s"),
             (43_200_000_000_000, "12h0m0s"),
             (4_500_000_000_000, "1h15m0s"),
+            // the kubelet's back-off texts (`back-off 1m20s restarting failed container`)
+            (500_000_000, "500ms"),
+            (10_000_000_000, "10s"),
+            (80_000_000_000, "1m20s"),
+            (300_000_000_000, "5m0s"),
+            (1_500_000_000, "1.5s"),
+            (3_600_000_000_000, "1h0m0s"),
         ];
         for (nanos, want) in cases {
             assert_eq!(format_go_duration(Duration::from_nanos(*nanos)), *want);

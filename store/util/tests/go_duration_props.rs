@@ -1,13 +1,14 @@
-//! Property tests for Go duration parsing (`time.ParseDuration`, used by kcm's flags): any input
-//! is answered without panicking, well-formed inputs add up exactly like Go's integer
-//! arithmetic, anything past `i64::MAX` nanoseconds is an error, and every duration printed the
-//! way Go prints it parses back to itself.
+//! Property tests for Go duration parsing (`time.ParseDuration`, used by kcm's flags and
+//! kcm-testenv's annotations and fault specs): any input is answered without panicking,
+//! well-formed inputs add up exactly like Go's integer arithmetic, anything past `i64::MAX`
+//! nanoseconds is an error, and every duration printed the way Go prints it parses back to
+//! itself.
 //!
 //! Case count: proptest's default (256), scaled with `PROPTEST_CASES`.
 
 use std::time::Duration;
 
-use kcm::duration::{format_go_duration, parse_go_duration};
+use kcm_util::go_duration::{format_go_duration, parse_go_duration};
 use proptest::prelude::*;
 
 const UNITS: &[(&str, u128)] = &[
@@ -68,7 +69,7 @@ proptest! {
     fn fractions_are_close_to_exact(whole in 0u64..1_000_000, frac in "[0-9]{1,9}", u in 0..UNITS.len()) {
         let (unit, nanos) = UNITS[u];
         let text = format!("{whole}.{frac}{unit}");
-        let d = parse_go_duration(&text).map_err(TestCaseError::fail)?;
+        let d = parse_go_duration(&text).map_err(|e| TestCaseError::fail(e.to_string()))?;
         let exact_num = (u128::from(whole) * 10u128.pow(frac.len() as u32)
             + frac.parse::<u128>().unwrap_or(0)) * nanos;
         let exact = exact_num / 10u128.pow(frac.len() as u32);
@@ -103,7 +104,7 @@ fn fraction_overflow_past_u128_is_an_error() {
         "340282366920938463463374607431768211455.9ns",
         "1h94522879700260684295381835.9h",
     ] {
-        let got = parse_go_duration(input);
+        let got = parse_go_duration(input).map_err(|e| e.to_string());
         assert_eq!(
             got,
             Err(format!("time: invalid duration {input:?}")),
