@@ -211,7 +211,9 @@ async fn list_100k() -> Value {
     let t0 = Instant::now();
     for i in 0..LIST_PODS {
         let body = serde_json::to_value(pod(&format!("l-{i:06}"), None)).unwrap_or_default();
-        if let Err(e) = kcm_testenv::handlers::create_value(&srv, res, Some("default"), body) {
+        if let Err(e) =
+            kcm_testenv::apiserver::handlers::create_value(&srv, res, Some("default"), body)
+        {
             eprintln!("create: {e}");
             std::process::exit(1);
         }

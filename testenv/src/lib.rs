@@ -29,36 +29,16 @@
 //! # Ok(()) }
 //! ```
 
-pub mod defaults;
-pub mod delete;
-pub mod discovery;
-pub mod events_v1;
-pub mod field_selector;
-pub mod handlers;
+pub mod apiserver;
+pub mod faults;
 pub mod kubeconfig;
-pub mod list;
-pub mod meta;
-pub mod metrics;
-pub mod patch;
-pub mod protobuf;
-pub mod quantity;
 pub mod registry;
-pub mod routes;
-pub mod scale;
-pub mod server;
-pub mod status;
+pub mod sim;
 pub mod storage;
-pub mod strategy;
-pub mod table;
-pub mod validation;
-pub mod watch;
 
 mod env;
 
+pub use apiserver::metrics::RequestCounts;
+pub use apiserver::{ApiServer, HookDecision, RequestHook, RequestInfo};
 pub use env::{TestEnv, TestEnvConfig, TestEnvError};
-pub use metrics::RequestCounts;
-pub use server::{ApiServer, HookDecision, RequestHook, RequestInfo};
-pub use status::ApiError;
-
-pub mod faults;
-pub mod sim;
+pub use registry::api_status::ApiError;

@@ -14,9 +14,7 @@ use kcm_reflector::{
     ApiListerWatcher, BackoffConfig, CancellationToken, CountingMetrics, DeletedObject, Delta,
     Reflector, ReflectorConfig,
 };
-use kcm_testenv::server::{HookDecision, RequestHook, RequestInfo};
-use kcm_testenv::status::ApiError;
-use kcm_testenv::{TestEnv, TestEnvConfig};
+use kcm_testenv::{ApiError, HookDecision, RequestHook, RequestInfo, TestEnv, TestEnvConfig};
 use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, PostParams};
 
 const NS: &str = "default";

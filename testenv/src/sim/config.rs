@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use kcm_util::go_duration::parse_go_duration;
 
-/// Configuration of a [`Simulation`](super::Simulation).
+/// Configuration of a [`Simulation`](super::simulation::Simulation).
 ///
 /// The defaults are tuned for tests: a 3-node cluster whose pods become Ready 200 ms after they are
 /// bound and whose graceful deletions take at most 2 s.

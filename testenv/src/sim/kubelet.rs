@@ -15,9 +15,10 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::SimConfig;
 use super::annotations::PodBehaviour;
 use super::clock::now_time;
+use super::config::SimConfig;
+use super::events;
 use super::informer::{Change, spawn_informer};
 use super::nodes::{NodeSet, SimNode};
 use super::pod_status::{Runtime, Stage, build_status};
@@ -411,14 +412,13 @@ async fn backoff_event(
     for (i, c) in containers.iter().enumerate() {
         if let Some((event, count)) = seen.get_mut(i) {
             *count += 1;
-            if super::events::repeat_event(client, &ns, event, *count).await {
+            if events::repeat_event(client, &ns, event, *count).await {
                 continue;
             }
         }
         let message = format!("Back-off restarting failed container {c} in pod {name}_{ns}({uid})");
         let created =
-            super::events::kubelet_event(client, pod, node, Some(c), "Warning", "BackOff", message)
-                .await;
+            events::kubelet_event(client, pod, node, Some(c), "Warning", "BackOff", message).await;
         if let Some(event) = created {
             if i < seen.len() {
                 seen[i] = (event, 1);
@@ -443,7 +443,7 @@ fn emit(
     let (client, pod, node) = (client.clone(), pod.clone(), node.to_string());
     let container = container.map(str::to_string);
     tokio::spawn(async move {
-        super::events::kubelet_event(
+        events::kubelet_event(
             &client,
             &pod,
             &node,
