@@ -170,7 +170,11 @@ pub(crate) async fn run(
     let (ntx, mut nrx) = mpsc::unbounded_channel();
     let (pods, pod_task) = spawn_informer(Api::<Pod>::all(client.clone()), ptx, token.clone());
     let (nodes, node_task) = spawn_informer(Api::<Node>::all(client.clone()), ntx, token.clone());
-    nodes.wait_synced().await;
+    // Schedule once the nodes are listed; a shutdown before that ends the scheduler too.
+    tokio::select! {
+        _ = token.cancelled() => return,
+        _ = nodes.wait_synced() => {}
+    }
     let (backoff_tx, mut backoff_rx) = mpsc::unbounded_channel();
     let mut s = Scheduler {
         client,
