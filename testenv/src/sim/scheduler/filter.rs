@@ -171,24 +171,9 @@ pub(crate) fn decide<'a>(
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_objects::{node, pod};
     use super::*;
     use serde_json::{Value, json};
-    fn node(extra: Value) -> Node {
-        let mut n = json!({
-            "metadata": {"name": "node-1", "labels": {"kubernetes.io/os": "linux"}},
-            "spec": {},
-            "status": {"allocatable": {"pods": "2"}, "conditions": [{"type": "Ready", "status": "True"}]},
-        });
-        json_patch::merge(&mut n, &extra);
-        serde_json::from_value(n).expect("node")
-    }
-
-    fn pod(extra: Value) -> Pod {
-        let mut p = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "a"}]}});
-        json_patch::merge(&mut p, &extra);
-        serde_json::from_value(p).expect("pod")
-    }
-
     #[test]
     fn filters() {
         let cases: Vec<(&str, Value, Value, usize, Option<Unfit>)> = vec![

@@ -171,9 +171,12 @@ pub(crate) async fn run(
     let (pods, pod_task) = spawn_informer(Api::<Pod>::all(client.clone()), ptx, token.clone());
     let (nodes, node_task) = spawn_informer(Api::<Node>::all(client.clone()), ntx, token.clone());
     // Schedule once the nodes are listed; a shutdown before that ends the scheduler too.
-    tokio::select! {
-        _ = token.cancelled() => return,
-        _ = nodes.wait_synced() => {}
+    if token
+        .run_until_cancelled(nodes.wait_synced())
+        .await
+        .is_none()
+    {
+        return;
     }
     let (backoff_tx, mut backoff_rx) = mpsc::unbounded_channel();
     let mut s = Scheduler {
@@ -245,5 +248,29 @@ async fn retry_all(s: &mut Scheduler) {
                 s.pending.remove(&key);
             }
         }
+    }
+}
+
+/// Nodes and pods for the scheduler's unit tests: a Ready node with room for two pods, a pod
+/// with one container, each merged with `extra`.
+#[cfg(test)]
+mod test_objects {
+    use k8s_openapi::api::core::v1::{Node, Pod};
+    use serde_json::{Value, json};
+
+    pub(super) fn node(extra: Value) -> Node {
+        let mut n = json!({
+            "metadata": {"name": "node-1", "labels": {"kubernetes.io/os": "linux"}},
+            "spec": {},
+            "status": {"allocatable": {"pods": "2"}, "conditions": [{"type": "Ready", "status": "True"}]},
+        });
+        json_patch::merge(&mut n, &extra);
+        serde_json::from_value(n).expect("node")
+    }
+
+    pub(super) fn pod(extra: Value) -> Pod {
+        let mut p = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "a"}]}});
+        json_patch::merge(&mut p, &extra);
+        serde_json::from_value(p).expect("pod")
     }
 }

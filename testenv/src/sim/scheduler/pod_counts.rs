@@ -100,15 +100,10 @@ impl PodCounts {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_objects::pod;
     use super::*;
-    use serde_json::{Value, json};
+    use serde_json::json;
     use std::collections::BTreeMap;
-
-    fn pod(extra: Value) -> Pod {
-        let mut p = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "a"}]}});
-        json_patch::merge(&mut p, &extra);
-        serde_json::from_value(p).expect("pod")
-    }
 
     /// The incremental counts equal a recount over the cache after every step of a sequence
     /// of cache events and bindings (the way `schedule` counted before it kept them).
