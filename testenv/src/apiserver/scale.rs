@@ -162,19 +162,3 @@ pub fn binding(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Bod
         &json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}),
     ))
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn selector_strings() {
-        assert_eq!(
-            selector_string(Some(&json!({"matchLabels": {"b": "2", "a": "1"}}))),
-            "a=1,b=2"
-        );
-        let s = json!({"matchLabels": {"app": "web"}, "matchExpressions": [{"key": "tier", "operator": "In", "values": ["y", "x"]}, {"key": "gone", "operator": "DoesNotExist"}]});
-        assert_eq!(selector_string(Some(&s)), "app=web,!gone,tier in (x,y)");
-        assert_eq!(selector_string(None), "");
-    }
-}

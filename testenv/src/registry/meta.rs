@@ -1,4 +1,5 @@
-//! Object metadata helpers: timestamps, generated names, field access on JSON objects.
+//! Object metadata helpers: timestamps, generated names, field access on JSON objects, and the
+//! string form of a metav1 LabelSelector (`status.selector` of `/scale`, the SELECTOR column).
 
 use rand::Rng;
 use serde_json::{Map, Value};
@@ -230,5 +231,16 @@ mod tests {
         assert!(semantic_eq(None, Some(&json!({}))));
         assert!(!semantic_eq(Some(&json!({"a": [1]})), Some(&json!({}))));
         assert!(!semantic_eq(Some(&json!([1, 2])), Some(&json!([2, 1]))));
+    }
+
+    #[test]
+    fn selector_strings() {
+        assert_eq!(
+            selector_string(Some(&json!({"matchLabels": {"b": "2", "a": "1"}}))),
+            "a=1,b=2"
+        );
+        let s = json!({"matchLabels": {"app": "web"}, "matchExpressions": [{"key": "tier", "operator": "In", "values": ["y", "x"]}, {"key": "gone", "operator": "DoesNotExist"}]});
+        assert_eq!(selector_string(Some(&s)), "app=web,!gone,tier in (x,y)");
+        assert_eq!(selector_string(None), "");
     }
 }
