@@ -4,7 +4,6 @@
 
 pub mod app;
 pub mod client;
-pub mod duration;
 pub mod error_chain;
 pub mod feature_gates;
 pub mod leader_election;

@@ -11,7 +11,7 @@ use k8s_openapi::api::apps::v1::ReplicaSet;
 use kcm::app::{self, Controller, ControllerContext, RunFuture};
 use kcm::metrics::Metrics;
 use kcm::options::Options;
-use kcm_testenv::{TestEnv, TestEnvConfig};
+use kcm_testenv::TestCluster;
 use kube::api::{Api, PostParams};
 use tokio_util::sync::CancellationToken;
 
@@ -46,9 +46,8 @@ async fn scrape(port: u16) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_endpoint_serves_queue_client_leader_and_sync_series() {
-    let env = TestEnv::start(TestEnvConfig::default())
-        .await
-        .expect("testenv");
+    let cluster = TestCluster::builder().start().await.expect("test cluster");
+    let env = cluster.env();
     let port = free_port();
     let kubeconfig = env.kubeconfig_path().display().to_string();
     let port_arg = port.to_string();
@@ -130,5 +129,5 @@ async fn metrics_endpoint_serves_queue_client_leader_and_sync_series() {
     stop.cancel();
     let exit = run.await.expect("join").expect("run");
     assert_eq!(exit, app::Exit::Stopped);
-    env.shutdown().await;
+    cluster.shutdown().await;
 }

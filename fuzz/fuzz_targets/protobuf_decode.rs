@@ -2,7 +2,7 @@
 //! input for each kind (so the object decoder is reached) and the raw input is tried as a body.
 #![no_main]
 
-use kcm_testenv::protobuf::{MAGIC, decode_body};
+use kcm_testenv::apiserver::protobuf::{MAGIC, decode_body};
 use libfuzzer_sys::fuzz_target;
 
 const KINDS: &[(&str, &str)] = &[

@@ -5,7 +5,7 @@
 //! directives are checked, other `$` keys are plain fields.)
 #![no_main]
 
-use kcm_testenv::patch::strategic;
+use kcm_testenv::registry::patch::strategic;
 use kcm_testenv::registry::StorageId;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;

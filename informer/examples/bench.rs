@@ -41,7 +41,9 @@ use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kcm_informer::{CancellationToken, Compact, InformerOptions, SharedIndexInformer};
-use kcm_testenv::{TestEnv, TestEnvConfig, handlers, registry};
+use kcm_testenv::apiserver::handlers;
+use kcm_testenv::{TestEnv, TestEnvConfig, registry};
+use kcm_util::proc_stats::{peak_rss_kib, process_cpu_ms, rss_kib};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -59,32 +61,6 @@ const MODES: &[&str] = &[
 
 /// Process CPU time (user + system, every thread) at the moment the cache was seen synced, in ms.
 static SYNC_CPU_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// CPU time (user + system, all threads) of this process so far, in ms, from `/proc/self/stat`
-/// (clock ticks, assumed 100 per second).
-fn process_cpu_ms() -> u64 {
-    std::fs::read_to_string("/proc/self/stat")
-        .ok()
-        .and_then(|s| {
-            // Fields after the command name, which is parenthesised.
-            let rest = s.rsplit_once(')')?.1;
-            let fields: Vec<&str> = rest.split_whitespace().collect();
-            let utime: u64 = fields.get(11)?.parse().ok()?;
-            let stime: u64 = fields.get(12)?.parse().ok()?;
-            Some((utime + stime) * 10)
-        })
-        .unwrap_or(0)
-}
-
-fn rss_kib(field: &str) -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find(|l| l.starts_with(field))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
 
 fn mib(kib: u64) -> f64 {
     (kib as f64 / 1024.0 * 10.0).round() / 10.0
@@ -382,7 +358,7 @@ async fn run_compact(client: kube::Client, pods: usize) -> (Duration, usize, usi
             with_managed_fields += 1;
         }
     });
-    *RSS_BEFORE_DECODE.lock() = Some((rss_kib("VmHWM:"), rss_kib("VmRSS:")));
+    *RSS_BEFORE_DECODE.lock() = Some((peak_rss_kib(), rss_kib()));
     let all = informer.store().list();
     let t = Instant::now();
     let decoded = all.iter().filter(|c| c.decode().is_ok()).count();
@@ -395,7 +371,7 @@ async fn run_compact(client: kube::Client, pods: usize) -> (Duration, usize, usi
 }
 
 fn child(mode: &str, url: &str, pods: usize) {
-    let baseline = rss_kib("VmRSS:");
+    let baseline = rss_kib();
     let cpu0 = process_cpu_ms();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -426,7 +402,7 @@ fn child(mode: &str, url: &str, pods: usize) {
     });
     let (peak, steady) = RSS_BEFORE_DECODE
         .lock()
-        .unwrap_or_else(|| (rss_kib("VmHWM:"), rss_kib("VmRSS:")));
+        .unwrap_or_else(|| (peak_rss_kib(), rss_kib()));
     let mut line = json!({
         "bench": "informer",
         "mode": mode,

@@ -6,7 +6,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use common::{NS, env};
+use common::{NS, cluster};
 use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kcm_informer::{CancellationToken, Compact, InformerOptions, Selector, SharedIndexInformer};
@@ -34,15 +34,15 @@ fn pod(name: &str, app: &str) -> Pod {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn compact_pods_are_listed_watched_selected_and_decoded() {
-    let env = env().await;
-    let pods: Api<Pod> = Api::namespaced(env.client(), NS);
+    let cluster = cluster().await;
+    let pods: Api<Pod> = Api::namespaced(cluster.client(), NS);
     for (name, app) in [("web-1", "web"), ("db-1", "db")] {
         pods.create(&PostParams::default(), &pod(name, app))
             .await
             .expect("create");
     }
     let informer = SharedIndexInformer::<Compact<Pod>>::new(
-        env.client(),
+        cluster.client(),
         InformerOptions::default().namespace(NS),
     );
     let cancel = CancellationToken::new();

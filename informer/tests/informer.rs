@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use common::{
-    NS, Recorder, Seen, cache_state, cm, create_many, env, eventually, fast_backoff, server_state,
+    NS, Recorder, Seen, cache_state, cluster, cm, create_many, eventually, fast_backoff,
+    server_state,
 };
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use kcm_informer::{
@@ -35,11 +36,11 @@ fn spawn_run<K: kcm_informer::InformerObject>(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn initial_sync_then_updates_and_deletes_in_order() {
-    let env = env().await;
-    let api: Api<Lease> = Api::namespaced(env.client(), NS);
+    let cluster = cluster().await;
+    let api: Api<Lease> = Api::namespaced(cluster.client(), NS);
     create_many(&api, "cm", 2_000).await;
 
-    let informer = SharedIndexInformer::<Lease>::new(env.client(), options());
+    let informer = SharedIndexInformer::<Lease>::new(cluster.client(), options());
     let rec = Recorder::default();
     let reg = informer.add_event_handler(rec.clone()).expect("handler");
     let cancel = CancellationToken::new();
@@ -132,10 +133,10 @@ async fn initial_sync_then_updates_and_deletes_in_order() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn late_handler_first_receives_the_cache_as_initial_adds() {
-    let env = env().await;
-    let api: Api<Lease> = Api::namespaced(env.client(), NS);
+    let cluster = cluster().await;
+    let api: Api<Lease> = Api::namespaced(cluster.client(), NS);
     create_many(&api, "cm", 30).await;
-    let informer = SharedIndexInformer::<Lease>::new(env.client(), options());
+    let informer = SharedIndexInformer::<Lease>::new(cluster.client(), options());
     let cancel = CancellationToken::new();
     spawn_run(&informer, &cancel);
     assert!(
@@ -191,9 +192,9 @@ impl ResourceEventHandler<Lease> for Blocked {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_stuck_handler_does_not_delay_another_handler() {
-    let env = env().await;
-    let api: Api<Lease> = Api::namespaced(env.client(), NS);
-    let informer = SharedIndexInformer::<Lease>::new(env.client(), options());
+    let cluster = cluster().await;
+    let api: Api<Lease> = Api::namespaced(cluster.client(), NS);
+    let informer = SharedIndexInformer::<Lease>::new(cluster.client(), options());
     let slow = Blocked {
         gate: Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new())),
         entered: Arc::new(AtomicUsize::new(0)),
@@ -230,15 +231,15 @@ async fn a_stuck_handler_does_not_delay_another_handler() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn per_handler_resync_only_reaches_handlers_that_asked_for_it() {
-    let env = env().await;
-    let api: Api<Lease> = Api::namespaced(env.client(), NS);
+    let cluster = cluster().await;
+    let api: Api<Lease> = Api::namespaced(cluster.client(), NS);
     api.create(&PostParams::default(), &cm("r", "1"))
         .await
         .expect("create");
     // As upstream, an informer created without a resync period never resyncs; with a default
     // period, a smaller handler period registered before start lowers the check period.
     let informer = SharedIndexInformer::<Lease>::new(
-        env.client(),
+        cluster.client(),
         options().resync_period(Duration::from_secs(600)),
     );
     let resyncing = Recorder::default();
@@ -269,9 +270,9 @@ async fn per_handler_resync_only_reaches_handlers_that_asked_for_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn removed_handler_gets_nothing_more_and_the_other_keeps_going() {
-    let env = env().await;
-    let api: Api<Lease> = Api::namespaced(env.client(), NS);
-    let informer = SharedIndexInformer::<Lease>::new(env.client(), options());
+    let cluster = cluster().await;
+    let api: Api<Lease> = Api::namespaced(cluster.client(), NS);
+    let informer = SharedIndexInformer::<Lease>::new(cluster.client(), options());
     let removed = Recorder::default();
     let kept = Recorder::default();
     let reg = informer
@@ -309,12 +310,12 @@ async fn removed_handler_gets_nothing_more_and_the_other_keeps_going() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn transform_runs_before_the_cache_and_the_handlers() {
-    let env = env().await;
-    let api: Api<Lease> = Api::namespaced(env.client(), NS);
+    let cluster = cluster().await;
+    let api: Api<Lease> = Api::namespaced(cluster.client(), NS);
     api.create(&PostParams::default(), &cm("t", "secret"))
         .await
         .expect("create");
-    let informer = SharedIndexInformer::<Lease>::new(env.client(), options());
+    let informer = SharedIndexInformer::<Lease>::new(cluster.client(), options());
     informer
         .set_transform(|mut c: Lease| {
             c.metadata.managed_fields = None;
@@ -351,10 +352,10 @@ async fn transform_runs_before_the_cache_and_the_handlers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn factory_shares_one_informer_per_type_and_scope() {
-    let env = env().await;
-    let api: Api<Lease> = Api::namespaced(env.client(), NS);
+    let cluster = cluster().await;
+    let api: Api<Lease> = Api::namespaced(cluster.client(), NS);
     create_many(&api, "f", 10).await;
-    let factory = InformerFactory::new(env.client(), options());
+    let factory = InformerFactory::new(cluster.client(), options());
     let a = factory.informer::<Lease>();
     let b = factory.informer::<Lease>();
     a.add_event_handler(Recorder::default()).expect("handler");

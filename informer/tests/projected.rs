@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{NS, env};
+use common::{NS, cluster};
 use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kcm_informer::{
@@ -83,8 +83,8 @@ fn pod(name: &str, app: &str, node: Option<&str>) -> Pod {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn projected_pod_type_is_watched_cached_and_listed() {
-    let env = env().await;
-    let pods: Api<Pod> = Api::namespaced(env.client(), NS);
+    let cluster = cluster().await;
+    let pods: Api<Pod> = Api::namespaced(cluster.client(), NS);
     pods.create(&PostParams::default(), &pod("web-1", "web", Some("node-a")))
         .await
         .expect("create");
@@ -92,8 +92,10 @@ async fn projected_pod_type_is_watched_cached_and_listed() {
         .await
         .expect("create");
 
-    let informer =
-        SharedIndexInformer::<PodLite>::new(env.client(), InformerOptions::default().namespace(NS));
+    let informer = SharedIndexInformer::<PodLite>::new(
+        cluster.client(),
+        InformerOptions::default().namespace(NS),
+    );
     // Drop even the annotations: a projected type plus a transform keeps only what is read.
     informer
         .set_transform(|mut p: PodLite| {

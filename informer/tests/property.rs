@@ -7,7 +7,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{NS, Recorder, cache_state, cm, env, eventually, fast_backoff, server_state};
+use common::{NS, Recorder, cache_state, cluster, cm, eventually, fast_backoff, server_state};
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use kcm_informer::{CancellationToken, CountingMetrics, InformerOptions, SharedIndexInformer};
 use kube::api::{Api, DeleteParams, PostParams};
@@ -15,13 +15,13 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 async fn run_case(seed: u64) {
-    let env = env().await;
-    let api: Api<Lease> = Api::namespaced(env.client(), NS);
+    let cluster = cluster().await;
+    let api: Api<Lease> = Api::namespaced(cluster.client(), NS);
     let metrics = Arc::new(CountingMetrics::default());
     let options = InformerOptions::default()
         .namespace(NS)
         .with_reflector(|r| r.backoff(fast_backoff()).metrics(metrics.clone()));
-    let informer = SharedIndexInformer::<Lease>::new(env.client(), options);
+    let informer = SharedIndexInformer::<Lease>::new(cluster.client(), options);
     let early = Recorder::default();
     informer
         .add_event_handler(early.clone())
@@ -54,8 +54,8 @@ async fn run_case(seed: u64) {
             70..=89 => {
                 let _ = api.delete(&name, &DeleteParams::default()).await;
             }
-            90..=94 => env.drop_watches(),
-            _ => env.compact(),
+            90..=94 => cluster.env().drop_watches(),
+            _ => cluster.env().compact(),
         }
         if step == 75 {
             let r = Recorder::default();

@@ -18,6 +18,7 @@ use dashmap::DashMap;
 use k8s_openapi::api::core::v1::{Container, Pod, PodSpec, PodStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kcm_store::{Lister, NAMESPACE_INDEX, ObjectKey, Selector, Store, index_fn};
+use kcm_util::proc_stats::{peak_rss_kib, rss_kib, thread_cpu_ns};
 use kube_runtime::reflector::{ObjectRef, store::Writer};
 use kube_runtime::watcher::Event;
 use serde_json::{Value, json};
@@ -99,33 +100,9 @@ fn make_pod(i: usize, generation: usize) -> Pod {
     }
 }
 
-/// `VmRSS` / `VmHWM` in kB from /proc/self/status (0 if unavailable).
-fn proc_status_kb(field: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(field))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
 /// A fixed pseudo-random permutation of 0..N (7919 is coprime with 100,000).
 fn shuffled(i: usize) -> usize {
     (i * 7919 + 13) % N
-}
-
-/// On-CPU time of the calling thread in ns (`/proc/thread-self/schedstat`): unlike wall time
-/// it does not count time spent waiting for a CPU, which matters on a loaded machine. The
-/// kernel updates it at least every scheduler tick, so short sections carry tick-sized
-/// (zero-mean) noise.
-fn thread_cpu_ns() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse().ok()))
-        .unwrap_or(0)
 }
 
 /// Wall-clock and thread-CPU stopwatch.
@@ -205,7 +182,7 @@ fn threads() -> usize {
 /// Streams N pods into `insert` in batches, timing only the insert calls.
 /// Returns (insert time, resident bytes per stored object).
 fn fill(mut insert: impl FnMut(Vec<Pod>) -> Span) -> (Span, u64) {
-    let rss0 = proc_status_kb("VmRSS:");
+    let rss0 = rss_kib();
     let mut total = Span::default();
     for b in 0..N / BATCH {
         let pods: Vec<Pod> = (b * BATCH..(b + 1) * BATCH)
@@ -213,7 +190,7 @@ fn fill(mut insert: impl FnMut(Vec<Pod>) -> Span) -> (Span, u64) {
             .collect();
         total += insert(pods);
     }
-    let rss1 = proc_status_kb("VmRSS:");
+    let rss1 = rss_kib();
     (total, (rss1.saturating_sub(rss0) * 1024) / N as u64)
 }
 
@@ -251,7 +228,7 @@ fn run_kcm() -> Value {
         }
         t.span()
     });
-    let peak_after_insert = proc_status_kb("VmHWM:");
+    let peak_after_insert = peak_rss_kib();
     assert_eq!(store.len(), N);
 
     let keys: Vec<ObjectKey> = (0..N)
@@ -345,7 +322,7 @@ fn run_kcm() -> Value {
         "concurrent_get_threads": threads(),
         "bytes_per_object": bytes_per_object,
         "peak_rss_after_insert_kb": peak_after_insert,
-        "peak_rss_kb": proc_status_kb("VmHWM:"),
+        "peak_rss_kb": peak_rss_kib(),
     })
 }
 
@@ -361,7 +338,7 @@ fn run_kube() -> Value {
         }
         t.span()
     });
-    let peak_after_insert = proc_status_kb("VmHWM:");
+    let peak_after_insert = peak_rss_kib();
     assert_eq!(reader.len(), N);
 
     let keys: Vec<ObjectRef<Pod>> = (0..N)
@@ -414,7 +391,7 @@ fn run_kube() -> Value {
         "concurrent_get_threads": threads(),
         "bytes_per_object": bytes_per_object,
         "peak_rss_after_insert_kb": peak_after_insert,
-        "peak_rss_kb": proc_status_kb("VmHWM:"),
+        "peak_rss_kb": peak_rss_kib(),
     })
 }
 
@@ -472,7 +449,7 @@ fn run_dashmap() -> Value {
         "update_ms": w(update_ms), "update_cpu_ms": c(update_ms), "concurrent_get_ops_per_s": concurrent_get_ops.0, "concurrent_get_ops_per_cpu_s": concurrent_get_ops.1,
         "concurrent_get_threads": threads(),
         "bytes_per_object": bytes_per_object,
-        "peak_rss_kb": proc_status_kb("VmHWM:"),
+        "peak_rss_kb": peak_rss_kib(),
     })
 }
 
@@ -487,7 +464,7 @@ fn run_pods_only() -> Value {
     assert_eq!(all.len(), N);
     json!({
         "workload": "store", "impl": "baseline: Vec<Arc<Pod>> (objects only)", "objects": N,
-        "bytes_per_object": bytes_per_object, "peak_rss_kb": proc_status_kb("VmHWM:"),
+        "bytes_per_object": bytes_per_object, "peak_rss_kb": peak_rss_kib(),
     })
 }
 

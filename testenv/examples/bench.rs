@@ -15,6 +15,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use futures::{StreamExt, TryStreamExt, stream};
 use k8s_openapi::api::core::v1::Pod;
 use kcm_testenv::{TestEnv, TestEnvConfig, registry};
+use kcm_util::proc_stats::peak_rss_kib;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
 use serde_json::{Value, json};
 
@@ -49,17 +50,6 @@ fn pct(sorted: &[f64], p: f64) -> f64 {
     }
     let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     (sorted[i.min(sorted.len() - 1)] * 100.0).round() / 100.0
-}
-
-fn peak_rss_kb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1).and_then(|n| n.parse().ok()))
-        })
-        .unwrap_or(0)
 }
 
 async fn start(window: usize) -> TestEnv {
@@ -136,7 +126,7 @@ async fn writes() -> Value {
         "patches_per_s": (patch_lat.len() as f64 / patch_s).round(),
         "patch_p50_us": pct(&patch_lat, 0.5),
         "patch_p99_us": pct(&patch_lat, 0.99),
-        "peak_rss_kb": peak_rss_kb(),
+        "peak_rss_kb": peak_rss_kib(),
     });
     env.shutdown().await;
     out
@@ -208,7 +198,7 @@ async fn watch_fanout() -> Value {
         "latency_p99_us": pct(&all, 0.99),
         "latency_max_us": pct(&all, 1.0),
         "watch_events_counted": counts.watch_events("pods"),
-        "peak_rss_kb": peak_rss_kb(),
+        "peak_rss_kb": peak_rss_kib(),
     });
     env.shutdown().await;
     out
@@ -221,7 +211,9 @@ async fn list_100k() -> Value {
     let t0 = Instant::now();
     for i in 0..LIST_PODS {
         let body = serde_json::to_value(pod(&format!("l-{i:06}"), None)).unwrap_or_default();
-        if let Err(e) = kcm_testenv::handlers::create_value(&srv, res, Some("default"), body) {
+        if let Err(e) =
+            kcm_testenv::apiserver::handlers::create_value(&srv, res, Some("default"), body)
+        {
             eprintln!("create: {e}");
             std::process::exit(1);
         }
@@ -259,7 +251,7 @@ async fn list_100k() -> Value {
         "paged_items": paged,
         "pages": pages,
         "paged_list_ms": (paged_ms * 100.0).round() / 100.0,
-        "peak_rss_kb": peak_rss_kb(),
+        "peak_rss_kb": peak_rss_kib(),
     });
     env.shutdown().await;
     out

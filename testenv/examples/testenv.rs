@@ -6,8 +6,7 @@
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{Node, Pod};
-use kcm_testenv::TestEnvConfig;
-use kcm_testenv::sim::{SimConfig, Simulation};
+use kcm_testenv::TestCluster;
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 
 const POD: &str = r#"{"metadata": {"name": "hello"},
@@ -15,8 +14,8 @@ const POD: &str = r#"{"metadata": {"name": "hello"},
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let (env, sim) =
-        Simulation::start_with_env(TestEnvConfig::default(), SimConfig::default()).await?;
+    let cluster = TestCluster::builder().nodes(3).start().await?;
+    let env = cluster.env();
     println!(
         "API server at {}, kubeconfig {}",
         env.url(),
@@ -67,7 +66,6 @@ async fn main() -> anyhow::Result<()> {
             println!("requests: {verb} {resource} -> {code}: {n}");
         }
     }
-    sim.shutdown().await;
-    env.shutdown().await;
+    cluster.shutdown().await;
     Ok(())
 }

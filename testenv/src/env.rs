@@ -10,9 +10,9 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::metrics::{Metrics, RequestCounts};
+use crate::apiserver::metrics::{Metrics, RequestCounts};
+use crate::apiserver::{ApiServer, RequestHook, dispatch, handlers};
 use crate::registry;
-use crate::server::{self, ApiServer, RequestHook};
 use crate::storage::Store;
 
 /// Namespaces that exist at start.
@@ -126,7 +126,7 @@ impl TestEnv {
         let ns_res = registry::find("", "v1", "namespaces")
             .ok_or_else(|| TestEnvError::Bootstrap("no namespaces".into()))?;
         for ns in BOOTSTRAP_NAMESPACES {
-            crate::handlers::create_value(&srv, ns_res, None, json!({"metadata": {"name": ns}}))
+            handlers::create_value(&srv, ns_res, None, json!({"metadata": {"name": ns}}))
                 .map_err(|e| TestEnvError::Bootstrap(e.to_string()))?;
         }
         let url = format!("http://{addr}");
@@ -150,7 +150,7 @@ impl TestEnv {
             .map_err(|e| TestEnvError::Client(format!("{e}")))?;
         let client = kube::Client::try_from(kube::Config::new(uri))
             .map_err(|e| TestEnvError::Client(e.to_string()))?;
-        let task = tokio::spawn(server::serve(srv.clone(), listener));
+        let task = tokio::spawn(dispatch::serve(srv.clone(), listener));
         Ok(TestEnv {
             srv,
             url,

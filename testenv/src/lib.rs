@@ -5,7 +5,13 @@
 //! generation, status separation), one global resourceVersion, a bounded watch history
 //! (so "too old" really happens), list pagination with consistent snapshots, label and
 //! field selectors, watch with bookmarks and streaming lists, deletion with finalizers and
-//! graceful pods, and merge / JSON / strategic merge patches.
+//! graceful pods, and merge / JSON / strategic merge patches. [`TestCluster`] adds the
+//! simulated rest of a cluster ([`sim`]: nodes, scheduler, kubelets, garbage collector,
+//! namespace controller) and [`faults`] injection around it.
+//!
+//! Layers, each importing only those below it: [`sim`], [`faults`] and [`TestEnv`] →
+//! [`apiserver`] (HTTP) → [`storage`] (objects, revisions, watch history) → [`registry`]
+//! (per-kind rules: defaults, strategy, validation, patches, Status errors).
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
@@ -29,36 +35,18 @@
 //! # Ok(()) }
 //! ```
 
-pub mod defaults;
-pub mod delete;
-pub mod discovery;
-pub mod events_v1;
-pub mod handlers;
+pub mod apiserver;
+pub mod faults;
 pub mod kubeconfig;
-pub mod list;
-pub mod meta;
-pub mod metrics;
-pub mod patch;
-pub mod protobuf;
-pub mod quantity;
 pub mod registry;
-pub mod routes;
-pub mod scale;
-pub mod selectors;
-pub mod server;
-pub mod status;
+pub mod sim;
 pub mod storage;
-pub mod strategy;
-pub mod table;
-pub mod validation;
-pub mod watch;
 
+mod cluster;
 mod env;
 
+pub use apiserver::metrics::RequestCounts;
+pub use apiserver::{ApiServer, HookDecision, RequestHook, RequestInfo};
+pub use cluster::{TestCluster, TestClusterBuilder, TestClusterError};
 pub use env::{TestEnv, TestEnvConfig, TestEnvError};
-pub use metrics::RequestCounts;
-pub use server::{ApiServer, HookDecision, RequestHook, RequestInfo};
-pub use status::ApiError;
-
-pub mod faults;
-pub mod sim;
+pub use registry::api_status::ApiError;

@@ -13,9 +13,9 @@ fn pod(name: &str) -> Value {
 
 #[tokio::test]
 async fn binding_assigns_a_node_once() {
-    let env = start().await;
+    let cluster = start().await;
     req(
-        &env,
+        &cluster,
         "POST",
         "/api/v1/namespaces/default/pods",
         Some(&pod("p")),
@@ -23,7 +23,7 @@ async fn binding_assigns_a_node_once() {
     .await;
     let b = json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"}, "target": {"kind": "Node", "name": "n1"}});
     let r = req(
-        &env,
+        &cluster,
         "POST",
         "/api/v1/namespaces/default/pods/p/binding",
         Some(&b),
@@ -33,13 +33,13 @@ async fn binding_assigns_a_node_once() {
         (r.code, r.json()["status"].clone()),
         (201, json!("Success"))
     );
-    let p = req(&env, "GET", "/api/v1/namespaces/default/pods/p", None)
+    let p = req(&cluster, "GET", "/api/v1/namespaces/default/pods/p", None)
         .await
         .json();
     assert_eq!(p["spec"]["nodeName"], "n1");
     assert_eq!(p["status"]["conditions"][0]["type"], "PodScheduled");
     let r = req(
-        &env,
+        &cluster,
         "POST",
         "/api/v1/namespaces/default/pods/p/binding",
         Some(&b),
@@ -47,7 +47,7 @@ async fn binding_assigns_a_node_once() {
     .await;
     assert_eq!(r.code, 409);
     let l = req(
-        &env,
+        &cluster,
         "GET",
         "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1",
         None,
@@ -55,48 +55,48 @@ async fn binding_assigns_a_node_once() {
     .await
     .json();
     assert_eq!(l["items"].as_array().map(Vec::len), Some(1));
-    env.shutdown().await;
+    cluster.shutdown().await;
 }
 
 #[tokio::test]
 async fn nodes_are_cluster_scoped_with_status() {
-    let env = start().await;
+    let cluster = start().await;
     let n = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}});
-    let r = req(&env, "POST", "/api/v1/nodes", Some(&n)).await;
+    let r = req(&cluster, "POST", "/api/v1/nodes", Some(&n)).await;
     assert_eq!(r.code, 201);
     assert!(r.json()["metadata"].get("namespace").is_none());
     // the main resource keeps the stored status; /status changes it
     let mut upd = r.json();
     upd["status"]["conditions"][0]["status"] = json!("False");
-    let u = req(&env, "PUT", "/api/v1/nodes/n1", Some(&upd))
+    let u = req(&cluster, "PUT", "/api/v1/nodes/n1", Some(&upd))
         .await
         .json();
     assert_eq!(u["status"]["conditions"][0]["status"], "True");
-    let s = req(&env, "PUT", "/api/v1/nodes/n1/status", Some(&upd))
+    let s = req(&cluster, "PUT", "/api/v1/nodes/n1/status", Some(&upd))
         .await
         .json();
     assert_eq!(s["status"]["conditions"][0]["status"], "False");
     assert_eq!(
-        req(&env, "GET", "/api/v1/namespaces/default/nodes/n1", None)
+        req(&cluster, "GET", "/api/v1/namespaces/default/nodes/n1", None)
             .await
             .code,
         404
     );
-    env.shutdown().await;
+    cluster.shutdown().await;
 }
 
 #[tokio::test]
 async fn server_side_apply_is_rejected_clearly() {
-    let env = start().await;
+    let cluster = start().await;
     req(
-        &env,
+        &cluster,
         "POST",
         "/api/v1/namespaces/default/pods",
         Some(&pod("p")),
     )
     .await;
     let r = patch(
-        &env,
+        &cluster,
         "/api/v1/namespaces/default/pods/p?fieldManager=x",
         "application/apply-patch+yaml",
         &pod("p"),
@@ -109,31 +109,31 @@ async fn server_side_apply_is_rejected_clearly() {
             .expect("m")
             .contains("server-side apply")
     );
-    env.shutdown().await;
+    cluster.shutdown().await;
 }
 
 #[tokio::test]
 async fn dry_run_and_delete_collection() {
-    let env = start().await;
-    let before = env.resource_version();
+    let cluster = start().await;
+    let before = cluster.env().resource_version();
     let r = req(
-        &env,
+        &cluster,
         "POST",
         "/api/v1/namespaces/default/pods?dryRun=All",
         Some(&pod("dry")),
     )
     .await;
     assert_eq!(r.code, 201);
-    assert_eq!(env.resource_version(), before);
+    assert_eq!(cluster.env().resource_version(), before);
     assert_eq!(
-        req(&env, "GET", "/api/v1/namespaces/default/pods/dry", None)
+        req(&cluster, "GET", "/api/v1/namespaces/default/pods/dry", None)
             .await
             .code,
         404
     );
     for n in ["a", "b", "c"] {
         req(
-            &env,
+            &cluster,
             "POST",
             "/api/v1/namespaces/default/pods",
             Some(&pod(n)),
@@ -141,25 +141,25 @@ async fn dry_run_and_delete_collection() {
         .await;
     }
     let r = req(
-        &env,
+        &cluster,
         "DELETE",
         "/api/v1/namespaces/default/pods?labelSelector=app%3Dweb",
         None,
     )
     .await;
     assert_eq!(r.code, 200);
-    let l = req(&env, "GET", "/api/v1/namespaces/default/pods", None)
+    let l = req(&cluster, "GET", "/api/v1/namespaces/default/pods", None)
         .await
         .json();
     assert_eq!(l["items"], json!([]));
-    env.shutdown().await;
+    cluster.shutdown().await;
 }
 
 #[tokio::test]
 async fn tables_metrics_and_http_errors() {
-    let env = start().await;
+    let cluster = start().await;
     req(
-        &env,
+        &cluster,
         "POST",
         "/api/v1/namespaces/default/pods",
         Some(&pod("p")),
@@ -167,7 +167,7 @@ async fn tables_metrics_and_http_errors() {
     .await;
     let accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
     let r = request_full(
-        &env,
+        &cluster,
         "GET",
         "/api/v1/namespaces/default/pods?limit=500",
         "application/json",
@@ -206,7 +206,7 @@ async fn tables_metrics_and_http_errors() {
     );
     assert_eq!(t["rows"][0]["object"]["kind"], "PartialObjectMetadata");
 
-    let m = req(&env, "GET", "/metrics", None).await;
+    let m = req(&cluster, "GET", "/metrics", None).await;
     let text = String::from_utf8_lossy(&m.body).into_owned();
     assert!(
         text.contains("testenv_requests_total{verb=\"create\",resource=\"pods\",code=\"201\"} 1"),
@@ -216,16 +216,16 @@ async fn tables_metrics_and_http_errors() {
         text.contains("testenv_requests_total{verb=\"list\",resource=\"pods\",code=\"200\"} 1"),
         "{text}"
     );
-    let c = env.counters();
+    let c = cluster.env().counters();
     assert_eq!((c.count("create", "pods"), c.writes()), (1, 1));
 
-    let r = req(&env, "PUT", "/api/v1/namespaces/default/pods", None).await;
+    let r = req(&cluster, "PUT", "/api/v1/namespaces/default/pods", None).await;
     assert_eq!(
         (r.code, r.json()["reason"].clone()),
         (405, json!("MethodNotAllowed"))
     );
     let r = request_full(
-        &env,
+        &cluster,
         "GET",
         "/api/v1/namespaces/default/pods",
         "application/json",
@@ -235,7 +235,7 @@ async fn tables_metrics_and_http_errors() {
     .await;
     assert_eq!(r.code, 406);
     let r = request_full(
-        &env,
+        &cluster,
         "POST",
         "/api/v1/namespaces/default/pods",
         "application/vnd.kubernetes.protobuf",
@@ -245,7 +245,7 @@ async fn tables_metrics_and_http_errors() {
     .await;
     assert_eq!(r.code, 415);
     let r = request_full(
-        &env,
+        &cluster,
         "GET",
         "/api/v1/namespaces/default/pods",
         "application/json",
@@ -254,25 +254,25 @@ async fn tables_metrics_and_http_errors() {
     )
     .await;
     assert_eq!(r.code, 200);
-    env.shutdown().await;
+    cluster.shutdown().await;
 }
 
 #[tokio::test]
 async fn drop_watches_ends_streams_and_events_v1_view() {
-    let env = start().await;
-    let cur = env.resource_version();
+    let cluster = start().await;
+    let cur = cluster.env().resource_version();
     let mut w = Watch::open(
-        &env,
+        &cluster,
         &format!("/api/v1/namespaces/default/pods?watch=true&resourceVersion={cur}"),
     )
     .await;
-    env.drop_watches();
+    cluster.env().drop_watches();
     assert!(w.next_raw().await.is_none());
     let ev = json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "e1"}, "eventTime": "2025-01-01T00:00:00.000000Z",
                     "regarding": {"kind": "Pod", "name": "p", "namespace": "default"}, "note": "hello", "reason": "R", "action": "A",
                     "reportingController": "c", "reportingInstance": "i", "type": "Normal"});
     let r = req(
-        &env,
+        &cluster,
         "POST",
         "/apis/events.k8s.io/v1/namespaces/default/events",
         Some(&ev),
@@ -280,9 +280,14 @@ async fn drop_watches_ends_streams_and_events_v1_view() {
     .await;
     assert_eq!(r.code, 201, "{}", String::from_utf8_lossy(&r.body));
     assert_eq!(r.json()["note"], "hello");
-    let core = req(&env, "GET", "/api/v1/namespaces/default/events/e1", None)
-        .await
-        .json();
+    let core = req(
+        &cluster,
+        "GET",
+        "/api/v1/namespaces/default/events/e1",
+        None,
+    )
+    .await
+    .json();
     assert_eq!(
         (
             core["message"].clone(),
@@ -291,7 +296,7 @@ async fn drop_watches_ends_streams_and_events_v1_view() {
         ),
         (json!("hello"), json!("p"), json!("c"))
     );
-    env.shutdown().await;
+    cluster.shutdown().await;
 }
 
 #[derive(Debug, Default)]
@@ -313,12 +318,12 @@ impl kcm_testenv::RequestHook for FailCreates {
 
 #[tokio::test]
 async fn request_hook_injects_failures() {
-    let env = start().await;
-    env.set_hook(Some(std::sync::Arc::new(FailCreates(
+    let cluster = start().await;
+    cluster.env().set_hook(Some(std::sync::Arc::new(FailCreates(
         std::sync::atomic::AtomicU32::new(1),
     ))));
     let r = req(
-        &env,
+        &cluster,
         "POST",
         "/api/v1/namespaces/default/pods",
         Some(&pod("p")),
@@ -329,19 +334,19 @@ async fn request_hook_injects_failures() {
         (429, json!("TooManyRequests"), Some("1"))
     );
     let r = req(
-        &env,
+        &cluster,
         "POST",
         "/api/v1/namespaces/default/pods",
         Some(&pod("p")),
     )
     .await;
     assert_eq!(r.code, 201);
-    let c = env.counters();
+    let c = cluster.env().counters();
     assert_eq!(
         c.requests
             .get(&("create".to_string(), "pods".to_string(), 429)),
         Some(&1)
     );
     assert_eq!(c.count("create", "pods"), 2);
-    env.shutdown().await;
+    cluster.shutdown().await;
 }

@@ -6,11 +6,10 @@ use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
+use kcm_testenv::TestCluster;
 use kcm_testenv::faults::{FaultInjector, FaultKind, FaultSpec};
-use kcm_testenv::{TestEnv, TestEnvConfig};
 use kube::Api;
 use kube::api::{ObjectMeta, PostParams, WatchEvent, WatchParams};
-use tokio_util::sync::CancellationToken;
 
 fn pod(name: &str) -> Pod {
     Pod {
@@ -33,11 +32,13 @@ fn pod(name: &str) -> Pod {
 /// Updates `name` once under `spec`; returns the error code, the resourceVersions before and
 /// after, and the watch events seen for it from the version before.
 async fn conflicting_update(spec: &str, name: &str) -> (u16, String, String, Vec<String>) {
-    let env = TestEnv::start(TestEnvConfig::default()).await.expect("env");
     let injector = Arc::new(FaultInjector::new(FaultSpec::parse(spec).expect("spec"), 3));
-    let token = CancellationToken::new();
-    let task = injector.attach(env.server().clone(), token.clone());
-    let api: Api<Pod> = Api::namespaced(env.client(), "default");
+    let cluster = TestCluster::builder()
+        .faults(injector.clone())
+        .start()
+        .await
+        .expect("test cluster");
+    let api: Api<Pod> = Api::namespaced(cluster.client(), "default");
     let created = api
         .create(&PostParams::default(), &pod(name))
         .await
@@ -78,9 +79,7 @@ async fn conflicting_update(spec: &str, name: &str) -> (u16, String, String, Vec
         injector.count(FaultKind::Conflict) + injector.count(FaultKind::BareConflict),
         1
     );
-    token.cancel();
-    let _ = task.await;
-    env.shutdown().await;
+    cluster.shutdown().await;
     (code, before, after, events)
 }
 

@@ -9,8 +9,7 @@ use futures::StreamExt;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
 use kcm_testenv::faults::{FaultInjector, FaultKind, FaultSpec};
-use kcm_testenv::sim::Simulation;
-use kcm_testenv::{TestEnv, TestEnvConfig};
+use kcm_testenv::{TestCluster, TestEnv};
 use kube::Api;
 use kube::api::{DeleteParams, PostParams, PropagationPolicy, WatchEvent, WatchParams};
 use serde_json::{Value, json};
@@ -57,12 +56,15 @@ fn spec(s: &str) -> FaultSpec {
 
 #[tokio::test]
 async fn injected_errors_are_proper_status_responses() {
-    let env = TestEnv::start(TestEnvConfig::default()).await.expect("env");
     let injector = Arc::new(FaultInjector::new(spec("error503=1@get:pods"), 7));
-    let token = CancellationToken::new();
-    let task = injector.attach(env.server().clone(), token.clone());
+    let cluster = TestCluster::builder()
+        .faults(injector.clone())
+        .start()
+        .await
+        .expect("test cluster");
+    let env = cluster.env();
 
-    let (code, _, body) = raw_get(&env, "/api/v1/namespaces/default/pods/x").await;
+    let (code, _, body) = raw_get(env, "/api/v1/namespaces/default/pods/x").await;
     assert_eq!(code, 503);
     assert_eq!(
         (
@@ -73,13 +75,13 @@ async fn injected_errors_are_proper_status_responses() {
         (Some("Status"), Some("ServiceUnavailable"), Some(503))
     );
     // Out of scope: served normally.
-    let (code, _, body) = raw_get(&env, "/api/v1/namespaces/default/pods").await;
+    let (code, _, body) = raw_get(env, "/api/v1/namespaces/default/pods").await;
     assert_eq!((code, body["kind"].as_str()), (200, Some("PodList")));
-    let (code, _, _) = raw_get(&env, "/version").await;
+    let (code, _, _) = raw_get(env, "/version").await;
     assert_eq!(code, 200, "non-resource requests are never faulted");
 
     injector.set_spec(spec("throttle=1@list"));
-    let (code, headers, body) = raw_get(&env, "/apis/apps/v1/namespaces/default/replicasets").await;
+    let (code, headers, body) = raw_get(env, "/apis/apps/v1/namespaces/default/replicasets").await;
     assert_eq!(code, 429);
     assert_eq!(body["reason"], "TooManyRequests");
     assert_eq!(body["details"]["retryAfterSeconds"], 1);
@@ -89,7 +91,7 @@ async fn injected_errors_are_proper_status_responses() {
     );
 
     injector.set_spec(spec("error500=1@get:replicasets"));
-    let (code, _, body) = raw_get(&env, "/apis/apps/v1/namespaces/default/replicasets/web").await;
+    let (code, _, body) = raw_get(env, "/apis/apps/v1/namespaces/default/replicasets/web").await;
     assert_eq!(
         (code, body["reason"].as_str()),
         (500, Some("InternalError"))
@@ -122,14 +124,13 @@ async fn injected_errors_are_proper_status_responses() {
     assert_eq!(injector.count(FaultKind::Throttle), 1);
     assert_eq!(injector.count(FaultKind::Error500), 1);
     assert_eq!(injector.count(FaultKind::Conflict), 1);
-    token.cancel();
-    task.await.expect("attach task ends");
-    env.shutdown().await;
+    cluster.shutdown().await;
 }
 
 #[tokio::test]
 async fn compaction_timer_expires_old_watches() {
-    let env = TestEnv::start(TestEnvConfig::default()).await.expect("env");
+    let cluster = TestCluster::builder().start().await.expect("test cluster");
+    let env = cluster.env();
     let pods: Api<Pod> = Api::namespaced(env.client(), "default");
     let rv0 = env.resource_version();
     pods.create(&PostParams::default(), &pod("a", &[]))
@@ -161,26 +162,27 @@ async fn compaction_timer_expires_old_watches() {
     );
     token.cancel();
     task.await.expect("attach task ends");
-    env.shutdown().await;
+    cluster.shutdown().await;
 }
 
 #[tokio::test]
 async fn simulation_converges_under_faults() {
-    let env = TestEnv::start(TestEnvConfig::default()).await.expect("env");
-    let sim = Simulation::start(env.client(), fast_config())
-        .await
-        .expect("sim");
     let injector = Arc::new(FaultInjector::new(
         spec(
             "error500=0.1@write,error503=0.05,conflict=0.2,throttle=0.05@write,latency=1ms..3ms,compact-every=300ms,restart-every=700ms",
         ),
         42,
     ));
-    let token = CancellationToken::new();
-    let task = injector.attach(env.server().clone(), token.clone());
+    // The faults start once the nodes are registered.
+    let cluster = TestCluster::builder()
+        .simulation(fast_config())
+        .faults(injector.clone())
+        .start()
+        .await
+        .expect("test cluster");
     // The test's own writes go around the faults: retry until accepted.
-    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
-    let rss: Api<ReplicaSet> = Api::namespaced(env.client(), "default");
+    let pods: Api<Pod> = Api::namespaced(cluster.client(), "default");
+    let rss: Api<ReplicaSet> = Api::namespaced(cluster.client(), "default");
     let rs: ReplicaSet = serde_json::from_value(json!({
         "metadata": {"name": "owner"},
         "spec": {"selector": {"matchLabels": {"app": "x"}}, "template": {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [{"name": "a", "image": "nginx"}]}}},
@@ -220,8 +222,5 @@ async fn simulation_converges_under_faults() {
     }
     let injected: u64 = FaultKind::ALL.iter().map(|k| injector.count(*k)).sum();
     assert!(injected > 0, "faults were injected along the way");
-    token.cancel();
-    task.await.expect("attach task ends");
-    sim.shutdown().await;
-    env.shutdown().await;
+    cluster.shutdown().await;
 }

@@ -3,22 +3,20 @@
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Namespace;
+use kcm_testenv::TestCluster;
 use kcm_testenv::faults::{FaultInjector, FaultSpec};
-use kcm_testenv::{TestEnv, TestEnvConfig};
 use kube::api::{Api, PostParams};
-use tokio_util::sync::CancellationToken;
 
 #[tokio::test]
 async fn injected_faults_appear_in_metrics() {
-    let env = TestEnv::start(TestEnvConfig::default())
-        .await
-        .expect("testenv");
     let spec = FaultSpec::parse("error500=1@create:namespaces").expect("spec");
-    let injector = Arc::new(FaultInjector::new(spec, 1));
-    let stop = CancellationToken::new();
-    let task = injector.attach(env.server().clone(), stop.clone());
+    let cluster = TestCluster::builder()
+        .faults(Arc::new(FaultInjector::new(spec, 1)))
+        .start()
+        .await
+        .expect("test cluster");
 
-    let api: Api<Namespace> = Api::all(env.client());
+    let api: Api<Namespace> = Api::all(cluster.client());
     let mut ns = Namespace::default();
     ns.metadata.name = Some("x".into());
     let err = api
@@ -33,7 +31,7 @@ async fn injected_faults_appear_in_metrics() {
     let req = http::Request::get("/metrics")
         .body(Vec::new())
         .expect("request");
-    let text = env.client().request_text(req).await.expect("metrics");
+    let text = cluster.client().request_text(req).await.expect("metrics");
     let line = text
         .lines()
         .find(|l| l.starts_with("testenv_faults_injected_total{kind=\"error500\"}"))
@@ -45,7 +43,5 @@ async fn injected_faults_appear_in_metrics() {
         .expect("count");
     assert!(count >= 1, "{line}");
 
-    stop.cancel();
-    let _ = task.await;
-    env.shutdown().await;
+    cluster.shutdown().await;
 }

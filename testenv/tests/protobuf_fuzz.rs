@@ -11,8 +11,8 @@
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Event, Namespace, Pod};
-use kcm_testenv::protobuf::schema::{Kind, Msg};
-use kcm_testenv::protobuf::{MAGIC, decode_body};
+use kcm_testenv::apiserver::protobuf::schema::{Kind, Msg};
+use kcm_testenv::apiserver::protobuf::{MAGIC, decode_body};
 use proptest::prelude::*;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};

@@ -76,9 +76,9 @@ fn with_policy(p: PropagationPolicy) -> DeleteParams {
 
 #[tokio::test]
 async fn background_deletion_removes_dependents() {
-    let (env, sim) = start_sim(fast_config()).await;
-    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
-    let rss: Api<ReplicaSet> = Api::namespaced(env.client(), "default");
+    let cluster = start_sim(fast_config()).await;
+    let pods: Api<Pod> = Api::namespaced(cluster.client(), "default");
+    let rss: Api<ReplicaSet> = Api::namespaced(cluster.client(), "default");
     setup(&pods, &rss, "bg", 2).await;
     rss.delete("bg", &with_policy(PropagationPolicy::Background))
         .await
@@ -89,15 +89,14 @@ async fn background_deletion_removes_dependents() {
     );
     wait_gone(&pods, "bg-0").await;
     wait_gone(&pods, "bg-1").await;
-    sim.shutdown().await;
-    env.shutdown().await;
+    cluster.shutdown().await;
 }
 
 #[tokio::test]
 async fn orphan_deletion_keeps_dependents_without_the_reference() {
-    let (env, sim) = start_sim(fast_config()).await;
-    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
-    let rss: Api<ReplicaSet> = Api::namespaced(env.client(), "default");
+    let cluster = start_sim(fast_config()).await;
+    let pods: Api<Pod> = Api::namespaced(cluster.client(), "default");
+    let rss: Api<ReplicaSet> = Api::namespaced(cluster.client(), "default");
     setup(&pods, &rss, "orph", 2).await;
     rss.delete("orph", &with_policy(PropagationPolicy::Orphan))
         .await
@@ -111,15 +110,14 @@ async fn orphan_deletion_keeps_dependents_without_the_reference() {
         );
         assert!(p.metadata.deletion_timestamp.is_none());
     }
-    sim.shutdown().await;
-    env.shutdown().await;
+    cluster.shutdown().await;
 }
 
 #[tokio::test]
 async fn foreground_deletion_removes_dependents_first() {
-    let (env, sim) = start_sim(fast_config()).await;
-    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
-    let rss: Api<ReplicaSet> = Api::namespaced(env.client(), "default");
+    let cluster = start_sim(fast_config()).await;
+    let pods: Api<Pod> = Api::namespaced(cluster.client(), "default");
+    let rss: Api<ReplicaSet> = Api::namespaced(cluster.client(), "default");
     setup(&pods, &rss, "fg", 2).await;
     let rv = rss
         .get("fg")
@@ -177,8 +175,7 @@ async fn foreground_deletion_removes_dependents_first() {
     let order: Vec<&str> = deleted.iter().map(|(_, n)| n.as_str()).collect();
     assert_eq!(order.len(), 3, "{order:?}");
     assert_eq!(order[2], "fg", "the owner goes last: {order:?}");
-    sim.shutdown().await;
-    env.shutdown().await;
+    cluster.shutdown().await;
 }
 
 fn rv_of(rv: &Option<String>) -> u64 {
@@ -187,9 +184,9 @@ fn rv_of(rv: &Option<String>) -> u64 {
 
 #[tokio::test]
 async fn dangling_references_are_removed_then_the_last_owner_takes_the_dependent() {
-    let (env, sim) = start_sim(fast_config()).await;
-    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
-    let rss: Api<ReplicaSet> = Api::namespaced(env.client(), "default");
+    let cluster = start_sim(fast_config()).await;
+    let pods: Api<Pod> = Api::namespaced(cluster.client(), "default");
+    let rss: Api<ReplicaSet> = Api::namespaced(cluster.client(), "default");
     let a = rss
         .create(&PostParams::default(), &replicaset("own-a"))
         .await
@@ -234,22 +231,21 @@ async fn dangling_references_are_removed_then_the_last_owner_takes_the_dependent
         .expect("pod");
     wait_gone(&pods, "impostor").await;
     assert!(rss.get_opt("own-c").await.expect("get").is_some());
-    sim.shutdown().await;
-    env.shutdown().await;
+    cluster.shutdown().await;
 }
 
 #[tokio::test]
 async fn namespace_deletion_empties_and_removes_it() {
-    let (env, sim) = start_sim(fast_config()).await;
-    let namespaces: Api<Namespace> = Api::all(env.client());
+    let cluster = start_sim(fast_config()).await;
+    let namespaces: Api<Namespace> = Api::all(cluster.client());
     let ns: Namespace =
         serde_json::from_value(json!({"metadata": {"name": "doomed"}})).expect("ns");
     namespaces
         .create(&PostParams::default(), &ns)
         .await
         .expect("create ns");
-    let pods: Api<Pod> = Api::namespaced(env.client(), "doomed");
-    let rss: Api<ReplicaSet> = Api::namespaced(env.client(), "doomed");
+    let pods: Api<Pod> = Api::namespaced(cluster.client(), "doomed");
+    let rss: Api<ReplicaSet> = Api::namespaced(cluster.client(), "doomed");
     setup(&pods, &rss, "app", 2).await;
     let answer = namespaces
         .delete("doomed", &DeleteParams::default())
@@ -270,23 +266,22 @@ async fn namespace_deletion_empties_and_removes_it() {
             .map(|l| l.items.is_empty())
             .unwrap_or(true)
     );
-    sim.shutdown().await;
-    env.shutdown().await;
+    cluster.shutdown().await;
 }
 
 /// Upstream's namespace controller empties a namespace through the API: pods terminate gracefully
 /// (the kubelet finishes them) and the namespace reports `NamespaceContentRemaining` meanwhile.
 #[tokio::test]
 async fn namespace_deletion_goes_through_graceful_pod_termination() {
-    let (env, sim) = start_sim(fast_config()).await;
-    let namespaces: Api<Namespace> = Api::all(env.client());
+    let cluster = start_sim(fast_config()).await;
+    let namespaces: Api<Namespace> = Api::all(cluster.client());
     let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": "slow"}})).expect("ns");
     namespaces
         .create(&PostParams::default(), &ns)
         .await
         .expect("create ns");
-    let pods: Api<Pod> = Api::namespaced(env.client(), "slow");
-    let rss: Api<ReplicaSet> = Api::namespaced(env.client(), "slow");
+    let pods: Api<Pod> = Api::namespaced(cluster.client(), "slow");
+    let rss: Api<ReplicaSet> = Api::namespaced(cluster.client(), "slow");
     setup(&pods, &rss, "app", 2).await;
     let rv = pods
         .list(&Default::default())
@@ -347,8 +342,7 @@ async fn namespace_deletion_goes_through_graceful_pod_termination() {
         saw_remaining,
         "NamespaceContentRemaining=True while content was being removed"
     );
-    sim.shutdown().await;
-    env.shutdown().await;
+    cluster.shutdown().await;
 }
 
 /// Foreground deletion of a Deployment goes down the chain: pods, then the ReplicaSet (itself
@@ -356,10 +350,10 @@ async fn namespace_deletion_goes_through_graceful_pod_termination() {
 #[tokio::test]
 async fn foreground_deletion_cascades_through_replicasets() {
     use k8s_openapi::api::apps::v1::Deployment;
-    let (env, sim) = start_sim(fast_config()).await;
-    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
-    let rss: Api<ReplicaSet> = Api::namespaced(env.client(), "default");
-    let deps: Api<Deployment> = Api::namespaced(env.client(), "default");
+    let cluster = start_sim(fast_config()).await;
+    let pods: Api<Pod> = Api::namespaced(cluster.client(), "default");
+    let rss: Api<ReplicaSet> = Api::namespaced(cluster.client(), "default");
+    let deps: Api<Deployment> = Api::namespaced(cluster.client(), "default");
     deployment_chain(&deps, &rss, &pods).await;
     let rv = rss
         .get("chain-rs")
@@ -398,16 +392,15 @@ async fn foreground_deletion_cascades_through_replicasets() {
         saw_foreground,
         "the ReplicaSet carried foregroundDeletion while its pods went"
     );
-    sim.shutdown().await;
-    env.shutdown().await;
+    cluster.shutdown().await;
 }
 
 /// A namespace with a metadata finalizer is emptied but stays Terminating until the finalizer goes.
 #[tokio::test]
 async fn namespace_with_a_metadata_finalizer_waits_for_it() {
     use kube::api::{Patch, PatchParams};
-    let (env, sim) = start_sim(fast_config()).await;
-    let namespaces: Api<Namespace> = Api::all(env.client());
+    let cluster = start_sim(fast_config()).await;
+    let namespaces: Api<Namespace> = Api::all(cluster.client());
     let ns: Namespace = serde_json::from_value(json!({
         "metadata": {"name": "held", "finalizers": ["example.com/hold"]},
     }))
@@ -416,7 +409,7 @@ async fn namespace_with_a_metadata_finalizer_waits_for_it() {
         .create(&PostParams::default(), &ns)
         .await
         .expect("create ns");
-    let pods: Api<Pod> = Api::namespaced(env.client(), "held");
+    let pods: Api<Pod> = Api::namespaced(cluster.client(), "held");
     pods.create(&PostParams::default(), &pod("p", &[]))
         .await
         .expect("pod");
@@ -442,8 +435,7 @@ async fn namespace_with_a_metadata_finalizer_waits_for_it() {
         .await
         .expect("remove finalizer");
     wait_gone(&namespaces, "held").await;
-    sim.shutdown().await;
-    env.shutdown().await;
+    cluster.shutdown().await;
 }
 
 /// A Deployment `chain` owning ReplicaSet `chain-rs` owning pods `chain-0` and `chain-1`.
@@ -492,11 +484,11 @@ async fn deployment_chain(
 /// Background deletion of a Deployment goes down the chain too: the ReplicaSet, then its pods.
 #[tokio::test]
 async fn background_deletion_cascades_through_replicasets() {
-    let (env, sim) = start_sim(fast_config()).await;
-    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
-    let rss: Api<ReplicaSet> = Api::namespaced(env.client(), "default");
+    let cluster = start_sim(fast_config()).await;
+    let pods: Api<Pod> = Api::namespaced(cluster.client(), "default");
+    let rss: Api<ReplicaSet> = Api::namespaced(cluster.client(), "default");
     let deps: Api<k8s_openapi::api::apps::v1::Deployment> =
-        Api::namespaced(env.client(), "default");
+        Api::namespaced(cluster.client(), "default");
     deployment_chain(&deps, &rss, &pods).await;
     deps.delete("chain", &with_policy(PropagationPolicy::Background))
         .await
@@ -505,6 +497,5 @@ async fn background_deletion_cascades_through_replicasets() {
     wait_gone(&rss, "chain-rs").await;
     wait_gone(&pods, "chain-0").await;
     wait_gone(&pods, "chain-1").await;
-    sim.shutdown().await;
-    env.shutdown().await;
+    cluster.shutdown().await;
 }

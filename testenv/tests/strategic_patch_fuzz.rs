@@ -10,8 +10,8 @@
 //!
 //! Case count: proptest's default (256), scaled with `PROPTEST_CASES`.
 
-use kcm_testenv::patch::strategic;
 use kcm_testenv::registry::StorageId;
+use kcm_testenv::registry::patch::strategic;
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 

@@ -32,6 +32,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use kcm_util::proc_stats::{loadavg_1m, peak_rss_kib, process_cpu_ms};
 use kcm_workqueue::{DelayingQueue, ItemExponentialFailureRateLimiter, Queue, RateLimitingQueue};
 use serde_json::{Value, json};
 
@@ -132,46 +133,6 @@ fn run(workload: &str) -> Value {
     })
 }
 
-/// The machine's 1-minute load average (context for the wall-clock figures).
-fn loadavg() -> f64 {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse().ok())
-        .unwrap_or(f64::NAN)
-}
-
-/// Peak resident set size (VmHWM) in KiB.
-fn peak_rss_kb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
-/// CPU time (user + system, all threads) of this process so far, in ms.
-///
-/// From `/proc/self/stat` (clock ticks, assumed 100 per second): 10 ms
-/// resolution, but unlike wall time it barely moves when other processes
-/// compete for the cores.
-fn cpu_ms() -> u64 {
-    std::fs::read_to_string("/proc/self/stat")
-        .ok()
-        .and_then(|s| {
-            // Fields after the command name, which is parenthesised.
-            let rest = s.rsplit_once(')')?.1;
-            let fields: Vec<&str> = rest.split_whitespace().collect();
-            let utime: u64 = fields.get(11)?.parse().ok()?;
-            let stime: u64 = fields.get(12)?.parse().ok()?;
-            Some((utime + stime) * 10)
-        })
-        .unwrap_or(0)
-}
-
 fn key(i: usize) -> String {
     format!("ns-{}/pod-{}", i % 100, i)
 }
@@ -186,11 +147,11 @@ fn churn_report(implementation: &str, wall: Duration, gets: usize) -> Value {
         "producers": 2,
         "workers": 2,
         "wall_ms": round2(wall_ms),
-        "loadavg_1m": loadavg(),
+        "loadavg_1m": loadavg_1m().unwrap_or(f64::NAN),
         "adds_per_s": (CHURN_ADDS as f64 / wall.as_secs_f64()).round(),
         "gets": gets,
-        "cpu_ms": cpu_ms(),
-        "peak_rss_kb": peak_rss_kb(),
+        "cpu_ms": process_cpu_ms(),
+        "peak_rss_kb": peak_rss_kib(),
     })
 }
 
@@ -462,9 +423,9 @@ async fn delay() -> Value {
         "lateness_p50_us": round2(percentile(&all, 0.50)),
         "lateness_p99_us": round2(percentile(&all, 0.99)),
         "lateness_max_us": round2(percentile(&all, 1.0)),
-        "cpu_ms": cpu_ms(),
-        "loadavg_1m": loadavg(),
-        "peak_rss_kb": peak_rss_kb(),
+        "cpu_ms": process_cpu_ms(),
+        "loadavg_1m": loadavg_1m().unwrap_or(f64::NAN),
+        "peak_rss_kb": peak_rss_kib(),
     })
 }
 
@@ -515,8 +476,8 @@ async fn ratelimit() -> Value {
         "workers": 2,
         "wall_ms": round2(wall.as_secs_f64() * 1e3),
         "gets": gets,
-        "cpu_ms": cpu_ms(),
-        "loadavg_1m": loadavg(),
-        "peak_rss_kb": peak_rss_kb(),
+        "cpu_ms": process_cpu_ms(),
+        "loadavg_1m": loadavg_1m().unwrap_or(f64::NAN),
+        "peak_rss_kb": peak_rss_kib(),
     })
 }

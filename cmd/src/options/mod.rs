@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use clap::{CommandFactory, FromArgMatches, Parser};
 
-use crate::duration::parse_go_duration;
+use kcm_util::go_duration::parse_go_duration;
 use pflag::parse_bool;
 pub use serving::ServingOptions;
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::pflag::parse_bool;
-use crate::duration::parse_go_duration;
+use kcm_util::go_duration::parse_go_duration;
 
 /// How `/metrics` and the health endpoints are served and who may read them.
 #[derive(Debug, Clone, Args)]

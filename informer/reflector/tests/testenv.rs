@@ -14,21 +14,20 @@ use kcm_reflector::{
     ApiListerWatcher, BackoffConfig, CancellationToken, CountingMetrics, DeletedObject, Delta,
     Reflector, ReflectorConfig,
 };
-use kcm_testenv::server::{HookDecision, RequestHook, RequestInfo};
-use kcm_testenv::status::ApiError;
-use kcm_testenv::{TestEnv, TestEnvConfig};
+use kcm_testenv::{ApiError, HookDecision, RequestHook, RequestInfo, TestCluster};
 use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, PostParams};
 
 const NS: &str = "default";
 
-async fn env() -> TestEnv {
+async fn cluster() -> TestCluster {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_test_writer()
         .try_init();
-    TestEnv::start(TestEnvConfig::default())
+    TestCluster::builder()
+        .start()
         .await
-        .expect("testenv starts")
+        .expect("test cluster starts")
 }
 
 fn cm(name: &str, value: &str) -> Lease {
@@ -126,11 +125,11 @@ async fn until_list_complete(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn initial_sync_of_thousands_of_objects_is_paged() {
-    let env = env().await;
-    let api: Api<Lease> = Api::namespaced(env.client(), NS);
+    let cluster = cluster().await;
+    let api: Api<Lease> = Api::namespaced(cluster.client(), NS);
     create_many(&api, 2_500).await;
 
-    let lw = ApiListerWatcher::<Lease>::new(env.client(), Some(NS));
+    let lw = ApiListerWatcher::<Lease>::new(cluster.client(), Some(NS));
     let paged = list_pages(&lw, "", 500).await.expect("paged list");
     assert!(
         paged.paginated,
@@ -139,7 +138,7 @@ async fn initial_sync_of_thousands_of_objects_is_paged() {
     assert_eq!(paged.items.len(), 2_500);
 
     let cancel = CancellationToken::new();
-    let reflector = Reflector::<Lease>::new(env.client(), Some(NS), ReflectorConfig::default());
+    let reflector = Reflector::<Lease>::new(cluster.client(), Some(NS), ReflectorConfig::default());
     let mut deltas = Box::pin(reflector.deltas(cancel.clone()));
     let first = until_list_complete(&mut deltas).await;
     let mut state = BTreeMap::new();
@@ -156,10 +155,10 @@ async fn initial_sync_of_thousands_of_objects_is_paged() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn updates_and_deletes_are_observed_in_order_with_the_final_state() {
-    let env = env().await;
-    let api: Api<Lease> = Api::namespaced(env.client(), NS);
+    let cluster = cluster().await;
+    let api: Api<Lease> = Api::namespaced(cluster.client(), NS);
     let cancel = CancellationToken::new();
-    let reflector = Reflector::<Lease>::new(env.client(), Some(NS), ReflectorConfig::default());
+    let reflector = Reflector::<Lease>::new(cluster.client(), Some(NS), ReflectorConfig::default());
     let last_rv = reflector.last_sync_resource_version();
     let mut deltas = Box::pin(reflector.deltas(cancel.clone()));
     until_list_complete(&mut deltas).await;
@@ -260,18 +259,18 @@ impl RequestHook for Outage {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn relist_after_a_watch_outage_yields_tombstones_with_last_known_state_and_adds() {
-    let env = env().await;
-    let api: Api<Lease> = Api::namespaced(env.client(), NS);
+    let cluster = cluster().await;
+    let api: Api<Lease> = Api::namespaced(cluster.client(), NS);
     for n in ["a", "b", "c"] {
         api.create(&PostParams::default(), &cm(n, "1"))
             .await
             .expect("create");
     }
     let outage = Outage::new(&["list", "watch"]);
-    env.set_hook(Some(outage.clone()));
+    cluster.env().set_hook(Some(outage.clone()));
     let cancel = CancellationToken::new();
     let config = ReflectorConfig::default().backoff(fast_backoff());
-    let reflector = Reflector::<Lease>::new(env.client(), Some(NS), config);
+    let reflector = Reflector::<Lease>::new(cluster.client(), Some(NS), config);
     let mut deltas = Box::pin(reflector.deltas(cancel.clone()));
     let mut state = BTreeMap::new();
     for d in until_list_complete(&mut deltas).await {
@@ -281,7 +280,7 @@ async fn relist_after_a_watch_outage_yields_tombstones_with_last_known_state_and
 
     // The watch goes down and stays down while objects change.
     outage.on.store(true, Ordering::SeqCst);
-    env.drop_watches();
+    cluster.env().drop_watches();
     // Change nothing before the old watch is gone: an event it still delivered would arrive as
     // a watch delta instead of through the relist under test.
     outage.wait_for_a_refusal().await;
@@ -299,7 +298,7 @@ async fn relist_after_a_watch_outage_yields_tombstones_with_last_known_state_and
     api.replace("a", &PostParams::default(), &a)
         .await
         .expect("update a");
-    env.compact();
+    cluster.env().compact();
     outage.on.store(false, Ordering::SeqCst);
 
     let relist = until_list_complete(&mut deltas).await;
@@ -332,21 +331,21 @@ async fn relist_after_a_watch_outage_yields_tombstones_with_last_known_state_and
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn compaction_forces_a_relist_and_the_cache_matches_the_server() {
-    let env = env().await;
-    let api: Api<Lease> = Api::namespaced(env.client(), NS);
+    let cluster = cluster().await;
+    let api: Api<Lease> = Api::namespaced(cluster.client(), NS);
     create_many(&api, 50).await;
     let metrics = Arc::new(CountingMetrics::default());
     let cancel = CancellationToken::new();
     let config = ReflectorConfig::default()
         .backoff(fast_backoff())
         .metrics(metrics.clone());
-    let reflector = Reflector::<Lease>::new(env.client(), Some(NS), config);
+    let reflector = Reflector::<Lease>::new(cluster.client(), Some(NS), config);
     let mut deltas = Box::pin(reflector.deltas(cancel.clone()));
     let mut state = BTreeMap::new();
     for d in until_list_complete(&mut deltas).await {
         apply(&mut state, &d);
     }
-    env.compact();
+    cluster.env().compact();
     // Everything after the compaction must come from a relist (the old RV is gone).
     for d in until_list_complete(&mut deltas).await {
         apply(&mut state, &d);
@@ -358,8 +357,8 @@ async fn compaction_forces_a_relist_and_the_cache_matches_the_server() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streaming_list_reaches_the_same_state_as_a_paginated_list() {
-    let env = env().await;
-    let api: Api<Lease> = Api::namespaced(env.client(), NS);
+    let cluster = cluster().await;
+    let api: Api<Lease> = Api::namespaced(cluster.client(), NS);
     create_many(&api, 1_200).await;
     let cancel = CancellationToken::new();
     let metrics = Arc::new(CountingMetrics::default());
@@ -370,7 +369,7 @@ async fn streaming_list_reaches_the_same_state_as_a_paginated_list() {
             .streaming_list()
             .metrics(metrics.clone()),
     ] {
-        let reflector = Reflector::<Lease>::new(env.client(), Some(NS), config);
+        let reflector = Reflector::<Lease>::new(cluster.client(), Some(NS), config);
         let mut deltas = Box::pin(reflector.deltas(cancel.clone()));
         let mut state = BTreeMap::new();
         for d in until_list_complete(&mut deltas).await {
@@ -391,19 +390,19 @@ async fn streaming_list_reaches_the_same_state_as_a_paginated_list() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streaming_list_falls_back_to_a_paginated_list_when_the_server_refuses_it() {
-    let env = env().await;
-    let api: Api<Lease> = Api::namespaced(env.client(), NS);
+    let cluster = cluster().await;
+    let api: Api<Lease> = Api::namespaced(cluster.client(), NS);
     create_many(&api, 20).await;
     let refuse_watch = Outage::new(&["watch"]);
     refuse_watch.on.store(true, Ordering::SeqCst);
-    env.set_hook(Some(refuse_watch.clone()));
+    cluster.env().set_hook(Some(refuse_watch.clone()));
     let cancel = CancellationToken::new();
     let metrics = Arc::new(CountingMetrics::default());
     let config = ReflectorConfig::default()
         .streaming_list()
         .backoff(fast_backoff())
         .metrics(metrics.clone());
-    let reflector = Reflector::<Lease>::new(env.client(), Some(NS), config);
+    let reflector = Reflector::<Lease>::new(cluster.client(), Some(NS), config);
     let mut deltas = Box::pin(reflector.deltas(cancel.clone()));
     let mut state = BTreeMap::new();
     // Every watch is refused, so this state can only come from the fallback LIST.

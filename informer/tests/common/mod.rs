@@ -8,16 +8,18 @@ use std::time::Duration;
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use kcm_informer::{BackoffConfig, DeletedObject, ResourceEventHandler};
-use kcm_testenv::{TestEnv, TestEnvConfig};
+use kcm_testenv::TestCluster;
 use kube::api::{Api, ListParams, ObjectMeta, PostParams};
 use parking_lot::Mutex;
 
 pub const NS: &str = "default";
 
-pub async fn env() -> TestEnv {
-    TestEnv::start(TestEnvConfig::default())
+/// A test cluster of the API server alone.
+pub async fn cluster() -> TestCluster {
+    TestCluster::builder()
+        .start()
         .await
-        .expect("testenv starts")
+        .expect("test cluster starts")
 }
 
 pub fn cm(name: &str, value: &str) -> Lease {

@@ -3,6 +3,7 @@
 //! and the canonical string form.
 
 mod error;
+mod labels;
 mod lexer;
 mod parser;
 mod requirement;
@@ -12,6 +13,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 pub use error::{FieldError, SelectorError};
+pub use labels::Labels;
 pub use requirement::{Operator, Requirement};
 
 /// A label selector: a conjunction of [`Requirement`]s, or "nothing".
@@ -110,9 +112,14 @@ impl Selector {
 
     /// Whether the labels satisfy every requirement.
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.matches_labels(labels)
+    }
+
+    /// Like [`Selector::matches`] for labels kept in any shape ([`Labels`]).
+    pub fn matches_labels<L: Labels + ?Sized>(&self, labels: &L) -> bool {
         match &self.requirements {
             None => false,
-            Some(reqs) => reqs.iter().all(|r| r.matches(labels)),
+            Some(reqs) => reqs.iter().all(|r| r.matches_labels(labels)),
         }
     }
 

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use super::error::{FieldError, SelectorError, go_quote, go_string_slice};
+use super::labels::Labels;
 use super::validation::{is_qualified_name, is_valid_label_value};
 
 /// A selector operator (apimachinery `selection.Operator`).
@@ -181,6 +182,11 @@ impl Requirement {
 
     /// Whether the labels satisfy this requirement (apimachinery `Requirement.Matches`).
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.matches_labels(labels)
+    }
+
+    /// Like [`Requirement::matches`] for labels kept in any shape ([`Labels`]).
+    pub fn matches_labels<L: Labels + ?Sized>(&self, labels: &L) -> bool {
         let got = labels.get(&self.key);
         match self.operator {
             Operator::In | Operator::Equals | Operator::DoubleEquals => {

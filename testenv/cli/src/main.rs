@@ -20,9 +20,9 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::Parser;
-use kcm_testenv::TestEnvConfig;
 use kcm_testenv::faults::FaultArgs;
 use kcm_testenv::sim::{SimArgs, Simulation};
+use kcm_testenv::{TestCluster, TestEnvConfig};
 
 /// Embedded Kubernetes test cluster: an API server plus simulated nodes, scheduler, kubelets,
 /// garbage collector and namespace controller.
@@ -80,32 +80,21 @@ async fn main() -> anyhow::Result<()> {
         kubeconfig_path: Some(kubeconfig_out.clone()),
         ..TestEnvConfig::default()
     };
-    let (env, sim) = match args.sim.config() {
-        Some(sim_config) => {
-            let (env, sim) = Simulation::start_with_env(env_config, sim_config).await?;
-            (env, Some(sim))
-        }
-        None => (kcm_testenv::TestEnv::start(env_config).await?, None),
-    };
-    let shutdown = tokio_util::sync::CancellationToken::new();
-    let faults = args
-        .faults
-        .injector()
-        .map(|injector| injector.attach(env.server().clone(), shutdown.clone()));
+    let mut cluster = TestCluster::builder().env_config(env_config);
+    if let Some(sim_config) = args.sim.config() {
+        cluster = cluster.simulation(sim_config);
+    }
+    if let Some(injector) = args.faults.injector() {
+        cluster = cluster.faults(injector);
+    }
+    let cluster = cluster.start().await?;
     println!(
         "kcm-testenv ready: {} kubeconfig={}",
-        env.url(),
+        cluster.env().url(),
         kubeconfig_out.display()
     );
     wait_for_signal().await?;
-    shutdown.cancel();
-    if let Some(task) = faults {
-        let _ = task.await;
-    }
-    if let Some(sim) = sim {
-        sim.shutdown().await;
-    }
-    env.shutdown().await;
+    cluster.shutdown().await;
     Ok(())
 }
 

@@ -6,9 +6,11 @@ use std::time::Duration;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use super::{FaultInjector, FaultKind, FaultSpec, FaultTimerEvent};
+use super::injector::{FaultInjector, FaultTimerEvent};
+use super::spec::{FaultKind, FaultSpec};
+use crate::apiserver::{ApiServer, HookDecision, RequestHook, RequestInfo};
 use crate::registry::RESOURCES;
-use crate::server::ApiServer;
+use crate::registry::api_status::ApiError;
 use crate::storage::key_of;
 
 /// The API group named by a request path (`/apis/apps/v1/...` → `apps`, `/api/v1/...` → `""`).
@@ -30,8 +32,8 @@ fn is_write_verb(verb: &str) -> bool {
 /// error is answered at once (the hook cannot do both). Installed this way (without
 /// [`FaultInjector::attach`]) the injector knows no server, so its conflicts come without the
 /// concurrent change (as `conflict-bare`).
-impl crate::server::RequestHook for FaultInjector {
-    fn before(&self, req: &crate::server::RequestInfo) -> crate::server::HookDecision {
+impl RequestHook for FaultInjector {
+    fn before(&self, req: &RequestInfo) -> HookDecision {
         self.before_on(req, None)
     }
 
@@ -48,8 +50,8 @@ struct AttachedInjector {
     server: Weak<ApiServer>,
 }
 
-impl crate::server::RequestHook for AttachedInjector {
-    fn before(&self, req: &crate::server::RequestInfo) -> crate::server::HookDecision {
+impl RequestHook for AttachedInjector {
+    fn before(&self, req: &RequestInfo) -> HookDecision {
         let server = self.server.upgrade();
         self.injector.before_on(req, server.as_deref())
     }
@@ -62,7 +64,7 @@ impl crate::server::RequestHook for AttachedInjector {
 /// The concurrent change that comes with an injected `conflict` on an update or patch: another
 /// client rewrites the named object unchanged, so its resourceVersion moves and watchers get a
 /// MODIFIED event before the 409 is answered. Nothing happens for other verbs or a missing object.
-fn touch_conflicting_object(server: &ApiServer, req: &crate::server::RequestInfo) {
+fn touch_conflicting_object(server: &ApiServer, req: &RequestInfo) {
     if !matches!(req.verb, "update" | "patch") {
         return;
     }
@@ -85,14 +87,9 @@ fn touch_conflicting_object(server: &ApiServer, req: &crate::server::RequestInfo
 }
 
 impl FaultInjector {
-    /// [`RequestHook::before`](crate::server::RequestHook::before) with the server to change
+    /// [`RequestHook::before`](RequestHook::before) with the server to change
     /// for a `conflict` (`None`: every conflict is bare).
-    fn before_on(
-        &self,
-        req: &crate::server::RequestInfo,
-        server: Option<&ApiServer>,
-    ) -> crate::server::HookDecision {
-        use crate::server::HookDecision;
+    fn before_on(&self, req: &RequestInfo, server: Option<&ApiServer>) -> HookDecision {
         if req.resource.is_empty() {
             return HookDecision::Continue;
         }
@@ -112,7 +109,7 @@ impl FaultInjector {
                 req.resource,
                 req.name.as_deref().unwrap_or(""),
             );
-            let error = crate::status::ApiError {
+            let error = ApiError {
                 code: err.code,
                 reason: err.reason,
                 message: body["message"].as_str().unwrap_or_default().to_string(),
@@ -142,13 +139,13 @@ impl FaultInjector {
     /// until the server's watch loop calls [`FaultInjector::roll_watch_drop`] itself.
     pub fn attach(
         self: &Arc<Self>,
-        server: Arc<crate::server::ApiServer>,
+        server: Arc<ApiServer>,
         shutdown: CancellationToken,
     ) -> tokio::task::JoinHandle<()> {
         *server.hook.write() = Some(Arc::new(AttachedInjector {
             injector: self.clone(),
             server: Arc::downgrade(&server),
-        }) as Arc<dyn crate::server::RequestHook>);
+        }) as Arc<dyn RequestHook>);
         let timers = tokio::spawn(self.clone().run_timers(shutdown.clone()));
         let injector = self.clone();
         let mut events = self.subscribe();

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::{FaultKind, FaultRule, FaultSpec};
+use super::spec::{FaultKind, FaultRule, FaultSpec};
 
 /// An error response to send instead of serving a request.
 #[derive(Debug, Clone, PartialEq, Eq)]

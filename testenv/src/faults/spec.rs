@@ -4,7 +4,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
-use crate::sim::parse_go_duration;
+use kcm_util::go_duration::{ParseDurationError, parse_go_duration};
 
 /// The kinds of fault, also the `kind` label of `testenv_faults_injected_total`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -130,7 +130,7 @@ pub enum FaultSpecError {
         name: String,
         /// The parse error.
         #[source]
-        source: crate::sim::DurationError,
+        source: ParseDurationError,
     },
     /// A period of zero.
     #[error("fault {0}: the period must be above zero")]

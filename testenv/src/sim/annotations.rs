@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::duration::parse_go_duration;
+use kcm_util::go_duration::parse_go_duration;
 
 /// Delay from binding to Ready (Go duration).
 pub const READY_AFTER: &str = "sim.kcm-rs.io/ready-after";
@@ -57,7 +57,7 @@ impl PodBehaviour {
         let mut out = Vec::new();
         for key in [READY_AFTER, FAIL_AFTER] {
             if let Some(v) = annotations.and_then(|a| a.get(key))
-                && let Err(e) = parse_go_duration(v)
+                && let Err(e) = parse_go_duration(v.trim())
             {
                 out.push(format!("{key}: {e}"));
             }

@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-/// Configuration of a [`Simulation`](super::Simulation).
+use kcm_util::go_duration::parse_go_duration;
+
+/// Configuration of a [`Simulation`](super::simulation::Simulation).
 ///
 /// The defaults are tuned for tests: a 3-node cluster whose pods become Ready 200 ms after they are
 /// bound and whose graceful deletions take at most 2 s.
@@ -69,10 +71,10 @@ pub struct SimArgs {
     #[arg(long, default_value_t = 3)]
     pub nodes: usize,
     /// Delay from binding to Ready (Go duration).
-    #[arg(long, default_value = "200ms", value_parser = parse_duration_arg)]
+    #[arg(long, default_value = "200ms", value_parser = parse_go_duration)]
     pub pod_ready_after: Duration,
     /// Cap on pod graceful deletion (Go duration).
-    #[arg(long, default_value = "2s", value_parser = parse_duration_arg)]
+    #[arg(long, default_value = "2s", value_parser = parse_go_duration)]
     pub max_grace: Duration,
     /// Do not run the simulated scheduler.
     #[arg(long)]
@@ -89,10 +91,6 @@ pub struct SimArgs {
     /// Write scheduler and kubelet Events.
     #[arg(long)]
     pub sim_events: bool,
-}
-
-fn parse_duration_arg(s: &str) -> Result<Duration, String> {
-    super::parse_go_duration(s).map_err(|e| e.to_string())
 }
 
 impl SimArgs {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
+use kcm_util::go_duration::format_go_duration;
 use kube::Api;
 use kube::api::{DeleteParams, Patch, PatchParams, Preconditions};
 use serde_json::json;
@@ -14,9 +15,10 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::SimConfig;
 use super::annotations::PodBehaviour;
-use super::clock::{go_duration_string, now_time};
+use super::clock::now_time;
+use super::config::SimConfig;
+use super::events;
 use super::informer::{Change, spawn_informer};
 use super::nodes::{NodeSet, SimNode};
 use super::pod_status::{Runtime, Stage, build_status};
@@ -410,14 +412,13 @@ async fn backoff_event(
     for (i, c) in containers.iter().enumerate() {
         if let Some((event, count)) = seen.get_mut(i) {
             *count += 1;
-            if super::events::repeat_event(client, &ns, event, *count).await {
+            if events::repeat_event(client, &ns, event, *count).await {
                 continue;
             }
         }
         let message = format!("Back-off restarting failed container {c} in pod {name}_{ns}({uid})");
         let created =
-            super::events::kubelet_event(client, pod, node, Some(c), "Warning", "BackOff", message)
-                .await;
+            events::kubelet_event(client, pod, node, Some(c), "Warning", "BackOff", message).await;
         if let Some(event) = created {
             if i < seen.len() {
                 seen[i] = (event, 1);
@@ -442,7 +443,7 @@ fn emit(
     let (client, pod, node) = (client.clone(), pod.clone(), node.to_string());
     let container = container.map(str::to_string);
     tokio::spawn(async move {
-        super::events::kubelet_event(
+        events::kubelet_event(
             &client,
             &pod,
             &node,
@@ -495,7 +496,7 @@ fn advance(
             (
                 Stage::CrashLoop {
                     restarts: 1,
-                    backoff: go_duration_string(b),
+                    backoff: format_go_duration(b),
                     last_started: now.clone(),
                     last_finished: now,
                 },
@@ -514,7 +515,7 @@ fn advance(
             (
                 Stage::CrashLoop {
                     restarts: restarts + 1,
-                    backoff: go_duration_string(b),
+                    backoff: format_go_duration(b),
                     last_started: now.clone(),
                     last_finished: now,
                 },

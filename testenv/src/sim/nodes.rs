@@ -14,8 +14,9 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::SimError;
 use super::clock::{now_micro, now_time};
+use super::config::SimConfig;
+use super::error::SimError;
 
 /// Namespace of node Leases.
 pub const NODE_LEASE_NAMESPACE: &str = "kube-node-lease";
@@ -41,7 +42,7 @@ impl SimNode {
     fn new(index: usize) -> Self {
         let (ready, _) = watch::channel(true);
         SimNode {
-            name: super::SimConfig::node_name(index),
+            name: SimConfig::node_name(index),
             index,
             host_ip: format!("172.18.{}.{}", index / 250, index % 250 + 2),
             ready,

@@ -8,7 +8,7 @@ pub mod spec;
 
 use std::time::Duration;
 
-use kcm_testenv::{TestEnv, TestEnvConfig};
+use kcm_testenv::{TestCluster, TestEnv};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
@@ -24,10 +24,15 @@ impl Target for TestEnv {
     }
 }
 
-pub async fn start() -> TestEnv {
-    TestEnv::start(TestEnvConfig::default())
-        .await
-        .expect("start")
+impl Target for TestCluster {
+    fn host(&self) -> String {
+        self.env().host()
+    }
+}
+
+/// A test cluster of the API server alone.
+pub async fn start() -> TestCluster {
+    TestCluster::builder().start().await.expect("start")
 }
 
 #[derive(Debug)]

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use kcm_testenv::TestEnv;
+use kcm_testenv::{TestCluster, TestEnv};
 use serde_json::json;
 
 use super::{Target, req, start};
@@ -19,7 +19,7 @@ use super::{Target, req, start};
 pub const SERVER_VAR: &str = "KCM_SPEC_SERVER";
 
 pub struct Server {
-    env: Option<TestEnv>,
+    cluster: Option<TestCluster>,
     /// `host:port` of the plain-HTTP endpoint.
     host: String,
     tag: String,
@@ -40,7 +40,7 @@ impl Server {
     /// check's namespaces.
     pub async fn start(tag: &str) -> Server {
         let suffix = uuid::Uuid::new_v4().simple().to_string()[..6].to_string();
-        let (env, host) = match std::env::var(SERVER_VAR) {
+        let (cluster, host) = match std::env::var(SERVER_VAR) {
             Ok(url) if !url.trim().is_empty() => {
                 let host = url
                     .trim()
@@ -54,13 +54,13 @@ impl Server {
                 (None, host)
             }
             _ => {
-                let env = start().await;
-                let host = env.addr().to_string();
-                (Some(env), host)
+                let cluster = start().await;
+                let host = cluster.env().addr().to_string();
+                (Some(cluster), host)
             }
         };
         Server {
-            env,
+            cluster,
             host,
             tag: tag.to_string(),
             suffix,
@@ -71,21 +71,21 @@ impl Server {
 
     /// True on a real kube-apiserver.
     pub fn is_real(&self) -> bool {
-        self.env.is_none()
+        self.cluster.is_none()
     }
 
     /// The embedded TestEnv, None on a real server.
     pub fn env(&self) -> Option<&TestEnv> {
-        self.env.as_ref()
+        self.cluster.as_ref().map(TestCluster::env)
     }
 
     /// The TestEnv for a testenv-only control; on a real server prints why the step is
     /// skipped and returns None.
     pub fn testenv_only(&self, what: &str) -> Option<&TestEnv> {
-        if self.env.is_none() {
+        if self.cluster.is_none() {
             eprintln!("[{}] skipped on kube-apiserver: {what}", self.tag);
         }
-        self.env.as_ref()
+        self.env()
     }
 
     /// The name of this check's namespace `name` (`<tag>-<name>-<random>`), to be created by the
@@ -133,7 +133,7 @@ impl Server {
 
     /// The server's current resourceVersion (a consistent list's on a real server).
     pub async fn resource_version(&self) -> u64 {
-        match &self.env {
+        match self.env() {
             Some(env) => env.resource_version(),
             None => req(self, "GET", "/api/v1/namespaces?limit=1", None)
                 .await
@@ -146,7 +146,7 @@ impl Server {
 
     /// A kube client for this server.
     pub fn client(&self) -> kube::Client {
-        match &self.env {
+        match self.env() {
             Some(env) => env.client(),
             None => {
                 let url = format!("http://{}", self.host).parse().expect("url");
@@ -158,7 +158,7 @@ impl Server {
     /// A kubeconfig for kubectl: TestEnv's; on a real server `$KUBECONFIG` (the admin kubeconfig
     /// of `cargo xtask cluster up --upstream`), else one written for the proxy.
     pub fn kubeconfig(&mut self) -> PathBuf {
-        if let Some(env) = &self.env {
+        if let Some(env) = self.env() {
             return env.kubeconfig_path().to_path_buf();
         }
         if let Ok(k) = std::env::var("KUBECONFIG")
@@ -191,8 +191,8 @@ impl Server {
 
     /// End the check: shut the TestEnv down (the namespaces of a real server go in `Drop`).
     pub async fn finish(mut self) {
-        if let Some(env) = self.env.take() {
-            env.shutdown().await;
+        if let Some(cluster) = self.cluster.take() {
+            cluster.shutdown().await;
         }
     }
 }
@@ -202,7 +202,7 @@ impl Drop for Server {
         if let Some(dir) = self.scratch.take() {
             let _ = std::fs::remove_dir_all(dir);
         }
-        if self.env.is_some() {
+        if self.cluster.is_some() {
             return;
         }
         // synchronous: Drop cannot await, and this must also run when the check panicked

@@ -5,8 +5,8 @@ use std::future::Future;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Pod, PodCondition};
-use kcm_testenv::sim::{SimConfig, SimHandle, Simulation};
-use kcm_testenv::{TestEnv, TestEnvConfig};
+use kcm_testenv::TestCluster;
+use kcm_testenv::sim::SimConfig;
 use kube::Api;
 use serde_json::json;
 
@@ -23,10 +23,13 @@ pub fn fast_config() -> SimConfig {
     }
 }
 
-pub async fn start_sim(config: SimConfig) -> (TestEnv, SimHandle) {
-    Simulation::start_with_env(TestEnvConfig::default(), config)
+/// A test cluster running the simulation with `config`.
+pub async fn start_sim(config: SimConfig) -> TestCluster {
+    TestCluster::builder()
+        .simulation(config)
+        .start()
         .await
-        .expect("test env and simulation")
+        .expect("test cluster")
 }
 
 pub fn pod(name: &str, annotations: &[(&str, &str)]) -> Pod {

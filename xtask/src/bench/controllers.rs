@@ -257,7 +257,7 @@ fn run_side(
         "lat_rollout_p99_ms": ca::quantile(&lat_rollout, 0.99),
         "counts_create": create.counts,
         "counts_rollout": rollout.counts,
-        "loadavg_1m": loadavg(),
+        "loadavg_1m": kcm_util::proc_stats::loadavg_1m(),
     });
     // Audit logs of thousands of pods are large: keep only the summary line.
     std::fs::remove_dir_all(&dir).ok();
@@ -377,15 +377,6 @@ fn peak_rss_mib(pid: u32) -> anyhow::Result<f64> {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
         .map(|kb| kb / 1024.0)
         .context("no VmHWM")
-}
-
-fn loadavg() -> Option<f64> {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
 }
 
 #[cfg(test)]

@@ -1,0 +1,185 @@
+//! `/version`, legacy discovery (`/api`, `/apis`, `/api/v1`, `/apis/G/V`) and the OpenAPI
+//! stubs kubectl needs (spec §1.2–1.5).
+
+use std::net::SocketAddr;
+
+use http::{HeaderValue, header};
+use serde_json::{Value, json};
+
+use super::http::{Body, json_response};
+use crate::registry::{GROUPS, RESOURCES};
+
+/// The emulated kube-apiserver version: the one `upstream/go.mod` pins, which the real control
+/// plane (`cargo xtask e2e --cluster upstream`) reports too, with the same empty commit.
+pub const GIT_VERSION: &str = "v1.37.2";
+
+/// The `/version` body: every field present and a string, the emulation and
+/// minimum-compatibility versions as kube-apiserver v1.37 reports them.
+pub fn version() -> Value {
+    json!({
+        "major": "1",
+        "minor": "37",
+        "emulationMajor": "1",
+        "emulationMinor": "37",
+        "minCompatibilityMajor": "1",
+        "minCompatibilityMinor": "36",
+        "gitVersion": GIT_VERSION,
+        "gitCommit": "",
+        "gitTreeState": "archive",
+        "buildDate": "1970-01-01T00:00:00Z",
+        "goVersion": "go1.26.8",
+        "compiler": "gc",
+        "platform": "linux/amd64",
+    })
+}
+
+/// `/api`.
+pub fn api_versions(addr: &SocketAddr) -> Value {
+    json!({
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": addr.to_string()}],
+    })
+}
+
+fn group_entry(g: &str) -> Value {
+    let gv = json!({"groupVersion": format!("{g}/v1"), "version": "v1"});
+    json!({"name": g, "versions": [gv.clone()], "preferredVersion": gv})
+}
+
+/// `/apis`.
+pub fn api_group_list() -> Value {
+    json!({
+        "kind": "APIGroupList",
+        "apiVersion": "v1",
+        "groups": GROUPS.iter().map(|g| group_entry(g)).collect::<Vec<_>>(),
+    })
+}
+
+/// `/apis/{g}`.
+pub fn api_group(g: &str) -> Value {
+    let mut v = group_entry(g);
+    v["kind"] = json!("APIGroup");
+    v["apiVersion"] = json!("v1");
+    v
+}
+
+/// `/api/v1` or `/apis/{g}/{v}`.
+pub fn resource_list(group: &str, version: &str) -> Value {
+    let mut out = Vec::new();
+    for r in RESOURCES
+        .iter()
+        .filter(|r| r.group == group && r.version == version)
+    {
+        let mut e = json!({
+            "name": r.plural,
+            "singularName": r.singular,
+            "namespaced": r.namespaced,
+            "kind": r.kind,
+            "verbs": r.verbs,
+        });
+        if !r.short_names.is_empty() {
+            e["shortNames"] = json!(r.short_names);
+        }
+        if !r.categories.is_empty() {
+            e["categories"] = json!(r.categories);
+        }
+        out.push(e);
+        for s in r.subresources {
+            let mut e = json!({
+                "name": format!("{}/{}", r.plural, s.name),
+                "singularName": "",
+                "namespaced": r.namespaced,
+                "kind": if s.kind.is_empty() { r.kind } else { s.kind },
+                "verbs": s.verbs,
+            });
+            if let Some(g) = s.group {
+                e["group"] = json!(g);
+            }
+            if let Some(v) = s.version {
+                e["version"] = json!(v);
+            }
+            out.push(e);
+        }
+    }
+    let gv = if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    };
+    json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": out})
+}
+
+/// `/openapi/v2`: an empty protobuf document (a 200 with no body), or a JSON stub when JSON is asked for.
+pub fn openapi_v2(accept: &str) -> http::Response<Body> {
+    if accept.contains("application/json") && !accept.contains("protobuf") {
+        let v = json!({"swagger": "2.0", "info": {"title": "Kubernetes", "version": GIT_VERSION}, "paths": {}, "definitions": {}});
+        return json_response(200, serde_json::to_vec(&v).unwrap_or_default());
+    }
+    let mut r = json_response(200, bytes::Bytes::new());
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/com.github.proto-openapi.spec.v2.v1.0+protobuf"),
+    );
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn apps_v1_entries() {
+        let l = resource_list("apps", "v1");
+        let rs = l["resources"].as_array().expect("resources");
+        let d = rs
+            .iter()
+            .find(|e| e["name"] == "deployments")
+            .expect("deployments");
+        assert_eq!(d["shortNames"], json!(["deploy"]));
+        assert_eq!(d["categories"], json!(["all"]));
+        assert_eq!(d["verbs"].as_array().map(Vec::len), Some(8));
+        let s = rs
+            .iter()
+            .find(|e| e["name"] == "deployments/scale")
+            .expect("scale");
+        assert_eq!(
+            (
+                s["group"].as_str(),
+                s["version"].as_str(),
+                s["kind"].as_str()
+            ),
+            (Some("autoscaling"), Some("v1"), Some("Scale"))
+        );
+        let core = resource_list("", "v1");
+        let ns = core["resources"]
+            .as_array()
+            .and_then(|a| a.iter().find(|e| e["name"] == "namespaces").cloned())
+            .expect("ns");
+        assert_eq!(ns["namespaced"], false);
+        assert_eq!(core["groupVersion"], "v1");
+    }
+
+    #[test]
+    fn version_all_strings() {
+        let v = version();
+        for k in [
+            "major",
+            "minor",
+            "emulationMajor",
+            "emulationMinor",
+            "minCompatibilityMajor",
+            "minCompatibilityMinor",
+            "gitVersion",
+            "gitTreeState",
+            "buildDate",
+            "goVersion",
+            "compiler",
+            "platform",
+        ] {
+            assert!(v[k].as_str().is_some_and(|s| !s.is_empty()), "{k}");
+        }
+        // a build from the Go modules (no ldflags) has no commit
+        assert_eq!(v["gitCommit"], "");
+    }
+}

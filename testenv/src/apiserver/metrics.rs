@@ -1,0 +1,171 @@
+//! Request accounting: counters per verb, resource and code, and watch events sent per
+//! resource; rendered as Prometheus text at `/metrics` and readable through the handle.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use parking_lot::Mutex;
+
+use crate::registry::{RESOURCES, ResourceInfo};
+
+/// A snapshot of the counters.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RequestCounts {
+    /// `(verb, resource[/subresource], code)` → count.
+    pub requests: BTreeMap<(String, String, u16), u64>,
+    /// resource → watch events sent (bookmarks and errors included).
+    pub watch_events: BTreeMap<String, u64>,
+}
+
+impl RequestCounts {
+    /// Requests with this verb and resource (`deployments` or `deployments/scale`), any code.
+    pub fn count(&self, verb: &str, resource: &str) -> u64 {
+        self.requests
+            .iter()
+            .filter(|((v, r, _), _)| v == verb && r == resource)
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// Requests that are reads (get, list, watch).
+    pub fn reads(&self) -> u64 {
+        self.requests
+            .iter()
+            .filter(|((v, _, _), _)| matches!(v.as_str(), "get" | "list" | "watch"))
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// Requests that are writes.
+    pub fn writes(&self) -> u64 {
+        self.requests
+            .iter()
+            .filter(|((v, _, _), _)| {
+                matches!(
+                    v.as_str(),
+                    "create" | "update" | "patch" | "delete" | "deletecollection"
+                )
+            })
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// Watch events sent for a resource.
+    pub fn watch_events(&self, resource: &str) -> u64 {
+        self.watch_events.get(resource).copied().unwrap_or(0)
+    }
+}
+
+/// The live counters.
+#[derive(Debug)]
+pub struct Metrics {
+    inner: Mutex<RequestCounts>,
+    /// Watch events sent, per entry of [`RESOURCES`] (lock-free: hot path).
+    watch: Vec<AtomicU64>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self {
+            inner: Mutex::new(RequestCounts::default()),
+            watch: RESOURCES.iter().map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+}
+
+impl Metrics {
+    /// Count one request.
+    pub fn record(&self, verb: &str, resource: &str, sub: &str, code: u16) {
+        let r = if sub.is_empty() {
+            resource.to_string()
+        } else {
+            format!("{resource}/{sub}")
+        };
+        *self
+            .inner
+            .lock()
+            .requests
+            .entry((verb.to_string(), r, code))
+            .or_insert(0) += 1;
+    }
+
+    /// Count watch events sent for a resource.
+    pub fn watch_sent(&self, res: &ResourceInfo, n: u64) {
+        if let Some(i) = RESOURCES.iter().position(|r| std::ptr::eq(r, res))
+            && let Some(c) = self.watch.get(i)
+        {
+            c.fetch_add(n, Ordering::Relaxed);
+        }
+    }
+
+    /// A copy of the counters.
+    pub fn snapshot(&self) -> RequestCounts {
+        let mut s = self.inner.lock().clone();
+        for (r, c) in RESOURCES.iter().zip(&self.watch) {
+            let n = c.load(Ordering::Relaxed);
+            if n > 0 {
+                *s.watch_events.entry(r.plural.to_string()).or_insert(0) += n;
+            }
+        }
+        s
+    }
+
+    /// Reset every counter.
+    pub fn reset(&self) {
+        *self.inner.lock() = RequestCounts::default();
+        for c in &self.watch {
+            c.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// Prometheus text exposition.
+    pub fn render_prometheus(&self) -> String {
+        let s = self.snapshot();
+        let mut out = String::new();
+        out.push_str(
+            "# HELP testenv_requests_total API requests served, by verb, resource and code.\n",
+        );
+        out.push_str("# TYPE testenv_requests_total counter\n");
+        for ((v, r, c), n) in &s.requests {
+            let _ = writeln!(
+                out,
+                "testenv_requests_total{{verb=\"{v}\",resource=\"{r}\",code=\"{c}\"}} {n}"
+            );
+        }
+        out.push_str("# HELP testenv_watch_events_sent_total Watch events sent, by resource.\n");
+        out.push_str("# TYPE testenv_watch_events_sent_total counter\n");
+        for (r, n) in &s.watch_events {
+            let _ = writeln!(
+                out,
+                "testenv_watch_events_sent_total{{resource=\"{r}\"}} {n}"
+            );
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_and_text() {
+        let m = Metrics::default();
+        m.record("get", "pods", "", 200);
+        m.record("get", "pods", "", 404);
+        m.record("patch", "deployments", "scale", 200);
+        m.watch_sent(crate::registry::find("", "v1", "pods").expect("pods"), 3);
+        let s = m.snapshot();
+        assert_eq!(s.count("get", "pods"), 2);
+        assert_eq!(s.count("patch", "deployments/scale"), 1);
+        assert_eq!(s.reads(), 2);
+        assert_eq!(s.writes(), 1);
+        assert_eq!(s.watch_events("pods"), 3);
+        let t = m.render_prometheus();
+        assert!(
+            t.contains("testenv_requests_total{verb=\"get\",resource=\"pods\",code=\"404\"} 1")
+        );
+        assert!(t.contains("testenv_watch_events_sent_total{resource=\"pods\"} 3"));
+    }
+}

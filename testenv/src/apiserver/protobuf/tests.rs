@@ -1,0 +1,424 @@
+//! Decoding tests: real kubectl request bodies, hand-encoded messages, malformed input.
+
+use serde_json::{Value, json};
+
+use super::{ProtoError, decode_body};
+
+// --- a tiny encoder for hand-built cases ---
+
+fn varint(mut v: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let byte = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(byte);
+            return out;
+        }
+        out.push(byte | 0x80);
+    }
+}
+
+fn vf(number: u32, v: u64) -> Vec<u8> {
+    let mut out = varint(u64::from(number) << 3);
+    out.extend(varint(v));
+    out
+}
+
+fn lf(number: u32, payload: &[u8]) -> Vec<u8> {
+    let mut out = varint((u64::from(number) << 3) | 2);
+    out.extend(varint(payload.len() as u64));
+    out.extend_from_slice(payload);
+    out
+}
+
+fn sf(number: u32, s: &str) -> Vec<u8> {
+    lf(number, s.as_bytes())
+}
+
+fn cat(parts: &[Vec<u8>]) -> Vec<u8> {
+    parts.concat()
+}
+
+fn envelope(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
+    let mut out = b"k8s\0".to_vec();
+    out.extend(lf(1, &cat(&[sf(1, api_version), sf(2, kind)])));
+    out.extend(lf(2, raw));
+    // Go always writes the (empty) contentEncoding and contentType strings.
+    out.extend(sf(3, ""));
+    out.extend(sf(4, ""));
+    out
+}
+
+/// Drops nulls, empty objects and empty arrays, recursively: the forms the brief allows
+/// the decoder and `kubectl -o json` to differ on.
+fn prune(v: &Value) -> Option<Value> {
+    match v {
+        Value::Null => None,
+        Value::Object(m) => {
+            let m: serde_json::Map<String, Value> = m
+                .iter()
+                .filter_map(|(k, v)| prune(v).map(|v| (k.clone(), v)))
+                .collect();
+            (!m.is_empty()).then_some(Value::Object(m))
+        }
+        Value::Array(a) => {
+            let a: Vec<Value> = a.iter().filter_map(prune).collect();
+            (!a.is_empty()).then_some(Value::Array(a))
+        }
+        other => Some(other.clone()),
+    }
+}
+
+// --- real kubectl bodies ---
+
+/// Bodies captured from the real kubectl (v1.33) with a recording proxy, next to what the
+/// same command prints with `--dry-run=client -o json`.
+#[test]
+fn kubectl_create_bodies_decode_to_the_dry_run_json() {
+    let cases: &[(&str, &[u8], &str)] = &[
+        (
+            "kubectl create deployment web --image=nginx --replicas=3",
+            include_bytes!("../../../tests/fixtures/protobuf/deployment_web.pb"),
+            include_str!("../../../tests/fixtures/protobuf/deployment_web.json"),
+        ),
+        (
+            "kubectl create deployment two --image=nginx --image=busybox --port=80",
+            include_bytes!("../../../tests/fixtures/protobuf/deployment_two.pb"),
+            include_str!("../../../tests/fixtures/protobuf/deployment_two.json"),
+        ),
+        (
+            "kubectl create namespace demo",
+            include_bytes!("../../../tests/fixtures/protobuf/namespace_demo.pb"),
+            include_str!("../../../tests/fixtures/protobuf/namespace_demo.json"),
+        ),
+    ];
+    for (command, body, dry_run) in cases {
+        let got = decode_body(body).unwrap_or_else(|e| panic!("{command}: {e}"));
+        let want: Value = serde_json::from_str(dry_run).expect("fixture JSON");
+        assert_eq!(prune(&got), prune(&want), "{command}");
+    }
+}
+
+#[test]
+fn kubectl_deployment_keeps_go_json_empty_structs() {
+    let got = decode_body(include_bytes!(
+        "../../../tests/fixtures/protobuf/deployment_web.pb"
+    ))
+    .expect("decodes");
+    assert_eq!(got["metadata"]["creationTimestamp"], Value::Null);
+    assert_eq!(got["spec"]["strategy"], json!({}));
+    assert_eq!(got["status"], json!({}));
+    assert_eq!(
+        got["spec"]["template"]["spec"]["containers"][0]["resources"],
+        json!({})
+    );
+    assert_eq!(got["spec"]["replicas"], json!(3));
+}
+
+// --- hand-encoded messages (field numbers from upstream generated.proto) ---
+
+fn meta(name: &str) -> Vec<u8> {
+    sf(1, name)
+}
+
+#[test]
+fn hand_encoded_objects() {
+    // IntOrString: type=1, intVal=2, strVal=3
+    let ios_int = cat(&[vf(1, 0), vf(2, 0)]);
+    let ios_pct = cat(&[vf(1, 1), vf(2, 0), sf(3, "25%")]);
+    // Deployment{spec{replicas 0 (pointer: kept), strategy{RollingUpdate{maxUnavailable 0, maxSurge "25%"}},
+    // minReadySeconds 0 (value: omitted), revisionHistoryLimit 10, paused false}}
+    let strategy = cat(&[
+        sf(1, "RollingUpdate"),
+        lf(2, &cat(&[lf(1, &ios_int), lf(2, &ios_pct)])),
+    ]);
+    let dep_spec = cat(&[vf(1, 0), lf(4, &strategy), vf(5, 0), vf(6, 10), vf(7, 0)]);
+    // Pod with env, valueFrom (inline LocalObjectReference), resources, tolerations, ports.
+    let env = cat(&[
+        lf(7, &cat(&[sf(1, "A"), sf(2, "1")])),
+        lf(
+            7,
+            &cat(&[
+                sf(1, "B"),
+                sf(2, ""),
+                lf(
+                    3,
+                    &lf(3, &cat(&[lf(1, &sf(1, "cm")), sf(2, "key"), vf(3, 0)])),
+                ),
+            ]),
+        ),
+    ]);
+    let qty = |s: &str| lf(2, &sf(1, s));
+    let resources = cat(&[
+        lf(1, &cat(&[sf(1, "cpu"), qty("500m")])),
+        lf(2, &cat(&[sf(1, "memory"), qty("64Mi")])),
+    ]);
+    let port = cat(&[sf(1, "http"), vf(2, 0), vf(3, 8080), sf(4, "TCP")]);
+    let container = cat(&[
+        sf(1, "app"),
+        sf(2, "busybox"),
+        sf(3, "sh"),
+        sf(4, "-c"),
+        sf(4, "sleep 1"),
+        lf(6, &port),
+        env,
+        lf(8, &resources),
+        sf(13, "/dev/termination-log"),
+        sf(14, "IfNotPresent"),
+    ]);
+    let toleration = cat(&[sf(1, "k"), sf(2, "Exists"), sf(4, "NoExecute"), vf(5, 0)]);
+    let pod_spec = cat(&[
+        lf(2, &container),
+        sf(3, "Never"),
+        vf(4, 0),
+        lf(7, &cat(&[sf(1, "disk"), sf(2, "ssd")])),
+        lf(14, b""),
+        lf(22, &toleration),
+    ]);
+    let labels = lf(11, &cat(&[sf(1, "app"), sf(2, "x")]));
+    let owner = cat(&[
+        sf(1, "ReplicaSet"),
+        sf(3, "rs"),
+        sf(4, "u1"),
+        sf(5, "apps/v1"),
+        vf(6, 1),
+        vf(7, 0),
+    ]);
+    let pod_meta = cat(&[
+        sf(1, "p"),
+        sf(2, ""),
+        sf(3, "default"),
+        vf(7, 0),
+        lf(8, &cat(&[vf(1, 1_700_000_000), vf(2, 5)])),
+        labels,
+        lf(13, &owner),
+        sf(14, "example.com/f"),
+    ]);
+    // Lease with MicroTime renewTime.
+    let lease_spec = cat(&[
+        sf(1, "holder"),
+        vf(2, 15),
+        lf(4, &cat(&[vf(1, 1_700_000_000), vf(2, 123_456_789)])),
+        vf(5, 0),
+    ]);
+
+    let cases: Vec<(&str, Vec<u8>, Value)> = vec![
+        (
+            "namespace with finalizers and empty status",
+            envelope(
+                "v1",
+                "Namespace",
+                &cat(&[lf(1, &meta("n")), lf(2, &sf(1, "kubernetes")), lf(3, b"")]),
+            ),
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "n"},
+                   "spec": {"finalizers": ["kubernetes"]}, "status": {}}),
+        ),
+        (
+            "deployment strategy with IntOrString and pointer zeros",
+            envelope(
+                "apps/v1",
+                "Deployment",
+                &cat(&[lf(1, &meta("d")), lf(2, &dep_spec)]),
+            ),
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+                   "spec": {"replicas": 0, "revisionHistoryLimit": 10,
+                            "strategy": {"type": "RollingUpdate",
+                                         "rollingUpdate": {"maxUnavailable": 0, "maxSurge": "25%"}}}}),
+        ),
+        (
+            "pod with the common container fields",
+            envelope(
+                "v1",
+                "Pod",
+                &cat(&[lf(1, &pod_meta), lf(2, &pod_spec), lf(3, b"")]),
+            ),
+            json!({"apiVersion": "v1", "kind": "Pod",
+                   "metadata": {"name": "p", "namespace": "default",
+                                "creationTimestamp": "2023-11-14T22:13:20Z",
+                                "labels": {"app": "x"},
+                                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                                     "name": "rs", "uid": "u1", "controller": true,
+                                                     "blockOwnerDeletion": false}],
+                                "finalizers": ["example.com/f"]},
+                   "spec": {"containers": [{"name": "app", "image": "busybox", "command": ["sh"],
+                                            "args": ["-c", "sleep 1"],
+                                            "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"}],
+                                            "env": [{"name": "A", "value": "1"},
+                                                    {"name": "B", "valueFrom": {"configMapKeyRef": {"name": "cm", "key": "key", "optional": false}}}],
+                                            "resources": {"limits": {"cpu": "500m"}, "requests": {"memory": "64Mi"}},
+                                            "terminationMessagePath": "/dev/termination-log",
+                                            "imagePullPolicy": "IfNotPresent"}],
+                            "restartPolicy": "Never", "terminationGracePeriodSeconds": 0,
+                            "nodeSelector": {"disk": "ssd"}, "securityContext": {},
+                            "tolerations": [{"key": "k", "operator": "Exists", "effect": "NoExecute",
+                                             "tolerationSeconds": 0}]},
+                   "status": {}}),
+        ),
+        (
+            "lease with a MicroTime",
+            envelope(
+                "coordination.k8s.io/v1",
+                "Lease",
+                &cat(&[lf(1, &meta("l")), lf(2, &lease_spec)]),
+            ),
+            json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "l"},
+                   "spec": {"holderIdentity": "holder", "leaseDurationSeconds": 15,
+                            "renewTime": "2023-11-14T22:13:20.123456Z", "leaseTransitions": 0}}),
+        ),
+        (
+            "core v1 event with zero and set times",
+            envelope(
+                "v1",
+                "Event",
+                &cat(&[
+                    lf(1, &cat(&[meta("e.1"), sf(3, "default")])),
+                    lf(
+                        2,
+                        &cat(&[sf(1, "Pod"), sf(2, "default"), sf(3, "p"), sf(5, "v1")]),
+                    ),
+                    sf(3, "Scheduled"),
+                    sf(4, "assigned"),
+                    lf(5, &sf(1, "scheduler")),
+                    lf(6, &vf(1, 0)),
+                    lf(7, b""),
+                    vf(8, 2),
+                    sf(9, "Normal"),
+                    lf(10, b""),
+                    sf(14, ""),
+                ]),
+            ),
+            json!({"apiVersion": "v1", "kind": "Event",
+                   "metadata": {"name": "e.1", "namespace": "default"},
+                   "involvedObject": {"kind": "Pod", "namespace": "default", "name": "p", "apiVersion": "v1"},
+                   "reason": "Scheduled", "message": "assigned", "source": {"component": "scheduler"},
+                   "firstTimestamp": "1970-01-01T00:00:00Z", "lastTimestamp": null, "count": 2,
+                   "type": "Normal", "eventTime": null}),
+        ),
+        (
+            "negative int32 is sign-extended on the wire",
+            envelope(
+                "apps/v1",
+                "ReplicaSet",
+                &cat(&[lf(1, &meta("r")), lf(2, &vf(1, (-1i64) as u64))]),
+            ),
+            json!({"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "r"},
+                   "spec": {"replicas": -1}}),
+        ),
+    ];
+    for (name, body, want) in cases {
+        assert_eq!(decode_body(&body), Ok(want), "{name}");
+    }
+}
+
+// --- errors ---
+
+#[test]
+fn unsupported_content_is_named() {
+    let volume = lf(1, &sf(1, "data"));
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        (
+            "unknown kind",
+            envelope("v1", "Secret", b""),
+            "kind \"Secret\"",
+        ),
+        (
+            "unknown field number",
+            envelope("v1", "Namespace", &lf(1, &sf(99, "x"))),
+            "field 99 (wire type Len) of message ObjectMeta",
+        ),
+        (
+            "message type without a table",
+            envelope("v1", "Pod", &lf(2, &volume)),
+            "field 1 (volumes) of message PodSpec: no table for message type Volume",
+        ),
+        (
+            "content encoding",
+            [b"k8s\0".as_slice(), &lf(1, &sf(1, "v1")), &sf(3, "gzip")].concat(),
+            "contentEncoding \"gzip\"",
+        ),
+    ];
+    for (name, body, needle) in cases {
+        match decode_body(&body) {
+            Err(ProtoError::Unsupported(text)) => assert!(text.contains(needle), "{name}: {text}"),
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn malformed_input_is_an_error() {
+    let good = envelope("v1", "Namespace", &lf(1, &meta("demo")));
+    let cases: Vec<(&str, Vec<u8>, ProtoError)> = vec![
+        ("empty", vec![], ProtoError::BadMagic),
+        ("bad magic", b"k8x\0\x0a\x00".to_vec(), ProtoError::BadMagic),
+        (
+            "json body",
+            b"{\"kind\":\"Pod\"}".to_vec(),
+            ProtoError::BadMagic,
+        ),
+        (
+            "wrong wire type for a string",
+            envelope("v1", "Namespace", &lf(1, &vf(1, 5))),
+            ProtoError::WrongWireType {
+                message: "ObjectMeta",
+                field: "name",
+                wire_type: super::wire::WireType::Varint,
+            },
+        ),
+        (
+            "wrong wire type for a message",
+            envelope("v1", "Namespace", &vf(1, 1)),
+            ProtoError::WrongWireType {
+                message: "Namespace",
+                field: "metadata",
+                wire_type: super::wire::WireType::Varint,
+            },
+        ),
+        (
+            "invalid utf-8",
+            envelope("v1", "Namespace", &lf(1, &lf(1, &[0xff, 0xfe]))),
+            ProtoError::InvalidUtf8 {
+                message: "ObjectMeta",
+                field: "name",
+            },
+        ),
+        (
+            "IntOrString type 2",
+            envelope(
+                "apps/v1",
+                "Deployment",
+                &lf(2, &lf(4, &lf(2, &lf(1, &vf(1, 2))))),
+            ),
+            ProtoError::InvalidValue {
+                message: "RollingUpdateDeployment",
+                field: "maxUnavailable",
+                detail: "IntOrString type 2 is neither 0 (int) nor 1 (string)".into(),
+            },
+        ),
+    ];
+    for (name, body, want) in cases {
+        assert_eq!(decode_body(&body), Err(want), "{name}");
+    }
+    // Every truncation of a valid body fails cleanly (or, at a field boundary, decodes).
+    for cut in 0..good.len() {
+        let _ = decode_body(&good[..cut]);
+    }
+    assert!(decode_body(&good[..good.len() - 1]).is_err());
+}
+
+proptest::proptest! {
+    #[test]
+    fn arbitrary_bytes_never_panic(tail in proptest::collection::vec(proptest::num::u8::ANY, 0..256)) {
+        let mut body = b"k8s\0".to_vec();
+        body.extend(tail);
+        let _ = decode_body(&body);
+    }
+
+    #[test]
+    fn arbitrary_object_bytes_never_panic(raw in proptest::collection::vec(proptest::num::u8::ANY, 0..256)) {
+        for (api_version, kind) in [("apps/v1", "Deployment"), ("v1", "Pod"), ("coordination.k8s.io/v1", "Lease")] {
+            let _ = decode_body(&envelope(api_version, kind, &raw));
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! The `/scale` subresource (autoscaling/v1 Scale, spec §2.4) and `pods/binding`.
+
+use http::Response;
+use serde_json::{Value, json};
+
+use super::handlers::update_in_txn;
+use super::http::{Body, Ctx, parse_body, value_response};
+use super::routes::Target;
+use super::server::ApiServer;
+use crate::registry::StorageId;
+use crate::registry::api_status::{ApiError, ApiResult, FieldError};
+use crate::registry::meta::{self, selector_string};
+use crate::registry::patch;
+use crate::storage::{ObjRef, key_of};
+
+fn scale_doc(obj: &ObjRef) -> Value {
+    let v = &obj.value();
+    json!({
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {
+            "name": meta::name_of(v),
+            "namespace": meta::namespace_of(v),
+            "uid": meta::uid_of(v),
+            "resourceVersion": obj.rv.to_string(),
+            "creationTimestamp": meta::meta_str(v, "creationTimestamp"),
+        },
+        "spec": {"replicas": meta::at(v, &["spec", "replicas"]).and_then(Value::as_i64).unwrap_or(0)},
+        "status": {
+            "replicas": meta::at(v, &["status", "replicas"]).and_then(Value::as_i64).unwrap_or(0),
+            "selector": selector_string(meta::at(v, &["spec", "selector"])),
+        },
+    })
+}
+
+fn scale_invalid(name: &str, errs: &[FieldError]) -> ApiError {
+    ApiError::invalid("Scale.autoscaling", "autoscaling", "Scale", name, errs)
+}
+
+/// GET, PUT or PATCH on `/scale`.
+pub fn scale(srv: &ApiServer, t: &Target, verb: &str, ctx: &Ctx) -> ApiResult<Response<Body>> {
+    let ns = t.namespace.as_deref().unwrap_or("");
+    let name = t.name.as_deref().unwrap_or("").to_string();
+    let key = key_of(ns, &name);
+    if verb == "get" {
+        let obj = srv
+            .store
+            .get(t.res.storage, &key)
+            .ok_or_else(|| ApiError::not_found(t.res, &name))?;
+        return Ok(value_response(200, &scale_doc(&obj)));
+    }
+    let kind = if verb == "patch" {
+        Some(patch::PatchKind::from_content_type(&ctx.content_type)?)
+    } else {
+        None
+    };
+    if kind == Some(patch::PatchKind::Apply) {
+        return Err(patch::apply_unsupported());
+    }
+    let body = parse_body(ctx)?;
+    let dry = ctx.dry_run();
+    let obj = srv.store.write(|txn| -> ApiResult<ObjRef> {
+        let old = txn
+            .get(t.res.storage, &key)
+            .ok_or_else(|| ApiError::not_found(t.res, &name))?;
+        let doc = scale_doc(&old);
+        let new_scale = match kind {
+            Some(k) => patch::apply(k, StorageId::Deployments, doc, &body)?,
+            None => body.clone(),
+        };
+        let replicas = meta::at(&new_scale, &["spec", "replicas"])
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        if replicas < 0 {
+            return Err(scale_invalid(
+                &name,
+                &[FieldError::invalid(
+                    "spec.replicas",
+                    replicas.to_string(),
+                    "must be greater than or equal to 0",
+                )],
+            ));
+        }
+        let uid = meta::uid_of(&new_scale);
+        let old_v = old.value();
+        let have = meta::uid_of(&old_v);
+        if !uid.is_empty() && uid != have {
+            return Err(ApiError::uid_precondition(t.res, ns, &name, uid, have));
+        }
+        let rv = meta::rv_of(&new_scale);
+        if !rv.is_empty() && rv != old.rv.to_string() {
+            return Err(ApiError::conflict(t.res, &name));
+        }
+        let mut parent = old_v.clone();
+        if let Some(s) = parent.get_mut("spec").and_then(Value::as_object_mut) {
+            s.insert("replicas".into(), json!(replicas));
+        }
+        update_in_txn(txn, t.res, None, &old, parent, dry)
+    })?;
+    Ok(value_response(200, &scale_doc(&obj)))
+}
+
+/// POST `pods/{name}/binding`: assign the pod to a node.
+pub fn binding(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body>> {
+    let body = parse_body(ctx)?;
+    let ns = t.namespace.as_deref().unwrap_or("");
+    let name = t.name.as_deref().unwrap_or("").to_string();
+    let node = meta::at(&body, &["target", "name"])
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    if node.is_empty() {
+        return Err(ApiError::invalid(
+            "Binding",
+            "",
+            "Binding",
+            &name,
+            &[FieldError::required("target.name", "")],
+        ));
+    }
+    let key = key_of(ns, &name);
+    srv.store.write(|txn| -> ApiResult<()> {
+        let old = txn
+            .get(t.res.storage, &key)
+            .ok_or_else(|| ApiError::not_found(t.res, &name))?;
+        let old_v = old.value();
+        let cur = meta::at(&old_v, &["spec", "nodeName"]).and_then(Value::as_str).unwrap_or("");
+        if !cur.is_empty() {
+            return Err(ApiError::conflict_msg(
+                "pods/binding",
+                "",
+                "pods/binding",
+                &name,
+                &format!("pod {name} is already assigned to node \"{cur}\""),
+            ));
+        }
+        if meta::at(&old_v, &["metadata", "deletionTimestamp"]).is_some() {
+            return Err(ApiError::conflict_msg(
+                "pods/binding",
+                "",
+                "pods/binding",
+                &name,
+                &format!("pod {name} is being deleted, cannot be assigned to a host"),
+            ));
+        }
+        let mut v = old_v.clone();
+        if let Some(s) = v.get_mut("spec").and_then(Value::as_object_mut) {
+            s.insert("nodeName".into(), Value::String(node.clone()));
+        }
+        if let Some(st) = v.get_mut("status").and_then(Value::as_object_mut) {
+            let conds = st.entry("conditions").or_insert_with(|| json!([]));
+            if let Some(a) = conds.as_array_mut() {
+                a.retain(|c| c.get("type").and_then(Value::as_str) != Some("PodScheduled"));
+                a.push(json!({"type": "PodScheduled", "status": "True", "lastProbeTime": null, "lastTransitionTime": meta::now_rfc3339()}));
+            }
+        }
+        txn.put(t.res.storage, &key, v);
+        Ok(())
+    })?;
+    Ok(value_response(
+        201,
+        &json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}),
+    ))
+}

@@ -1,0 +1,35 @@
+//! [`ApiServer`]: the state every handler works on (storage, counters, the request hook, the
+//! watch settings). Serving it over HTTP is [`dispatch`](super::dispatch)'s part.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::hook::RequestHook;
+use super::metrics::Metrics;
+use crate::storage::Store;
+
+/// The API server state shared by every connection.
+#[derive(Debug)]
+pub struct ApiServer {
+    /// Object storage.
+    pub store: Store,
+    /// Request counters.
+    pub metrics: Metrics,
+    /// Optional fault-injection hook.
+    pub hook: parking_lot::RwLock<Option<Arc<dyn RequestHook>>>,
+    /// How often watchers get a bookmark.
+    pub bookmark_interval: Duration,
+    /// Listening address.
+    pub addr: SocketAddr,
+    /// Cancelled on shutdown; ends watches and the accept loop.
+    pub shutdown: CancellationToken,
+    /// Whether the built-in namespace cleanup runs after a namespace DELETE (a simulation
+    /// with its own namespace controller turns this off).
+    pub namespace_cleanup: AtomicBool,
+    /// Extra delay before each watch event is sent, in milliseconds (fault injection).
+    pub watch_delay_ms: AtomicU64,
+}

@@ -1,0 +1,212 @@
+//! Field selectors (`k=v`, `k==v`, `k!=v`) with the per-kind field labels of spec §5
+//! (upstream: each kind's `GetAttrs` / `ToSelectableFields` in its registry strategy).
+//!
+//! Label selectors are `kcm_store::Selector`, the apimachinery `labels.Parse` port.
+
+use serde_json::Value;
+
+use super::resources::StorageId;
+
+/// One field requirement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldRequirement {
+    /// Field label.
+    pub field: String,
+    /// `true` for `!=`.
+    pub negate: bool,
+    /// Value.
+    pub value: String,
+}
+
+/// A parsed field selector.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FieldSelector(pub Vec<FieldRequirement>);
+
+/// The field labels a bucket supports beyond `metadata.name`/`metadata.namespace`.
+pub fn extra_fields(id: StorageId) -> &'static [&'static str] {
+    match id {
+        StorageId::Pods => &[
+            "spec.nodeName",
+            "spec.restartPolicy",
+            "spec.schedulerName",
+            "spec.serviceAccountName",
+            "spec.hostNetwork",
+            "status.phase",
+            "status.podIP",
+            "status.podIPs",
+            "status.nominatedNodeName",
+        ],
+        StorageId::ReplicaSets => &["status.replicas"],
+        StorageId::Namespaces => &["status.phase", "name"],
+        StorageId::Nodes => &["spec.unschedulable"],
+        StorageId::Events => &[
+            "involvedObject.kind",
+            "involvedObject.namespace",
+            "involvedObject.name",
+            "involvedObject.uid",
+            "involvedObject.apiVersion",
+            "involvedObject.resourceVersion",
+            "involvedObject.fieldPath",
+            "reason",
+            "reportingComponent",
+            "source",
+            "type",
+        ],
+        StorageId::Deployments | StorageId::Leases => &[],
+    }
+}
+
+impl FieldSelector {
+    /// Parse and check the field labels against the bucket (400 text on error).
+    pub fn parse(s: &str, id: StorageId) -> Result<FieldSelector, String> {
+        let mut reqs = Vec::new();
+        for part in s.split(',') {
+            let part = part.trim();
+            if part.is_empty() {
+                continue;
+            }
+            let (field, negate, value) = if let Some((f, v)) = part.split_once("!=") {
+                (f, true, v)
+            } else if let Some((f, v)) = part.split_once("==") {
+                (f, false, v)
+            } else if let Some((f, v)) = part.split_once('=') {
+                (f, false, v)
+            } else {
+                return Err(format!(
+                    "invalid selector: '{s}'; can't understand '{part}'"
+                ));
+            };
+            let field = field.trim();
+            let field = match (id, field) {
+                // events.k8s.io names map onto the stored core fields
+                (StorageId::Events, f) if f.starts_with("regarding.") => {
+                    format!("involvedObject.{}", &f["regarding.".len()..])
+                }
+                (StorageId::Events, "reportingController") => "reportingComponent".to_string(),
+                _ => field.to_string(),
+            };
+            if field != "metadata.name"
+                && field != "metadata.namespace"
+                && !extra_fields(id).contains(&field.as_str())
+            {
+                return Err(format!("field label not supported: {field}"));
+            }
+            reqs.push(FieldRequirement {
+                field,
+                negate,
+                value: value.trim().to_string(),
+            });
+        }
+        Ok(FieldSelector(reqs))
+    }
+
+    /// Whether the object matches.
+    pub fn matches(&self, obj: &Value) -> bool {
+        self.0
+            .iter()
+            .all(|r| (field_value(obj, &r.field) == r.value) != r.negate)
+    }
+
+    /// Whether field values looked up through `get` match (missing fields are `""`).
+    pub fn matches_with<'a>(&self, get: impl Fn(&str) -> Option<&'a str>) -> bool {
+        self.0
+            .iter()
+            .all(|r| (get(&r.field).unwrap_or("") == r.value) != r.negate)
+    }
+
+    /// The value of `metadata.name=X` if the selector pins one name.
+    pub fn pinned_name(&self) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|r| r.field == "metadata.name" && !r.negate)
+            .map(|r| r.value.as_str())
+    }
+
+    /// Whether the selector is empty.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
+    let mut cur = v;
+    for p in path {
+        cur = cur.get(p)?;
+    }
+    Some(cur)
+}
+
+fn scalar(v: Option<&Value>) -> String {
+    match v {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        Some(Value::Bool(b)) => b.to_string(),
+        _ => String::new(),
+    }
+}
+
+/// The string value of a field label on an object (missing fields are `""`).
+pub fn field_value(obj: &Value, field: &str) -> String {
+    match field {
+        "name" => scalar(str_at(obj, &["metadata", "name"])),
+        "spec.hostNetwork" => {
+            let b = str_at(obj, &["spec", "hostNetwork"])
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            b.to_string()
+        }
+        "spec.unschedulable" => {
+            let b = str_at(obj, &["spec", "unschedulable"])
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            b.to_string()
+        }
+        "status.replicas" => {
+            let n = str_at(obj, &["status", "replicas"])
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            n.to_string()
+        }
+        "status.podIPs" => scalar(str_at(obj, &["status", "podIP"])),
+        "source" => scalar(str_at(obj, &["source", "component"])),
+        f => {
+            let path: Vec<&str> = f.split('.').collect();
+            scalar(str_at(obj, &path))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn field_selectors() {
+        let pod = json!({"metadata": {"name": "p", "namespace": "n"}, "spec": {"nodeName": "n1"}, "status": {"phase": "Pending"}});
+        let s = FieldSelector::parse("metadata.name=p,status.phase=Pending", StorageId::Pods)
+            .expect("ok");
+        assert!(s.matches(&pod));
+        assert_eq!(s.pinned_name(), Some("p"));
+        let s = FieldSelector::parse("spec.nodeName!=n1", StorageId::Pods).expect("ok");
+        assert!(!s.matches(&pod));
+        let s = FieldSelector::parse("spec.nodeName==", StorageId::Pods).expect("ok");
+        assert!(!s.matches(&pod));
+        assert_eq!(
+            FieldSelector::parse("spec.foo=bar", StorageId::Pods)
+                .err()
+                .as_deref(),
+            Some("field label not supported: spec.foo")
+        );
+        assert!(FieldSelector::parse("status.phase=x", StorageId::Deployments).is_err());
+        let ev = json!({"involvedObject": {"name": "web", "kind": "Deployment"}, "source": {"component": "c"}});
+        let s = FieldSelector::parse(
+            "involvedObject.name=web,involvedObject.kind=Deployment,source=c",
+            StorageId::Events,
+        )
+        .expect("ok");
+        assert!(s.matches(&ev));
+        let s = FieldSelector::parse("regarding.name=web", StorageId::Events).expect("ok");
+        assert!(s.matches(&ev));
+    }
+}

@@ -1,0 +1,29 @@
+//! What the API server knows about each kind, independent of HTTP and of storage: the table of
+//! served resources, and the per-kind rules every write goes through (upstream's
+//! `pkg/registry/<group>/<kind>/strategy.go` plus the API types' defaulting and validation).
+//!
+//! - [`resources`]: the served resources and their storage buckets ([`StorageId`]).
+//! - The write path, in the order it runs: [`defaults`] (with [`quantity`] canonical forms),
+//!   [`strategy`] (system fields, generation, status separation), [`validation`].
+//! - [`patch`]: JSON, merge and strategic merge patches; [`events_v1`]: the events.k8s.io/v1
+//!   view of core Events; [`field_selector`]: the field labels each kind serves.
+//! - [`api_status`]: errors as metav1 `Status` objects with upstream's reasons and texts;
+//!   [`meta`]: object metadata accessors.
+//!
+//! This is the bottom layer: it imports neither [`storage`](crate::storage) nor
+//! [`apiserver`](crate::apiserver).
+
+pub mod api_status;
+pub mod defaults;
+pub mod events_v1;
+pub mod field_selector;
+pub mod meta;
+pub mod patch;
+pub mod quantity;
+pub mod resources;
+pub mod strategy;
+pub mod validation;
+
+pub use resources::{
+    GROUPS, RESOURCES, ResourceInfo, STORAGE_COUNT, StorageId, SubresourceInfo, find, for_storage,
+};

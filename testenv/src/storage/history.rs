@@ -1,0 +1,141 @@
+//! The change history (the "watch window"): events after a revision for watches, compaction,
+//! and the window's size. A resume from before the window is [`TooOld`] (410 upstream).
+
+use std::sync::Arc;
+
+use super::event::StoredEvent;
+use super::store::{State, Store};
+use crate::registry::StorageId;
+
+/// A history position that is no longer available.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooOld {
+    /// The oldest revision still available.
+    pub oldest: u64,
+}
+
+impl State {
+    /// Drop the oldest events beyond the window; the floor of resumable revisions moves up.
+    pub(super) fn trim_history(&mut self) {
+        while self.history.len() > self.window {
+            if let Some(e) = self.history.pop_front() {
+                self.compacted = e.rv;
+            }
+        }
+    }
+}
+
+impl Store {
+    /// Events of bucket `id` with a revision above `after`, and the current revision.
+    pub fn events_since(
+        &self,
+        id: StorageId,
+        after: u64,
+    ) -> Result<(Vec<Arc<StoredEvent>>, u64), TooOld> {
+        let g = self.state.read();
+        if after < g.compacted {
+            return Err(TooOld {
+                oldest: g.compacted + 1,
+            });
+        }
+        let skip = usize::try_from(after - g.compacted).unwrap_or(usize::MAX);
+        let evs = g
+            .history
+            .iter()
+            .skip(skip)
+            .filter(|e| e.storage == id)
+            .cloned()
+            .collect();
+        Ok((evs, g.rv))
+    }
+
+    /// The oldest revision a watch may resume from.
+    pub fn compacted_rv(&self) -> u64 {
+        self.state.read().compacted
+    }
+
+    /// Drop all history: watches resuming from any earlier revision get 410, and every
+    /// continue token issued so far expires.
+    ///
+    /// The revision counter moves on by one (a revision with no event of any served kind,
+    /// as when etcd compacts while other data changes), so every open watch and every resume
+    /// from an earlier revision gets `410 Expired` and relists; a relist followed by a watch
+    /// from its revision works.
+    pub fn compact(&self) {
+        let rv = {
+            let mut g = self.state.write();
+            g.rv += 1;
+            g.history.clear();
+            g.compacted = g.rv;
+            g.continue_floor = g.rv;
+            g.rv
+        };
+        for tx in &self.per_storage {
+            tx.send_replace(rv);
+        }
+        self.notify.send_replace(rv);
+    }
+
+    /// Expire every continue token issued so far.
+    pub fn expire_continue_tokens(&self) {
+        let mut g = self.state.write();
+        g.continue_floor = g.rv + 1;
+    }
+
+    /// Change the history window.
+    pub fn set_window(&self, window: usize) {
+        let mut g = self.state.write();
+        g.window = window.max(1);
+        g.trim_history();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::event::EventType;
+    use crate::storage::tests::pod;
+    #[test]
+    fn revisions_are_global_and_history_consecutive() {
+        let s = Store::new(0, 100);
+        s.write(|t| {
+            t.put(StorageId::Pods, "a/x", pod("a", "x", 1));
+            t.put(StorageId::Deployments, "a/d", pod("a", "d", 1));
+            t.put(StorageId::Pods, "a/x", pod("a", "x", 2));
+        });
+        assert_eq!(s.rv(), 3);
+        let (evs, rv) = s.events_since(StorageId::Pods, 0).expect("history");
+        assert_eq!(rv, 3);
+        assert_eq!(evs.iter().map(|e| e.rv).collect::<Vec<_>>(), vec![1, 3]);
+        assert_eq!(evs[1].kind, EventType::Modified);
+        let (evs, _) = s.events_since(StorageId::Pods, 1).expect("history");
+        assert_eq!(evs.len(), 1);
+    }
+
+    #[test]
+    fn window_compacts_and_too_old() {
+        let s = Store::new(0, 2);
+        s.write(|t| {
+            for i in 0..5 {
+                t.put(
+                    StorageId::Pods,
+                    &format!("a/p{i}"),
+                    pod("a", &format!("p{i}"), i),
+                );
+            }
+        });
+        assert_eq!(
+            s.events_since(StorageId::Pods, 1).err(),
+            Some(TooOld { oldest: 4 })
+        );
+        assert!(s.events_since(StorageId::Pods, 3).is_ok());
+        s.compact();
+        assert!(s.events_since(StorageId::Pods, 5).is_err());
+        assert!(s.events_since(StorageId::Pods, 6).is_ok());
+        s.write(|t| t.put(StorageId::Pods, "a/q", pod("a", "q", 0)));
+        let (evs, rv) = s
+            .events_since(StorageId::Pods, 6)
+            .expect("after compaction");
+        assert_eq!((evs.len(), evs[0].rv, rv), (1, 7, 7));
+    }
+}
