@@ -196,9 +196,11 @@ impl TestEnv {
         self.srv.store.rv()
     }
 
-    /// Force a compaction: all watch history is dropped, every open watch gets an
-    /// `ERROR 410 Expired` event (clients relist), resumes from earlier revisions get 410,
-    /// and continue tokens issued so far expire.
+    /// Force a compaction, as etcd's: a watch started or resumed from an earlier revision gets
+    /// `ERROR 410 Expired` (clients relist), as does an exact read at one, and continue tokens
+    /// issued so far expire. Open watches keep receiving every change, as kube-apiserver's
+    /// watch cache keeps serving its watchers through a compaction; combine with
+    /// [`drop_watches`](Self::drop_watches) for the resumes that then get 410.
     pub fn compact(&self) {
         self.srv.store.compact();
     }

@@ -8,7 +8,7 @@
 //! | name | value | effect |
 //! |---|---|---|
 //! | `watch-drop` | probability | chance, per open watch and per second, that the server closes the watch |
-//! | `compact-every` | Go duration | period of forced history compactions (watchers then get 410) |
+//! | `compact-every` | Go duration | period of forced compactions (a watch resumed from before one gets 410; open watches keep going, as kube-apiserver's watch cache serves them) |
 //! | `conflict` | probability | 409 `Conflict` with a concurrent change (default scope: verb `update`) |
 //! | `conflict-bare` | probability | 409 `Conflict` and no change at all (default scope: verb `update`) |
 //! | `error500` | probability | 500 `InternalError` |

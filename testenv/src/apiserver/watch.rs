@@ -286,7 +286,14 @@ async fn run(
     }
     let mut last = match start {
         Start::After(u64::MAX) => store.rv(),
-        Start::After(n) => n,
+        Start::After(n) => {
+            // A new watch from a compacted revision is refused at once; an open one reads on.
+            if let Err(too_old) = store.check_resume(n) {
+                send!(error_line(&ApiError::too_old(n, too_old.oldest)));
+                return;
+            }
+            n
+        }
         Start::Initial { end_bookmark } => {
             let (items, rv) = store.snapshot(res.storage, list_prefix, &|o| f.matches_obj(o));
             for o in items {

@@ -38,7 +38,7 @@ impl Store {
                 oldest: g.compacted + 1,
             });
         }
-        let skip = usize::try_from(after - g.compacted).unwrap_or(usize::MAX);
+        let skip = g.history.partition_point(|e| e.rv <= after);
         let evs = g
             .history
             .iter()
@@ -51,29 +51,34 @@ impl Store {
 
     /// The oldest revision a watch may resume from.
     pub fn compacted_rv(&self) -> u64 {
-        self.state.read().compacted
+        let g = self.state.read();
+        g.compacted.max(g.resume_floor)
     }
 
-    /// Drop all history: watches resuming from any earlier revision get 410, and every
-    /// continue token issued so far expires.
-    ///
-    /// The revision counter moves on by one (a revision with no event of any served kind,
-    /// as when etcd compacts while other data changes), so every open watch and every resume
-    /// from an earlier revision gets `410 Expired` and relists; a relist followed by a watch
-    /// from its revision works.
-    pub fn compact(&self) {
-        let rv = {
-            let mut g = self.state.write();
-            g.rv += 1;
-            g.history.clear();
-            g.compacted = g.rv;
-            g.continue_floor = g.rv;
-            g.rv
-        };
-        for tx in &self.per_storage {
-            tx.send_replace(rv);
+    /// Whether a new watch may start after revision `after` ([`TooOld`] if it was compacted
+    /// away or has left the window). Open watches only need [`Store::events_since`].
+    pub fn check_resume(&self, after: u64) -> Result<(), TooOld> {
+        let g = self.state.read();
+        let floor = g.compacted.max(g.resume_floor);
+        if after < floor {
+            return Err(TooOld { oldest: floor + 1 });
         }
-        self.notify.send_replace(rv);
+        Ok(())
+    }
+
+    /// A compaction, as etcd's: a watch started (or resumed) from any earlier revision and an
+    /// exact read at one get 410, and every continue token issued so far expires. Watches open
+    /// now keep receiving every change, as kube-apiserver's watch cache keeps serving its
+    /// watchers; only one too slow for the history window loses its place.
+    ///
+    /// The revision moves on by one (a revision with no event of any served kind, as etcd's
+    /// moves with the other data it holds), so that a resume from any revision a client has
+    /// seen gets 410 and relists; a relist followed by a watch from its revision works.
+    pub fn compact(&self) {
+        let mut g = self.state.write();
+        g.rv += 1;
+        g.resume_floor = g.rv;
+        g.continue_floor = g.rv;
     }
 
     /// Expire every continue token issued so far.
@@ -130,12 +135,22 @@ mod tests {
         );
         assert!(s.events_since(StorageId::Pods, 3).is_ok());
         s.compact();
-        assert!(s.events_since(StorageId::Pods, 5).is_err());
-        assert!(s.events_since(StorageId::Pods, 6).is_ok());
+        assert_eq!(s.rv(), 6, "a compaction moves the revision on");
+        // New watches from any revision seen before the compaction are refused.
+        assert_eq!(s.check_resume(5), Err(TooOld { oldest: 7 }));
+        assert!(s.check_resume(6).is_ok());
+        // An open watch positioned within the window keeps reading through it, and past the
+        // revision that has no event.
+        let (evs, rv) = s.events_since(StorageId::Pods, 4).expect("open watch");
+        assert_eq!((evs.len(), rv), (1, 6));
         s.write(|t| t.put(StorageId::Pods, "a/q", pod("a", "q", 0)));
         let (evs, rv) = s
-            .events_since(StorageId::Pods, 6)
+            .events_since(StorageId::Pods, 5)
             .expect("after compaction");
         assert_eq!((evs.len(), evs[0].rv, rv), (1, 7, 7));
+        let (evs, _) = s
+            .events_since(StorageId::Pods, 6)
+            .expect("from the new floor");
+        assert_eq!(evs.iter().map(|e| e.rv).collect::<Vec<_>>(), vec![7]);
     }
 }

@@ -39,19 +39,16 @@ impl Store {
     ) -> Result<Page, TooOld> {
         let g = self.state.read();
         let rv = at.unwrap_or(g.rv).min(g.rv);
+        let floor = g.compacted.max(g.resume_floor);
         if is_continue && rv < g.continue_floor {
-            return Err(TooOld {
-                oldest: g.compacted + 1,
-            });
+            return Err(TooOld { oldest: floor + 1 });
         }
         let mut overrides: BTreeMap<&str, Option<&ObjRef>> = BTreeMap::new();
         if rv < g.rv {
-            if rv < g.compacted {
-                return Err(TooOld {
-                    oldest: g.compacted + 1,
-                });
+            if rv < floor {
+                return Err(TooOld { oldest: floor + 1 });
             }
-            let skip = usize::try_from(rv - g.compacted).unwrap_or(usize::MAX);
+            let skip = g.history.partition_point(|e| e.rv <= rv);
             for e in g.history.iter().skip(skip) {
                 if e.storage == id && e.key.starts_with(prefix) {
                     overrides.entry(e.key.as_str()).or_insert(e.prev.as_ref());

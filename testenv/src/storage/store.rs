@@ -28,10 +28,14 @@ pub(super) struct State {
     pub(super) rv: u64,
     /// Objects per storage bucket, by key.
     pub(super) buckets: Vec<BTreeMap<String, ObjRef>>,
-    /// The last `window` events, revisions consecutive.
+    /// The last `window` events, in revision order (a compaction's revision has none).
     pub(super) history: VecDeque<Arc<StoredEvent>>,
     /// Every event with a revision above this one is in `history`.
     pub(super) compacted: u64,
+    /// The oldest revision a new watch or an exact read may start from: moved up to the current
+    /// revision by a compaction, while open watches keep reading the history (as kube-apiserver's
+    /// watch cache serves its watchers through an etcd compaction).
+    pub(super) resume_floor: u64,
     pub(super) window: usize,
     /// Continue tokens issued at a revision below this one are expired.
     pub(super) continue_floor: u64,
@@ -59,6 +63,7 @@ impl Store {
                 buckets: (0..STORAGE_COUNT).map(|_| BTreeMap::new()).collect(),
                 history: VecDeque::new(),
                 compacted: start_rv,
+                resume_floor: start_rv,
                 window: window.max(1),
                 continue_floor: 0,
             }),
