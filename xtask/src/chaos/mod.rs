@@ -46,6 +46,9 @@ const USAGE: &str = "usage: cargo xtask chaos [--schedules N] [--seed S] [--repl
                   kube-apiserver and etcd SIGKILLed and restarted on the plan's clock)
   --failover N    instead: 3 kcm replicas electing a leader, the leader killed N times
                   (SIGKILL and SIGTERM in turn); takeover times and term overlap checked
+  --jobs N        schedules run side by side (default 1); each has its own cluster, ports
+                  and folder, so only the machine's load is shared: on a loaded machine keep
+                  N at most the number of cores
   --keep          keep the folders of passing schedules too (target/chaos/<seed>/)
 ";
 
@@ -57,6 +60,7 @@ struct Options {
     failover: Option<u64>,
     keep: bool,
     upstream: bool,
+    jobs: usize,
 }
 
 impl Options {
@@ -68,6 +72,7 @@ impl Options {
             failover: None,
             keep: false,
             upstream: false,
+            jobs: 1,
         };
         let mut it = args.iter();
         while let Some(a) = it.next() {
@@ -81,6 +86,12 @@ impl Options {
                 "--seed" => o.seed = value("--seed")?,
                 "--replay" => o.replay = Some(value("--replay")?),
                 "--failover" => o.failover = Some(value("--failover")?),
+                "--jobs" => {
+                    o.jobs = usize::try_from(value("--jobs")?)
+                        .ok()
+                        .filter(|j| *j > 0)
+                        .context("--jobs: at least 1")?;
+                }
                 "--keep" => o.keep = true,
                 "--cluster" => match it.next().map(String::as_str) {
                     Some("testenv") => o.upstream = false,
@@ -129,50 +140,40 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
             .collect(),
     };
     let start = Instant::now();
-    let mut failed: Vec<(Plan, String)> = Vec::new();
-    let mut per_scenario: std::collections::BTreeMap<&str, (u32, u32)> = Default::default();
-    for (i, seed) in seeds.iter().enumerate() {
-        let plan = Plan::generate(*seed, opts.upstream);
-        println!("chaos [{}/{}] {}", i + 1, seeds.len(), plan.describe());
-        let dir = schedule::schedule_dir(*seed);
-        let outcome = match &bins {
-            Some(bins) => schedule::run_on_upstream(&plan, bins, &dir),
-            None => schedule::run_on_testenv(&plan, &dir),
-        };
-        let events: Vec<String> = outcome
-            .events
-            .iter()
-            .map(|(t, e)| format!("{t:.1}s {e}"))
-            .collect();
-        let _ = std::fs::write(dir.join("events.txt"), events.join("\n") + "\n");
-        let entry = per_scenario.entry(plan.scenario.name()).or_default();
-        entry.0 += 1;
-        match outcome.result {
-            Ok(()) => {
-                println!(
-                    "chaos   passed in {:.1}s: {}",
-                    outcome.took.as_secs_f64(),
-                    events.join("; ")
-                );
-                if !opts.keep {
-                    let _ = std::fs::remove_dir_all(&dir);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: std::sync::Mutex<Results> = Default::default();
+    std::thread::scope(|s| {
+        for _ in 0..opts.jobs.min(seeds.len()).max(1) {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let Some(seed) = seeds.get(i) else { break };
+                    let (plan, report, outcome) =
+                        run_one(*seed, bins.as_ref(), opts.upstream, opts.keep);
+                    // One schedule's lines together, whichever job finished it.
+                    print!(
+                        "chaos [{}/{}] {}\n{report}",
+                        i + 1,
+                        seeds.len(),
+                        plan.describe()
+                    );
+                    if let Ok(mut r) = results.lock() {
+                        let entry = r.per_scenario.entry(plan.scenario.name()).or_default();
+                        entry.0 += 1;
+                        if let Err(why) = outcome {
+                            entry.1 += 1;
+                            r.failed.push((plan, why));
+                        }
+                    }
                 }
-            }
-            Err(e) => {
-                entry.1 += 1;
-                let why = format!("{e:#}");
-                println!(
-                    "chaos   FAILED in {:.1}s: {why}\n        events: {}\n        logs, plan and timeline: {}\n        replay: {}",
-                    outcome.took.as_secs_f64(),
-                    events.join("; "),
-                    dir.display(),
-                    replay_command(*seed, opts.upstream)
-                );
-                let _ = std::fs::write(dir.join("failure.txt"), format!("{why}\n"));
-                failed.push((plan, why));
-            }
+            });
         }
-    }
+    });
+    let Results {
+        mut failed,
+        per_scenario,
+    } = results.into_inner().unwrap_or_default();
+    failed.sort_by_key(|(plan, _)| seeds.iter().position(|s| *s == plan.seed));
     let summary = summary(
         seeds.len(),
         &failed,
@@ -196,6 +197,58 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+#[derive(Default)]
+struct Results {
+    failed: Vec<(Plan, String)>,
+    per_scenario: std::collections::BTreeMap<&'static str, (u32, u32)>,
+}
+
+/// Runs the schedule of `seed`; returns its plan, the lines that report it, and its failure.
+fn run_one(
+    seed: u64,
+    bins: Option<&crate::upstream::build::Binaries>,
+    upstream: bool,
+    keep: bool,
+) -> (Plan, String, Result<(), String>) {
+    let plan = Plan::generate(seed, upstream);
+    let dir = schedule::schedule_dir(seed);
+    let outcome = match bins {
+        Some(bins) => schedule::run_on_upstream(&plan, bins, &dir),
+        None => schedule::run_on_testenv(&plan, &dir),
+    };
+    let events: Vec<String> = outcome
+        .events
+        .iter()
+        .map(|(t, e)| format!("{t:.1}s {e}"))
+        .collect();
+    let _ = std::fs::write(dir.join("events.txt"), events.join("\n") + "\n");
+    match outcome.result {
+        Ok(()) => {
+            if !keep {
+                let _ = std::fs::remove_dir_all(&dir);
+            }
+            let report = format!(
+                "chaos   passed in {:.1}s: {}\n",
+                outcome.took.as_secs_f64(),
+                events.join("; ")
+            );
+            (plan, report, Ok(()))
+        }
+        Err(e) => {
+            let why = format!("{e:#}");
+            let report = format!(
+                "chaos   FAILED in {:.1}s: {why}\n        events: {}\n        logs, plan and timeline: {}\n        replay: {}\n",
+                outcome.took.as_secs_f64(),
+                events.join("; "),
+                dir.display(),
+                replay_command(seed, upstream)
+            );
+            let _ = std::fs::write(dir.join("failure.txt"), format!("{why}\n"));
+            (plan, report, Err(why))
+        }
+    }
 }
 
 fn summary(
@@ -252,6 +305,11 @@ mod tests {
         assert!(o.upstream);
         assert!(Options::parse(&args(&["--cluster", "kind"])).is_err());
         assert!(replay_command(7, true).contains("--cluster upstream --replay 7"));
+        let o = Options::parse(&args(&["--jobs", "3"]))
+            .expect("parses")
+            .expect("not help");
+        assert_eq!(o.jobs, 3);
+        assert!(Options::parse(&args(&["--jobs", "0"])).is_err());
     }
 
     #[test]
