@@ -305,7 +305,7 @@ fn label_key_validation() {
     let e = Requirement::new(&"a".repeat(64), Operator::Exists, Vec::<String>::new())
         .unwrap_err()
         .to_string();
-    assert!(e.contains("name part must be no more than 63 bytes"), "{e}");
+    assert!(e.contains("name part must be no more than 63 characters"), "{e}");
     let e = Requirement::new(
         &format!("{}/a", "a".repeat(254)),
         Operator::Exists,
@@ -314,7 +314,7 @@ fn label_key_validation() {
     .unwrap_err()
     .to_string();
     assert!(
-        e.contains("prefix part must be no more than 253 bytes"),
+        e.contains("prefix part must be no more than 253 characters"),
         "{e}"
     );
 }
@@ -336,5 +336,5 @@ fn label_value_validation() {
     let e = Requirement::new("k", Operator::Equals, ["a".repeat(64)])
         .unwrap_err()
         .to_string();
-    assert!(e.contains("must be no more than 63 bytes"), "{e}");
+    assert!(e.contains("must be no more than 63 characters"), "{e}");
 }

@@ -35,8 +35,9 @@ fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
     out
 }
 
+/// apimachinery's `MaxLenError`: the limit is on bytes (Go's `len`), the message says characters.
 fn max_len_error(n: usize) -> String {
-    format!("must be no more than {n} bytes")
+    format!("must be no more than {n} characters")
 }
 
 const EMPTY_ERROR: &str = "must be non-empty";
