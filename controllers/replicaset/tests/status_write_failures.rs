@@ -12,9 +12,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use kcm_testenv::registry::StorageId;
-use kcm_testenv::{
-    ApiError, ApiServer, HookDecision, RequestHook, RequestInfo, TestEnv, TestEnvConfig,
-};
+use kcm_testenv::{ApiError, ApiServer, HookDecision, RequestHook, RequestInfo};
 use kube::api::{Api, PostParams};
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -55,9 +53,8 @@ impl RequestHook for FailStatusWrites {
 }
 
 async fn status_write_failure_is_retried(error: ApiError) {
-    let env = TestEnv::start(TestEnvConfig::default())
-        .await
-        .expect("testenv");
+    let cluster = api_server().await;
+    let env = cluster.env();
     // kube's default client retries 429/503/504 itself; the controller's retry is under test.
     let mut config = kube::Config::new(env.url().parse().expect("server URL"));
     config.default_retry = false;
@@ -96,7 +93,7 @@ async fn status_write_failure_is_retried(error: ApiError) {
     assert_eq!(active_pods(&client, "web").await.len(), 3);
     assert_eq!(env.counters().count("create", "pods"), 3, "no extra pods");
     running.stop().await;
-    env.shutdown().await;
+    cluster.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
