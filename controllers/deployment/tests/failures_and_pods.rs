@@ -137,13 +137,7 @@ async fn recreate_waits_for_old_pods_and_wakes_on_pod_delete() {
     pods.delete("web-pod-1", &DeleteParams::default().grace_period(0))
         .await
         .expect("delete pod");
-    let new = wait_for("new ReplicaSet", || async {
-        h.owned_replica_sets(&d)
-            .await
-            .into_iter()
-            .find(|rs| image(rs) == "nginx:2")
-    })
-    .await;
+    let new = h.replica_set_with_image(&d, "nginx:2").await;
     assert_eq!(spec_replicas(&new), 1);
     h.shutdown().await;
 }

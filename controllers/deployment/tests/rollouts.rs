@@ -42,13 +42,7 @@ async fn rolling_update_respects_surge_and_availability() {
     h.set_image("web", "nginx:2").await;
     // Surge: the new ReplicaSet gets exactly maxSurge = 1 while nothing new is available;
     // the old one keeps all 4 (maxUnavailable = 0).
-    let new = wait_for("new ReplicaSet", || async {
-        h.owned_replica_sets(&d)
-            .await
-            .into_iter()
-            .find(|rs| image(rs) == "nginx:2")
-    })
-    .await;
+    let new = h.replica_set_with_image(&d, "nginx:2").await;
     let new_name = new.metadata.name.clone().unwrap();
     assert_eq!(spec_replicas(&new), 1);
     assert_eq!(
@@ -136,13 +130,7 @@ async fn recreate_scales_old_down_before_creating_new() {
     );
 
     h.fake_rs_status(&old_name, 0, 0).await;
-    let new = wait_for("new ReplicaSet", || async {
-        h.owned_replica_sets(&d)
-            .await
-            .into_iter()
-            .find(|rs| image(rs) == "nginx:2")
-    })
-    .await;
+    let new = h.replica_set_with_image(&d, "nginx:2").await;
     assert_eq!(spec_replicas(&new), 2);
     h.shutdown().await;
 }

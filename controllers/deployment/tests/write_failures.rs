@@ -123,13 +123,7 @@ async fn first_rollout(h: &Harness, history: Option<i32>) -> (Deployment, String
 /// Rolls `web` to nginx:2 and returns the new ReplicaSet's name (created with maxSurge = 1).
 async fn start_rollout_2(h: &Harness, d: &Deployment) -> String {
     h.set_image("web", "nginx:2").await;
-    let new = wait_for("new ReplicaSet", || async {
-        h.owned_replica_sets(d)
-            .await
-            .into_iter()
-            .find(|rs| image(rs) == "nginx:2")
-    })
-    .await;
+    let new = h.replica_set_with_image(d, "nginx:2").await;
     assert_eq!(spec_replicas(&new), 1);
     new.metadata.name.unwrap_or_default()
 }

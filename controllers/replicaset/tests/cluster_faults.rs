@@ -8,10 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
-use k8s_openapi::api::apps::v1::ReplicaSet;
 use kcm_controller::pod_util::is_pod_ready;
 use kcm_testenv::faults::{FaultInjector, FaultSpec};
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::api::{Patch, PatchParams};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -35,10 +34,7 @@ async fn node_not_ready_drops_ready_replicas_and_recovers() {
     let cluster = sim_cluster().await;
     let client = cluster.client();
     let running = Running::start(client.clone()).await;
-    let rss: Api<ReplicaSet> = Api::namespaced(client.clone(), NS);
-    rss.create(&PostParams::default(), &replica_set("app", "app", 6))
-        .await
-        .expect("create rs");
+    create_rs(&client, "app", 6).await;
     eventually("6 ready", WAIT, || status_is(&client, "app", 6, 6)).await;
 
     let pods = active_pods(&client, "app").await;
@@ -85,10 +81,7 @@ async fn converges_under_conflicts_dropped_watches_and_compaction() {
     let cluster = sim_cluster().await;
     let client = cluster.client();
     let running = Running::start(client.clone()).await;
-    let rss: Api<ReplicaSet> = Api::namespaced(client.clone(), NS);
-    rss.create(&PostParams::default(), &replica_set("app", "app", 0))
-        .await
-        .expect("create rs");
+    let rss = create_rs(&client, "app", 0).await;
     eventually("0 replicas", WAIT, || status_is(&client, "app", 0, 0)).await;
 
     // Every failed sync doubles the key's backoff until one succeeds (5 ms × 2^n), and every

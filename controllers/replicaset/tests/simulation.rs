@@ -9,7 +9,7 @@ use common::*;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
 use kcm_controller::pod_util::is_pod_ready;
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -44,10 +44,7 @@ async fn scale_0_50_3_20_and_replace_deleted_pod() {
     let cluster = sim_cluster().await;
     let client = cluster.client();
     let running = Running::start(client.clone()).await;
-    let rss: Api<ReplicaSet> = Api::namespaced(client.clone(), NS);
-    rss.create(&PostParams::default(), &replica_set("app", "app", 0))
-        .await
-        .expect("create rs");
+    let rss = create_rs(&client, "app", 0).await;
     eventually("0 replicas observed", WAIT, || converged(&client, "app", 0)).await;
 
     for n in [50, 3, 20] {

@@ -10,10 +10,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use common::*;
-use k8s_openapi::api::apps::v1::ReplicaSet;
 use kcm_testenv::registry::StorageId;
 use kcm_testenv::{ApiError, ApiServer, HookDecision, RequestHook, RequestInfo};
-use kube::api::{Api, PostParams};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -68,10 +66,7 @@ async fn status_write_failure_is_retried(error: ApiError) {
     });
     env.set_hook(Some(hook.clone()));
     let running = Running::start(client.clone()).await;
-    Api::<ReplicaSet>::namespaced(client.clone(), NS)
-        .create(&PostParams::default(), &replica_set("web", "web", 3))
-        .await
-        .expect("create rs");
+    create_rs(&client, "web", 3).await;
 
     eventually("two failed status writes", WAIT, || async {
         (hook.failures.load(Ordering::SeqCst) == 2).then_some(())

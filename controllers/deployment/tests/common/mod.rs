@@ -160,6 +160,17 @@ impl Harness {
         .await
     }
 
+    /// The ReplicaSet of `d` whose template runs `image`, once it exists.
+    pub async fn replica_set_with_image(&self, d: &Deployment, image_name: &str) -> ReplicaSet {
+        wait_for("new ReplicaSet", || async {
+            self.owned_replica_sets(d)
+                .await
+                .into_iter()
+                .find(|rs| image(rs) == image_name)
+        })
+        .await
+    }
+
     /// Waits until the ReplicaSet `rs_name` wants `replicas` pods.
     pub async fn wait_scaled_to(&self, rs_name: &str, replicas: i32) {
         wait_until(

@@ -14,7 +14,7 @@ use kcm_controller::pod_util::is_pod_active;
 use kcm_informer::{InformerFactory, InformerOptions};
 use kcm_replicaset::{ReplicaSetController, ReplicaSetControllerConfig};
 use kcm_testenv::{TestCluster, TestClusterBuilder};
-use kube::api::{Api, ListParams};
+use kube::api::{Api, ListParams, PostParams};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -68,6 +68,15 @@ pub fn replica_set(name: &str, app: &str, replicas: i32) -> ReplicaSet {
         },
         status: None,
     }
+}
+
+/// Creates `replica_set(name, name, replicas)`; returns the namespace's ReplicaSets.
+pub async fn create_rs(client: &kube::Client, name: &str, replicas: i32) -> Api<ReplicaSet> {
+    let rss: Api<ReplicaSet> = Api::namespaced(client.clone(), NS);
+    rss.create(&PostParams::default(), &replica_set(name, name, replicas))
+        .await
+        .expect("create rs");
+    rss
 }
 
 pub fn pod_spec() -> PodSpec {
