@@ -4,16 +4,16 @@
 //! duration 1 s), so a standby takes over within a retry period; without it, as upstream, the
 //! Lease keeps naming kcm until it expires.
 
+mod common;
+
 use std::time::Duration;
 
 use clap::Parser;
 use k8s_openapi::api::coordination::v1::Lease;
-use kcm::app::{self, Controller, ControllerContext, Exit, RunFuture};
-use kcm::metrics::Metrics;
+use kcm::app::{Controller, ControllerContext, Exit, RunFuture};
 use kcm::options::Options;
-use kcm_testenv::{TestEnv, TestEnvConfig};
+use kcm_testenv::{TestCluster, TestEnv};
 use kube::api::Api;
-use tokio_util::sync::CancellationToken;
 
 fn replicaset_controller() -> Controller {
     Controller {
@@ -50,26 +50,12 @@ async fn lead_then_stop(env: &TestEnv, lease: &str, gates: &str) -> (Exit, Lease
         args.push(gates);
     }
     let options = Options::try_parse_from(args).expect("flags");
-    let config = kcm::client::load_config(Some(env.kubeconfig_path()), None)
-        .await
-        .expect("kubeconfig");
-    let metrics = Metrics::new();
-    let clients = kcm::client::ClientFactory::new(config.config, 100.0, 100, metrics.clone())
-        .expect("clients");
-    let stop = CancellationToken::new();
-    let run = tokio::spawn({
-        let stop = stop.clone();
-        async move {
-            app::run(
-                &options,
-                clients,
-                metrics,
-                vec![replicaset_controller()],
-                stop,
-            )
-            .await
-        }
-    });
+    let (stop, run) = common::in_process::spawn(
+        options,
+        env.kubeconfig_path(),
+        vec![replicaset_controller()],
+    )
+    .await;
     let leases: Api<Lease> = Api::namespaced(env.client(), "default");
     let mut held = false;
     for _ in 0..100 {
@@ -98,11 +84,13 @@ async fn lead_then_stop(env: &TestEnv, lease: &str, gates: &str) -> (Exit, Lease
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stopped_leader_gives_its_lease_up_only_with_the_gate() {
-    let env = TestEnv::start(TestEnvConfig::default())
+    let cluster = TestCluster::builder()
+        .start()
         .await
-        .expect("testenv");
+        .expect("test cluster starts");
+    let env = cluster.env();
 
-    let (exit, kept) = lead_then_stop(&env, "kept", "").await;
+    let (exit, kept) = lead_then_stop(env, "kept", "").await;
     assert_eq!(exit, Exit::Stopped);
     let spec = kept.spec.expect("spec");
     assert!(
@@ -112,7 +100,7 @@ async fn a_stopped_leader_gives_its_lease_up_only_with_the_gate() {
     assert_eq!(spec.lease_duration_seconds, Some(15));
 
     let gate = "--feature-gates=ControllerManagerReleaseLeaderElectionLockOnExit=true";
-    let (exit, released) = lead_then_stop(&env, "released", gate).await;
+    let (exit, released) = lead_then_stop(env, "released", gate).await;
     assert_eq!(exit, Exit::Stopped);
     let spec = released.spec.expect("spec");
     assert_eq!(spec.holder_identity.as_deref(), Some(""));

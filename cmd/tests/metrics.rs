@@ -9,11 +9,9 @@ use std::time::Duration;
 use clap::Parser;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use kcm::app::{self, Controller, ControllerContext, RunFuture};
-use kcm::metrics::Metrics;
 use kcm::options::Options;
 use kcm_testenv::TestCluster;
 use kube::api::{Api, PostParams};
-use tokio_util::sync::CancellationToken;
 
 fn replicaset_controller() -> Controller {
     Controller {
@@ -65,26 +63,12 @@ async fn metrics_endpoint_serves_queue_client_leader_and_sync_series() {
         "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
     ])
     .expect("flags");
-    let config = kcm::client::load_config(Some(env.kubeconfig_path()), None)
-        .await
-        .expect("kubeconfig");
-    let metrics = Metrics::new();
-    let clients = kcm::client::ClientFactory::new(config.config, 100.0, 100, metrics.clone())
-        .expect("clients");
-    let stop = CancellationToken::new();
-    let run = tokio::spawn({
-        let stop = stop.clone();
-        async move {
-            app::run(
-                &options,
-                clients,
-                metrics,
-                vec![replicaset_controller()],
-                stop,
-            )
-            .await
-        }
-    });
+    let (stop, run) = common::in_process::spawn(
+        options,
+        env.kubeconfig_path(),
+        vec![replicaset_controller()],
+    )
+    .await;
 
     let rs: ReplicaSet = serde_json::from_value(serde_json::json!({
         "metadata": {"name": "web", "namespace": "default"},

@@ -229,6 +229,21 @@ async fn run_informer<K: kcm_informer::InformerObject>(
     pods: usize,
     transform: Option<fn(K) -> K>,
 ) -> (Duration, usize, usize) {
+    let (informer, elapsed, len, with_managed_fields) =
+        fill_informer(client, pods, transform).await;
+    // Keep the informer (and its cache) alive until the steady-state RSS was read by the caller.
+    std::mem::forget(informer);
+    (elapsed, len, with_managed_fields)
+}
+
+/// Starts an informer of `K` (with `transform`), waits until it holds `pods` objects and lets
+/// it settle for 3 s; returns it with the time it took to fill, its length and how many cached
+/// objects still carry `managedFields`.
+async fn fill_informer<K: kcm_informer::InformerObject>(
+    client: kube::Client,
+    pods: usize,
+    transform: Option<fn(K) -> K>,
+) -> (SharedIndexInformer<K>, Duration, usize, usize) {
     let start = Instant::now();
     let informer = SharedIndexInformer::<K>::new(client, InformerOptions::default());
     if let Some(t) = transform {
@@ -254,9 +269,7 @@ async fn run_informer<K: kcm_informer::InformerObject>(
             with_managed_fields += 1;
         }
     });
-    // Keep the informer (and its cache) alive until the steady-state RSS was read by the caller.
-    std::mem::forget(informer);
-    (elapsed, len, with_managed_fields)
+    (informer, elapsed, len, with_managed_fields)
 }
 
 /// The reflector alone, writing into a plain `HashMap<ObjectKey, Arc<Pod>>` (no store, no indices,
@@ -336,28 +349,8 @@ static RSS_BEFORE_DECODE: parking_lot::Mutex<Option<(u64, u64)>> = parking_lot::
 
 /// `informer` with `Compact<Pod>`; after the RSS settled, every pod is decoded once (timed).
 async fn run_compact(client: kube::Client, pods: usize) -> (Duration, usize, usize) {
-    let start = Instant::now();
-    let informer = SharedIndexInformer::<Compact<Pod>>::new(client, InformerOptions::default());
-    let cancel = CancellationToken::new();
-    {
-        let informer = informer.clone();
-        let cancel = cancel.clone();
-        tokio::spawn(async move { informer.run(cancel).await });
-    }
-    wait_for_len(|| informer.store().len(), pods).await;
-    let elapsed = start.elapsed();
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    let len = informer.store().len();
-    let mut with_managed_fields = 0;
-    informer.store().for_each(|o| {
-        if o.metadata()
-            .managed_fields
-            .as_ref()
-            .is_some_and(|m| !m.is_empty())
-        {
-            with_managed_fields += 1;
-        }
-    });
+    let (informer, elapsed, len, with_managed_fields) =
+        fill_informer::<Compact<Pod>>(client, pods, None).await;
     *RSS_BEFORE_DECODE.lock() = Some((peak_rss_kib(), rss_kib()));
     let all = informer.store().list();
     let t = Instant::now();

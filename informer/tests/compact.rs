@@ -6,10 +6,10 @@ mod common;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use common::{NS, cluster};
+use common::{NS, cluster, run_synced};
 use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kcm_informer::{CancellationToken, Compact, InformerOptions, Selector, SharedIndexInformer};
+use kcm_informer::{Compact, InformerOptions, Selector, SharedIndexInformer};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 
 fn pod(name: &str, app: &str) -> Pod {
@@ -45,17 +45,7 @@ async fn compact_pods_are_listed_watched_selected_and_decoded() {
         cluster.client(),
         InformerOptions::default().namespace(NS),
     );
-    let cancel = CancellationToken::new();
-    {
-        let informer = informer.clone();
-        let cancel = cancel.clone();
-        tokio::spawn(async move { informer.run(cancel).await });
-    }
-    assert!(
-        informer
-            .wait_for_cache_sync(Some(Duration::from_secs(30)), &cancel)
-            .await
-    );
+    let cancel = run_synced(&informer, Duration::from_secs(30)).await;
     let lister = informer.lister();
     let web = lister
         .namespaced(NS)

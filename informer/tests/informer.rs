@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use common::{
     NS, Recorder, Seen, cache_state, cluster, cm, create_many, eventually, fast_backoff,
-    server_state,
+    run_synced, server_state, spawn_run,
 };
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use kcm_informer::{
@@ -25,15 +25,6 @@ fn options() -> InformerOptions {
         .with_reflector(|r| r.backoff(fast_backoff()))
 }
 
-fn spawn_run<K: kcm_informer::InformerObject>(
-    informer: &SharedIndexInformer<K>,
-    cancel: &CancellationToken,
-) {
-    let informer = informer.clone();
-    let cancel = cancel.clone();
-    tokio::spawn(async move { informer.run(cancel).await });
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn initial_sync_then_updates_and_deletes_in_order() {
     let cluster = cluster().await;
@@ -43,13 +34,7 @@ async fn initial_sync_then_updates_and_deletes_in_order() {
     let informer = SharedIndexInformer::<Lease>::new(cluster.client(), options());
     let rec = Recorder::default();
     let reg = informer.add_event_handler(rec.clone()).expect("handler");
-    let cancel = CancellationToken::new();
-    spawn_run(&informer, &cancel);
-    assert!(
-        informer
-            .wait_for_cache_sync(Some(Duration::from_secs(60)), &cancel)
-            .await
-    );
+    let cancel = run_synced(&informer, Duration::from_secs(60)).await;
     assert_eq!(cache_state(informer.store()), server_state(&api).await);
     eventually("handler processed the initial list", || reg.has_synced()).await;
     let seen = rec.seen();
@@ -137,13 +122,7 @@ async fn late_handler_first_receives_the_cache_as_initial_adds() {
     let api: Api<Lease> = Api::namespaced(cluster.client(), NS);
     create_many(&api, "cm", 30).await;
     let informer = SharedIndexInformer::<Lease>::new(cluster.client(), options());
-    let cancel = CancellationToken::new();
-    spawn_run(&informer, &cancel);
-    assert!(
-        informer
-            .wait_for_cache_sync(Some(Duration::from_secs(30)), &cancel)
-            .await
-    );
+    let cancel = run_synced(&informer, Duration::from_secs(30)).await;
 
     let late = Recorder::default();
     let reg = informer
@@ -203,13 +182,7 @@ async fn a_stuck_handler_does_not_delay_another_handler() {
     let fast = Recorder::default();
     let slow_reg = informer.add_event_handler(slow.clone()).expect("slow");
     informer.add_event_handler(fast.clone()).expect("fast");
-    let cancel = CancellationToken::new();
-    spawn_run(&informer, &cancel);
-    assert!(
-        informer
-            .wait_for_cache_sync(Some(Duration::from_secs(30)), &cancel)
-            .await
-    );
+    let cancel = run_synced(&informer, Duration::from_secs(30)).await;
     create_many(&api, "burst", 100).await;
 
     // The fast handler sees all 100 adds while the slow one is stuck inside its first call.
@@ -279,13 +252,7 @@ async fn removed_handler_gets_nothing_more_and_the_other_keeps_going() {
         .add_event_handler(removed.clone())
         .expect("removed");
     informer.add_event_handler(kept.clone()).expect("kept");
-    let cancel = CancellationToken::new();
-    spawn_run(&informer, &cancel);
-    assert!(
-        informer
-            .wait_for_cache_sync(Some(Duration::from_secs(30)), &cancel)
-            .await
-    );
+    let cancel = run_synced(&informer, Duration::from_secs(30)).await;
     api.create(&PostParams::default(), &cm("before", "1"))
         .await
         .expect("create");
@@ -331,13 +298,7 @@ async fn transform_runs_before_the_cache_and_the_handlers() {
             n.lock().push((c.metadata.name.clone(), c.spec.is_none()));
         }))
         .expect("handler");
-    let cancel = CancellationToken::new();
-    spawn_run(&informer, &cancel);
-    assert!(
-        informer
-            .wait_for_cache_sync(Some(Duration::from_secs(30)), &cancel)
-            .await
-    );
+    let cancel = run_synced(&informer, Duration::from_secs(30)).await;
     eventually("handler saw the object", || !names.lock().is_empty()).await;
     assert_eq!(*names.lock(), [(Some("T".to_string()), true)]);
     let cached = informer

@@ -7,12 +7,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{NS, cluster};
+use common::{NS, cluster, run_synced};
 use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kcm_informer::{
-    CancellationToken, EventHandlerFns, InformerOptions, Selector, SharedIndexInformer,
-};
+use kcm_informer::{EventHandlerFns, InformerOptions, Selector, SharedIndexInformer};
 use kube::api::{Api, PostParams};
 use parking_lot::Mutex;
 use serde::Deserialize;
@@ -111,17 +109,7 @@ async fn projected_pod_type_is_watched_cached_and_listed() {
             a.lock().push(p.metadata.name.clone().unwrap_or_default());
         }))
         .expect("handler");
-    let cancel = CancellationToken::new();
-    {
-        let informer = informer.clone();
-        let cancel = cancel.clone();
-        tokio::spawn(async move { informer.run(cancel).await });
-    }
-    assert!(
-        informer
-            .wait_for_cache_sync(Some(Duration::from_secs(30)), &cancel)
-            .await
-    );
+    let cancel = run_synced(&informer, Duration::from_secs(30)).await;
 
     let lister = informer.lister();
     let web = lister

@@ -7,7 +7,9 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{NS, Recorder, cache_state, cluster, cm, eventually, fast_backoff, server_state};
+use common::{
+    NS, Recorder, cache_state, cluster, cm, eventually, fast_backoff, server_state, spawn_run,
+};
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use kcm_informer::{CancellationToken, CountingMetrics, InformerOptions, SharedIndexInformer};
 use kube::api::{Api, DeleteParams, PostParams};
@@ -27,11 +29,7 @@ async fn run_case(seed: u64) {
         .add_event_handler(early.clone())
         .expect("early handler");
     let cancel = CancellationToken::new();
-    {
-        let informer = informer.clone();
-        let cancel = cancel.clone();
-        tokio::spawn(async move { informer.run(cancel).await });
-    }
+    spawn_run(&informer, &cancel);
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut late = None;
     for step in 0..150 {

@@ -3,3 +3,4 @@
 
 pub mod fake_apiserver;
 pub mod https;
+pub mod in_process;

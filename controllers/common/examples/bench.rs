@@ -29,6 +29,7 @@ use kcm_controller::clock::FakeClock;
 use kcm_controller::event_correlator::{CorrelatorOptions, EventCorrelator};
 use kcm_controller::pod::{PodConditionView, PodView};
 use kcm_controller::ranking::{RankingOptions, get_pods_to_delete};
+use kcm_util::proc_stats::peak_rss_kib;
 use serde_json::{Value, json};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
@@ -76,17 +77,6 @@ fn main() {
     }
 }
 
-fn peak_rss_kb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
 fn pod_jsons() -> Vec<String> {
     (0..PODS)
         .map(|i| {
@@ -122,7 +112,7 @@ fn load<T: serde::de::DeserializeOwned>(workload: &str, peer: &str) -> Value {
         "json_bytes_per_pod_pretty": json_bytes,
         "bytes_per_pod": per_pod.round(),
         "deserialize_ns_per_pod": (elapsed.as_nanos() as f64 / PODS as f64).round(),
-        "peak_rss_kb": peak_rss_kb(),
+        "peak_rss_kb": peak_rss_kib(),
     });
     drop(cache);
     out
@@ -166,7 +156,7 @@ fn ranking() -> Value {
         "bench": "controller", "workload": "ranking", "pods": 500, "delete": chosen,
         "median_us_per_call": times[iterations / 2].as_micros(),
         "p99_us_per_call": times[iterations * 99 / 100].as_micros(),
-        "peak_rss_kb": peak_rss_kb(),
+        "peak_rss_kb": peak_rss_kib(),
     })
 }
 
@@ -215,7 +205,7 @@ fn correlator() -> Value {
         "bench": "controller", "workload": "correlator", "events": events, "objects": objects,
         "skipped": skipped, "patched": patched,
         "ns_per_event": (elapsed.as_nanos() as f64 / events as f64).round(),
-        "peak_rss_kb": peak_rss_kb(),
+        "peak_rss_kb": peak_rss_kib(),
     })
 }
 

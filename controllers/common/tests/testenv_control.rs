@@ -15,7 +15,7 @@ use kcm_controller::event_correlator::EventCorrelator;
 use kcm_controller::event_recorder::{EventBroadcaster, KubeEventSink, object_reference};
 use kcm_controller::pod::PodView;
 use kcm_controller::pod_control::{KubePodControl, PodControl};
-use kcm_testenv::{TestEnv, TestEnvConfig};
+use kcm_testenv::TestCluster;
 use kube::api::{Api, ListParams, PostParams};
 
 fn labels(app: &str) -> BTreeMap<String, String> {
@@ -63,13 +63,20 @@ async fn create_rs(client: &kube::Client) -> ReplicaSet {
         .expect("create replicaset")
 }
 
+/// The API server alone, its client, and the ReplicaSet `default/web` created on it.
+async fn cluster_with_rs() -> (TestCluster, kube::Client, ReplicaSet) {
+    let cluster = TestCluster::builder()
+        .start()
+        .await
+        .expect("test cluster starts");
+    let client = cluster.client();
+    let rs = create_rs(&client).await;
+    (cluster, client, rs)
+}
+
 #[tokio::test]
 async fn pod_control_creates_deletes_and_records_events() {
-    let env = TestEnv::start(TestEnvConfig::default())
-        .await
-        .expect("testenv");
-    let client = env.client();
-    let rs = create_rs(&client).await;
+    let (cluster, client, rs) = cluster_with_rs().await;
     let owner = ControllerRefOwner::of(&rs);
     let owner_ref = object_reference(&rs);
 
@@ -158,16 +165,12 @@ async fn pod_control_creates_deletes_and_records_events() {
         by_reason("FailedDelete").is_empty(),
         "no event for NotFound"
     );
-    env.shutdown().await;
+    cluster.shutdown().await;
 }
 
 #[tokio::test]
 async fn repeated_event_is_patched_to_count_two() {
-    let env = TestEnv::start(TestEnvConfig::default())
-        .await
-        .expect("testenv");
-    let client = env.client();
-    let rs = create_rs(&client).await;
+    let (cluster, client, rs) = cluster_with_rs().await;
     let broadcaster = EventBroadcaster::start(
         KubeEventSink::new(client.clone()),
         EventCorrelator::default(),
@@ -189,16 +192,12 @@ async fn repeated_event_is_patched_to_count_two() {
         .items;
     assert_eq!(events.len(), 1, "{events:?}");
     assert_eq!(events[0].count, Some(2));
-    env.shutdown().await;
+    cluster.shutdown().await;
 }
 
 #[tokio::test]
 async fn claim_adopts_and_releases_through_strategic_merge_patch() {
-    let env = TestEnv::start(TestEnvConfig::default())
-        .await
-        .expect("testenv");
-    let client = env.client();
-    let rs = create_rs(&client).await;
+    let (cluster, client, rs) = cluster_with_rs().await;
     let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
     let orphan = Pod {
         metadata: ObjectMeta {
@@ -284,5 +283,5 @@ async fn claim_adopts_and_releases_through_strategic_merge_patch() {
         "{:?}",
         released.metadata.owner_references
     );
-    env.shutdown().await;
+    cluster.shutdown().await;
 }

@@ -43,6 +43,7 @@ use kcm_informer::{InformerFactory, InformerOptions};
 use kcm_replicaset::{ReplicaSetController, ReplicaSetControllerConfig};
 use kcm_testenv::sim::{SimConfig, Simulation};
 use kcm_testenv::{TestEnv, TestEnvConfig};
+use kcm_util::proc_stats;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -239,49 +240,8 @@ fn counting_client(url: &http::Uri, log: &RequestLog) -> anyhow::Result<kube::Cl
 }
 
 // ---------------------------------------------------------------------------------------------
-// CPU and memory.
-
-/// Sum of on-CPU nanoseconds of this process's threads named `name`. Every runtime keeps its
-/// blocking threads alive for the whole run, so no thread's time is lost by it exiting.
-fn threads_cpu_ns(name: &str) -> u64 {
-    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
-        return 0;
-    };
-    dir.flatten()
-        .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == name))
-        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
-        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
-        .sum()
-}
-
-/// utime + stime of the whole process in seconds (clock ticks of 1/100 s).
-fn process_cpu_s() -> f64 {
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
-        return 0.0;
-    };
-    let after = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or_default();
-    let f: Vec<&str> = after.split_whitespace().collect();
-    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-    // Fields after the command: state is index 0, utime 11, stime 12.
-    (ticks(11) + ticks(12)) as f64 / 100.0
-}
-
-fn peak_rss_kb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default()
-}
+// CPU and memory (`kcm_util::proc_stats`). Every runtime keeps its blocking threads alive for
+// the whole run, so no thread's on-CPU time is lost by it exiting.
 
 const THREAD_GROUPS: [&str; 6] = ["testenv", "sim", "bench", "kcm-inf", "dep-ctrl", "rs-ctrl"];
 
@@ -297,9 +257,9 @@ impl CpuSample {
         Self {
             groups: THREAD_GROUPS
                 .iter()
-                .map(|g| (*g, threads_cpu_ns(g) as f64 / 1e9))
+                .map(|g| (*g, proc_stats::threads_cpu_ns(g) as f64 / 1e9))
                 .collect(),
-            process: process_cpu_s(),
+            process: proc_stats::process_cpu_secs(),
         }
     }
 
@@ -619,7 +579,7 @@ fn phase_json(p: &Phase, shape: &Shape, load: &str) -> Value {
         "driver_cpu_s": round3(p.cpu.get("bench")),
         "controller_over_server_cpu": if server_cpu > 0.0 { round3(ctrl_cpu / server_cpu) } else { 0.0 },
         "process_cpu_s": round3(p.cpu.process),
-        "peak_rss_kb_process": peak_rss_kb(),
+        "peak_rss_kb_process": proc_stats::peak_rss_kib(),
         "loadavg": load,
     })
 }
@@ -797,7 +757,7 @@ fn main() -> anyhow::Result<()> {
             cpu: after.4.since(&before.4),
             min_writes: per_deployment * n as u64,
         });
-        let load = load_average();
+        let load = proc_stats::loadavg_text();
         if let Some(p) = phases.last() {
             println!("{}", phase_json(p, &shape, &load));
         }
@@ -816,7 +776,7 @@ fn main() -> anyhow::Result<()> {
         cpu: before.4.since(&first_sample.4),
         min_writes: phases.iter().map(|p| p.min_writes).sum(),
     };
-    let mut line = phase_json(&total, &shape, &load_average());
+    let mut line = phase_json(&total, &shape, &proc_stats::loadavg_text());
     if let Value::Object(m) = &mut line {
         let (create_size, steps) = rolling_scale_steps(r, s, u);
         m.insert(

@@ -10,7 +10,7 @@ use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use kcm_deployment::DeploymentController;
 use kcm_informer::{CancellationToken, InformerFactory, InformerOptions};
 use kcm_replicaset::ReplicaSetController;
-use kcm_testenv::{TestEnvConfig, sim::SimConfig, sim::Simulation};
+use kcm_testenv::TestCluster;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 
@@ -46,19 +46,22 @@ const WEB: &str = r#"{"metadata": {"name": "web"}, "spec": {"replicas": 3,
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let ms = Duration::from_millis(100);
-    let mut sim = SimConfig::default();
-    (sim.pod_ready_after, sim.max_grace) = (ms, ms);
-    let (env, sim) = Simulation::start_with_env(TestEnvConfig::default(), sim).await?;
-    let factory = InformerFactory::new(env.client(), InformerOptions::default());
-    let dc = DeploymentController::new(env.client(), &factory, Default::default())?;
-    let rc = ReplicaSetController::new(env.client(), &factory, Default::default())?;
+    let cluster = TestCluster::builder()
+        .pod_ready_after(ms)
+        .max_grace(ms)
+        .start()
+        .await?;
+    let client = cluster.client();
+    let factory = InformerFactory::new(client.clone(), InformerOptions::default());
+    let dc = DeploymentController::new(client.clone(), &factory, Default::default())?;
+    let rc = ReplicaSetController::new(client.clone(), &factory, Default::default())?;
     let cancel = CancellationToken::new();
     factory.start(&cancel); // after every controller asked for its informers
     let dc = tokio::spawn(dc.run(cancel.clone()));
     let rc = tokio::spawn(rc.run(cancel.clone()));
 
-    let api: Api<Deployment> = Api::namespaced(env.client(), "default");
-    let rss: Api<ReplicaSet> = Api::namespaced(env.client(), "default");
+    let api: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    let rss: Api<ReplicaSet> = Api::namespaced(client, "default");
     let web: Deployment = serde_json::from_str(WEB)?;
     api.create(&PostParams::default(), &web).await?;
     println!("created Deployment web: 3 replicas of nginx:1.29");
@@ -74,7 +77,6 @@ async fn main() -> anyhow::Result<()> {
     cancel.cancel();
     tokio::try_join!(dc, rc)?;
     factory.shutdown().await;
-    sim.shutdown().await;
-    env.shutdown().await;
+    cluster.shutdown().await;
     Ok(())
 }

@@ -30,10 +30,7 @@ impl RequestHook for FailReplicaSetCreates {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failed_create_reports_replica_set_create_error() {
     let h = Harness::start().await;
-    h.env
-        .as_ref()
-        .unwrap()
-        .set_hook(Some(Arc::new(FailReplicaSetCreates)));
+    h.env().set_hook(Some(Arc::new(FailReplicaSetCreates)));
     let d = h.create(&rolling("web", 1, 1, 0)).await;
     let cond = wait_for("ReplicaSetCreateError", || async {
         let d = h.get("web").await;
@@ -43,7 +40,7 @@ async fn failed_create_reports_replica_set_create_error() {
     // Lift the quota at once: every further failure doubles the key's backoff (and after 15
     // requeues the key is dropped), so checking the events first would make the recovery
     // below depend on how fast this machine is.
-    h.env.as_ref().unwrap().set_hook(None);
+    h.env().set_hook(None);
     assert_eq!(cond.0, "False");
     assert!(
         cond.2
@@ -105,10 +102,7 @@ fn pod_of(rs_name: &str, rs_uid: &str, app: &str, name: &str) -> Pod {
 async fn recreate_waits_for_old_pods_and_wakes_on_pod_delete() {
     let h = Harness::start().await;
     let d = h.create(&recreate("web", 1)).await;
-    let old = wait_for("first ReplicaSet", || async {
-        h.owned_replica_sets(&d).await.into_iter().next()
-    })
-    .await;
+    let old = h.first_replica_set(&d).await;
     let old_name = old.metadata.name.clone().unwrap();
     let old_uid = old.metadata.uid.clone().unwrap();
     // A pod of the old ReplicaSet (Pending: no kubelet), made by hand.
@@ -121,15 +115,8 @@ async fn recreate_waits_for_old_pods_and_wakes_on_pod_delete() {
     .expect("create pod");
     h.fake_rs_status(&old_name, 1, 1).await;
 
-    h.merge_patch(
-        "web",
-        json!({"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "nginx:2"}]}}}}),
-    )
-    .await;
-    wait_until("old ReplicaSet scaled to 0", || async {
-        spec_replicas(&h.replica_sets().get(&old_name).await.unwrap()) == 0
-    })
-    .await;
+    h.set_image("web", "nginx:2").await;
+    h.wait_scaled_to(&old_name, 0).await;
     // The ReplicaSet reports no replicas any more, but its pod still exists.
     h.fake_rs_status(&old_name, 0, 0).await;
     let status_written = h.replica_sets().get(&old_name).await.unwrap();
@@ -150,13 +137,7 @@ async fn recreate_waits_for_old_pods_and_wakes_on_pod_delete() {
     pods.delete("web-pod-1", &DeleteParams::default().grace_period(0))
         .await
         .expect("delete pod");
-    let new = wait_for("new ReplicaSet", || async {
-        h.owned_replica_sets(&d)
-            .await
-            .into_iter()
-            .find(|rs| image(rs) == "nginx:2")
-    })
-    .await;
+    let new = h.replica_set_with_image(&d, "nginx:2").await;
     assert_eq!(spec_replicas(&new), 1);
     h.shutdown().await;
 }
@@ -183,7 +164,7 @@ impl RequestHook for FailDeploymentGets {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn adoption_requires_the_uncached_recheck() {
     let h = Harness::start().await;
-    let env = h.env.as_ref().unwrap();
+    let env = h.env();
     let orphan = serde_json::from_value::<k8s_openapi::api::apps::v1::ReplicaSet>(json!({
         "metadata": {"name": "orphan", "namespace": NS, "labels": {"app": "web"}},
         "spec": {

@@ -9,7 +9,7 @@ use common::*;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use kcm_deployment::{DeploymentController, DeploymentControllerConfig};
 use kcm_informer::{CancellationToken, InformerFactory, InformerOptions, Lister};
-use kcm_testenv::{TestEnv, TestEnvConfig};
+use kcm_testenv::TestCluster;
 use kube::api::ListParams;
 
 /// Waits until the informer caches hold exactly the API server's current Deployment and
@@ -43,10 +43,11 @@ async fn wait_caches_fresh(h: &Harness, dl: &Lister<Deployment>, rl: &Lister<Rep
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn steady_state_sync_makes_no_writes() {
-    let env = TestEnv::start(TestEnvConfig::default())
+    let cluster = TestCluster::builder()
+        .start()
         .await
-        .expect("testenv");
-    let client = env.client();
+        .expect("test cluster starts");
+    let client = cluster.client();
     let factory = InformerFactory::new(client.clone(), InformerOptions::default());
     let controller = Arc::new(
         DeploymentController::new(
@@ -60,10 +61,11 @@ async fn steady_state_sync_makes_no_writes() {
     factory.start(&cancel);
     wait_until("has_synced", || async { controller.has_synced() }).await;
     let h = Harness {
-        env: Some(env),
+        cluster,
         client,
         cancel,
         task: None,
+        rs_task: None,
         factory,
     };
     let dl = h.factory.lister::<Deployment>();
@@ -98,12 +100,12 @@ async fn steady_state_sync_makes_no_writes() {
     assert!(done, "rollout did not complete under manual syncs");
 
     wait_caches_fresh(&h, &dl, &rl).await;
-    let before = h.env.as_ref().unwrap().counters();
+    let before = h.env().counters();
     controller
         .sync(&kcm_informer::ObjectKey::new("default", "web"))
         .await
         .expect("steady-state sync");
-    let after = h.env.as_ref().unwrap().counters();
+    let after = h.env().counters();
     assert_eq!(
         before.writes(),
         after.writes(),

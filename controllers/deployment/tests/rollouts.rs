@@ -30,10 +30,7 @@ async fn rolling_update_respects_surge_and_availability() {
     let mut d = rolling("web", 4, 1, 0);
     d.spec.revision_history_limit = Some(0);
     let d = h.create(&d).await;
-    let old = wait_for("first ReplicaSet", || async {
-        h.owned_replica_sets(&d).await.into_iter().next()
-    })
-    .await;
+    let old = h.first_replica_set(&d).await;
     let old_name = old.metadata.name.clone().unwrap();
     h.fake_rs_status(&old_name, 4, 4).await;
     wait_until("rollout 1 complete", || async {
@@ -42,20 +39,10 @@ async fn rolling_update_respects_surge_and_availability() {
     })
     .await;
 
-    h.merge_patch(
-        "web",
-        json!({"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "nginx:2"}]}}}}),
-    )
-    .await;
+    h.set_image("web", "nginx:2").await;
     // Surge: the new ReplicaSet gets exactly maxSurge = 1 while nothing new is available;
     // the old one keeps all 4 (maxUnavailable = 0).
-    let new = wait_for("new ReplicaSet", || async {
-        h.owned_replica_sets(&d)
-            .await
-            .into_iter()
-            .find(|rs| image(rs) == "nginx:2")
-    })
-    .await;
+    let new = h.replica_set_with_image(&d, "nginx:2").await;
     let new_name = new.metadata.name.clone().unwrap();
     assert_eq!(spec_replicas(&new), 1);
     assert_eq!(
@@ -122,23 +109,13 @@ async fn rolling_update_respects_surge_and_availability() {
 async fn recreate_scales_old_down_before_creating_new() {
     let h = Harness::start().await;
     let d = h.create(&recreate("web", 2)).await;
-    let old = wait_for("first ReplicaSet", || async {
-        h.owned_replica_sets(&d).await.into_iter().next()
-    })
-    .await;
+    let old = h.first_replica_set(&d).await;
     let old_name = old.metadata.name.clone().unwrap();
     assert_eq!(spec_replicas(&old), 2);
     h.fake_rs_status(&old_name, 2, 2).await;
 
-    h.merge_patch(
-        "web",
-        json!({"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "nginx:2"}]}}}}),
-    )
-    .await;
-    wait_until("old ReplicaSet scaled to 0", || async {
-        spec_replicas(&h.replica_sets().get(&old_name).await.unwrap()) == 0
-    })
-    .await;
+    h.set_image("web", "nginx:2").await;
+    h.wait_scaled_to(&old_name, 0).await;
     h.wait_for_event(
         "web",
         "ScalingReplicaSet",
@@ -153,13 +130,7 @@ async fn recreate_scales_old_down_before_creating_new() {
     );
 
     h.fake_rs_status(&old_name, 0, 0).await;
-    let new = wait_for("new ReplicaSet", || async {
-        h.owned_replica_sets(&d)
-            .await
-            .into_iter()
-            .find(|rs| image(rs) == "nginx:2")
-    })
-    .await;
+    let new = h.replica_set_with_image(&d, "nginx:2").await;
     assert_eq!(spec_replicas(&new), 2);
     h.shutdown().await;
 }
@@ -280,17 +251,10 @@ async fn hash_collision_bumps_collision_count() {
 async fn rollback_annotation_restores_previous_template() {
     let h = Harness::start().await;
     let d = h.create(&rolling("web", 1, 1, 0)).await;
-    let first = wait_for("first ReplicaSet", || async {
-        h.owned_replica_sets(&d).await.into_iter().next()
-    })
-    .await;
+    let first = h.first_replica_set(&d).await;
     h.fake_rs_status(first.metadata.name.as_deref().unwrap(), 1, 1)
         .await;
-    h.merge_patch(
-        "web",
-        json!({"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "nginx:2"}]}}}}),
-    )
-    .await;
+    h.set_image("web", "nginx:2").await;
     wait_until("revision 2", || async {
         annotation(
             &h.get("web").await.metadata,

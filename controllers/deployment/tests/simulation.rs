@@ -8,72 +8,19 @@ use std::time::Duration;
 
 use common::*;
 use k8s_openapi::api::core::v1::Pod;
-use kcm_deployment::{DeploymentController, DeploymentControllerConfig};
-use kcm_informer::{CancellationToken, InformerFactory, InformerOptions};
-use kcm_replicaset::{ReplicaSetController, ReplicaSetControllerConfig};
-use kcm_testenv::sim::{SimConfig, SimHandle, Simulation};
-use kcm_testenv::{TestEnv, TestEnvConfig};
+use kcm_testenv::TestCluster;
 use kube::api::{Api, ListParams};
 use serde_json::json;
 
-struct Cluster {
-    h: Harness,
-    sim: SimHandle,
-    rs_task: tokio::task::JoinHandle<()>,
-}
-
-async fn start_cluster() -> Cluster {
-    let env = TestEnv::start(TestEnvConfig::default())
-        .await
-        .expect("testenv");
-    let client = env.client();
-    let sim = Simulation::start(
-        client.clone(),
-        SimConfig {
-            pod_ready_after: Duration::from_millis(50),
-            max_grace: Duration::from_millis(200),
-            ..SimConfig::default()
-        },
+/// The Deployment and ReplicaSet controllers on three simulated nodes whose pods become Ready
+/// 50 ms after they are bound.
+async fn start_cluster() -> Harness {
+    Harness::start_with_replicasets(
+        TestCluster::builder()
+            .pod_ready_after(Duration::from_millis(50))
+            .max_grace(Duration::from_millis(200)),
     )
     .await
-    .expect("simulation");
-    let factory = InformerFactory::new(client.clone(), InformerOptions::default());
-    let dc = DeploymentController::new(
-        client.clone(),
-        &factory,
-        DeploymentControllerConfig::default(),
-    )
-    .expect("deployment controller");
-    let rsc = ReplicaSetController::new(
-        client.clone(),
-        &factory,
-        ReplicaSetControllerConfig::default(),
-    )
-    .expect("replicaset controller");
-    let cancel = CancellationToken::new();
-    factory.start(&cancel);
-    let task = tokio::spawn(dc.run(cancel.clone()));
-    let rs_task = tokio::spawn(rsc.run(cancel.clone()));
-    Cluster {
-        h: Harness {
-            env: Some(env),
-            client,
-            cancel,
-            task: Some(task),
-            factory,
-        },
-        sim,
-        rs_task,
-    }
-}
-
-impl Cluster {
-    async fn shutdown(self) {
-        self.h.cancel.cancel();
-        let _ = self.rs_task.await;
-        self.sim.shutdown().await;
-        self.h.shutdown().await;
-    }
 }
 
 async fn wait_complete(h: &Harness, replicas: i32) {
@@ -91,19 +38,14 @@ async fn wait_complete(h: &Harness, replicas: i32) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rollout_completes_with_replica_set_controller() {
-    let c = start_cluster().await;
-    let h = &c.h;
+    let h = start_cluster().await;
     let d = h.create(&rolling("web", 3, 1, 0)).await;
-    wait_complete(h, 3).await;
+    wait_complete(&h, 3).await;
     let first = h.owned_replica_sets(&d).await;
     assert_eq!(first.len(), 1);
     let old_name = first[0].metadata.name.clone().unwrap();
 
-    h.merge_patch(
-        "web",
-        json!({"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "nginx:2"}]}}}}),
-    )
-    .await;
+    h.set_image("web", "nginx:2").await;
     wait_until("new ReplicaSet owns every replica", || async {
         let d = h.get("web").await;
         let st = d.status.clone().unwrap_or_default();
@@ -146,17 +88,16 @@ async fn rollout_completes_with_replica_set_controller() {
             })
     })
     .await;
-    c.shutdown().await;
+    h.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn never_ready_pods_stall_at_surge_and_time_out() {
-    let c = start_cluster().await;
-    let h = &c.h;
+    let h = start_cluster().await;
     let mut d = rolling("web", 3, 1, 0);
     d.spec.progress_deadline_seconds = Some(2);
     let d = h.create(&d).await;
-    wait_complete(h, 3).await;
+    wait_complete(&h, 3).await;
     let old_name = h.owned_replica_sets(&d).await[0]
         .metadata
         .name
@@ -199,25 +140,20 @@ async fn never_ready_pods_stall_at_surge_and_time_out() {
         Some("True".into()),
         "old pods keep the Deployment available"
     );
-    c.shutdown().await;
+    h.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn recreate_rollout_never_overlaps_old_and_new_pods() {
-    let c = start_cluster().await;
-    let h = &c.h;
+    let h = start_cluster().await;
     let d = h.create(&recreate("web", 2)).await;
-    wait_complete(h, 2).await;
+    wait_complete(&h, 2).await;
     let old_name = h.owned_replica_sets(&d).await[0]
         .metadata
         .name
         .clone()
         .unwrap();
-    h.merge_patch(
-        "web",
-        json!({"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "nginx:2"}]}}}}),
-    )
-    .await;
+    h.set_image("web", "nginx:2").await;
     // Whenever the new ReplicaSet wants pods, the old one has none left (Recreate never
     // overlaps); checked at every observation until the rollout completes.
     wait_until("recreate rollout complete", || async {
@@ -244,5 +180,5 @@ async fn recreate_rollout_never_overlaps_old_and_new_pods() {
             && st.replicas == Some(2)
     })
     .await;
-    c.shutdown().await;
+    h.shutdown().await;
 }

@@ -11,10 +11,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use k8s_openapi::api::apps::v1::Deployment;
 use kcm_testenv::registry::StorageId;
-use kcm_testenv::{
-    ApiError, ApiServer, HookDecision, RequestHook, RequestInfo, TestEnv, TestEnvConfig,
-};
-use serde_json::json;
+use kcm_testenv::{ApiError, ApiServer, HookDecision, RequestHook, RequestInfo, TestCluster};
 
 /// How soon after the fault is over the controller must have moved again: a few backoffs of
 /// the default controller rate limiter (5 ms doubling), with room for a slow machine.
@@ -44,13 +41,14 @@ fn bare_conflict(rs_name: &str) -> ApiError {
 /// does, up to 15 times), so that the failure reaches the controller, as a 500 or a 409 does
 /// and as a 503 does once the client's own retries run out.
 async fn harness() -> Harness {
-    let env = TestEnv::start(TestEnvConfig::default())
+    let cluster = TestCluster::builder()
+        .start()
         .await
-        .expect("testenv starts");
-    let mut config = kube::Config::new(env.url().parse().expect("server URL"));
+        .expect("test cluster starts");
+    let mut config = kube::Config::new(cluster.env().url().parse().expect("server URL"));
     config.default_retry = false;
     let client = kube::Client::try_from(config).expect("client");
-    Harness::start_with(env, client).await
+    Harness::start_with(cluster, client).await
 }
 
 /// `status.availableReplicas` of the stored Deployment `default/web`.
@@ -111,10 +109,7 @@ async fn first_rollout(h: &Harness, history: Option<i32>) -> (Deployment, String
     let mut d = rolling("web", 2, 1, 0);
     d.spec.revision_history_limit = history;
     let d = h.create(&d).await;
-    let old = wait_for("first ReplicaSet", || async {
-        h.owned_replica_sets(&d).await.into_iter().next()
-    })
-    .await;
+    let old = h.first_replica_set(&d).await;
     let old_name = old.metadata.name.clone().unwrap_or_default();
     h.fake_rs_status(&old_name, 2, 2).await;
     wait_until("rollout 1 complete", || async {
@@ -127,18 +122,8 @@ async fn first_rollout(h: &Harness, history: Option<i32>) -> (Deployment, String
 
 /// Rolls `web` to nginx:2 and returns the new ReplicaSet's name (created with maxSurge = 1).
 async fn start_rollout_2(h: &Harness, d: &Deployment) -> String {
-    h.merge_patch(
-        "web",
-        json!({"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "nginx:2"}]}}}}),
-    )
-    .await;
-    let new = wait_for("new ReplicaSet", || async {
-        h.owned_replica_sets(d)
-            .await
-            .into_iter()
-            .find(|rs| image(rs) == "nginx:2")
-    })
-    .await;
+    h.set_image("web", "nginx:2").await;
+    let new = h.replica_set_with_image(d, "nginx:2").await;
     assert_eq!(spec_replicas(&new), 1);
     new.metadata.name.unwrap_or_default()
 }
@@ -167,7 +152,7 @@ async fn drive_to_completion(h: &Harness, d: &Deployment) {
 
 async fn scale_down_failure_is_retried(error: impl Fn(&str) -> ApiError) {
     let h = harness().await;
-    let env = h.env.as_ref().expect("env");
+    let env = h.env();
     let (d, old_name) = first_rollout(&h, None).await;
     let hook = Arc::new(FailUpdatesUntilQuiet {
         server: Arc::downgrade(env.server()),
@@ -266,7 +251,7 @@ impl RequestHook for FailFirstDelete {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn history_cleanup_delete_failing_with_503_is_retried_with_backoff() {
     let h = harness().await;
-    let env = h.env.as_ref().expect("env");
+    let env = h.env();
     let (d, old_name) = first_rollout(&h, Some(0)).await;
     let hook = Arc::new(FailFirstDelete {
         rs: old_name.clone(),

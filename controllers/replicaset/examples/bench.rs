@@ -19,8 +19,9 @@ use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use kcm_informer::{InformerFactory, InformerOptions};
 use kcm_replicaset::{ReplicaSetController, ReplicaSetControllerConfig};
-use kcm_testenv::sim::{SimConfig, Simulation};
-use kcm_testenv::{TestEnv, TestEnvConfig};
+use kcm_testenv::TestCluster;
+use kcm_testenv::sim::SimConfig;
+use kcm_util::proc_stats;
 use kube::api::{Api, ListParams, PostParams};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -64,41 +65,6 @@ fn replica_set(i: usize, replicas: i32) -> ReplicaSet {
     }
 }
 
-/// Sum of on-CPU nanoseconds of this process's threads named `name`.
-fn threads_cpu_ns(name: &str) -> u64 {
-    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
-        return 0;
-    };
-    dir.flatten()
-        .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == name))
-        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
-        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
-        .sum()
-}
-
-/// utime + stime of the whole process in seconds (clock ticks of 1/100 s).
-fn process_cpu_s() -> f64 {
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
-        return 0.0;
-    };
-    let after = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or_default();
-    let f: Vec<&str> = after.split_whitespace().collect();
-    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-    // Fields after the command: state is index 0, utime 11, stime 12.
-    (ticks(11) + ticks(12)) as f64 / 100.0
-}
-
-fn peak_rss_kb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let n_rs: usize = args.first().map(|s| s.parse()).transpose()?.unwrap_or(500);
@@ -115,11 +81,9 @@ fn main() -> anyhow::Result<()> {
         .enable_all()
         .build()?;
 
-    let (env, sim) = env_rt.block_on(async {
-        let env = TestEnv::start(TestEnvConfig::default()).await?;
-        let sim = Simulation::start(
-            env.client(),
-            SimConfig {
+    let cluster = env_rt.block_on(
+        TestCluster::builder()
+            .simulation(SimConfig {
                 // Simulated nodes take 110 pods each (upstream default): ~100 per node.
                 nodes: (n_rs * usize::try_from(replicas).unwrap_or(0))
                     .div_ceil(100)
@@ -128,11 +92,10 @@ fn main() -> anyhow::Result<()> {
                 gc: false,
                 namespace_controller: false,
                 ..SimConfig::default()
-            },
-        )
-        .await?;
-        anyhow::Ok((env, sim))
-    })?;
+            })
+            .start(),
+    )?;
+    let env = cluster.env();
     let url: http::Uri = env.url().parse()?;
 
     // The controller, its client and informers live on the controller runtime.
@@ -151,7 +114,7 @@ fn main() -> anyhow::Result<()> {
     })?;
 
     let before = env.counters();
-    let cpu_before = threads_cpu_ns(CTRL_THREAD);
+    let cpu_before = proc_stats::threads_cpu_ns(CTRL_THREAD);
     let start = Instant::now();
     let elapsed_ready = env_rt.block_on(async {
         let client = env.client();
@@ -196,7 +159,7 @@ fn main() -> anyhow::Result<()> {
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     })?;
-    let ctrl_cpu_s = (threads_cpu_ns(CTRL_THREAD) - cpu_before) as f64 / 1e9;
+    let ctrl_cpu_s = (proc_stats::threads_cpu_ns(CTRL_THREAD) - cpu_before) as f64 / 1e9;
     let after = env.counters();
     let delta = |verb: &str, res: &str| after.count(verb, res) - before.count(verb, res);
     let pods = (n_rs as u64) * u64::try_from(replicas).unwrap_or(0);
@@ -220,12 +183,9 @@ fn main() -> anyhow::Result<()> {
         let _ = run.await;
         factory.shutdown().await;
     });
-    let process_cpu = process_cpu_s();
+    let process_cpu = proc_stats::process_cpu_secs();
     drop(ctrl_rt);
-    env_rt.block_on(async {
-        sim.shutdown().await;
-        env.shutdown().await;
-    });
+    env_rt.block_on(cluster.shutdown());
 
     let line = json!({
         "workload": "replicaset",
@@ -246,7 +206,7 @@ fn main() -> anyhow::Result<()> {
         "uncached_rs_gets": rs_gets,
         "controller_cpu_s": (ctrl_cpu_s * 1000.0).round() / 1000.0,
         "process_cpu_s": process_cpu,
-        "peak_rss_kb_process": peak_rss_kb(),
+        "peak_rss_kb_process": proc_stats::peak_rss_kib(),
     });
     println!("{line}");
     Ok(())

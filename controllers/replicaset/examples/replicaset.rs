@@ -9,7 +9,7 @@ use k8s_openapi::api::{apps::v1::ReplicaSet, core::v1::Pod};
 use kcm_controller::pod_util::is_pod_ready;
 use kcm_informer::{CancellationToken, InformerFactory, InformerOptions};
 use kcm_replicaset::ReplicaSetController;
-use kcm_testenv::{TestEnvConfig, sim::SimConfig, sim::Simulation};
+use kcm_testenv::TestCluster;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 
 async fn show_until(rss: &Api<ReplicaSet>, pods: &Api<Pod>, want: usize) -> anyhow::Result<()> {
@@ -43,16 +43,16 @@ const WEB: &str = r#"{"metadata": {"name": "web"}, "spec": {"replicas": 3,
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     // Pods turn Ready 200 ms after binding; a graceful deletion takes at most 2 s.
-    let (env, sim) =
-        Simulation::start_with_env(TestEnvConfig::default(), SimConfig::default()).await?;
-    let factory = InformerFactory::new(env.client(), InformerOptions::default());
-    let controller = ReplicaSetController::new(env.client(), &factory, Default::default())?;
+    let cluster = TestCluster::builder().nodes(3).start().await?;
+    let client = cluster.client();
+    let factory = InformerFactory::new(client.clone(), InformerOptions::default());
+    let controller = ReplicaSetController::new(client.clone(), &factory, Default::default())?;
     let cancel = CancellationToken::new();
     factory.start(&cancel); // after the controller asked for its informers
     let task = tokio::spawn(controller.run(cancel.clone()));
 
-    let rss: Api<ReplicaSet> = Api::namespaced(env.client(), "default");
-    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
+    let rss: Api<ReplicaSet> = Api::namespaced(client.clone(), "default");
+    let pods: Api<Pod> = Api::namespaced(client, "default");
     let web: ReplicaSet = serde_json::from_str(WEB)?;
     rss.create(&PostParams::default(), &web).await?;
     println!("created ReplicaSet web with 3 replicas");
@@ -73,7 +73,6 @@ async fn main() -> anyhow::Result<()> {
     cancel.cancel();
     task.await?;
     factory.shutdown().await;
-    sim.shutdown().await;
-    env.shutdown().await;
+    cluster.shutdown().await;
     Ok(())
 }

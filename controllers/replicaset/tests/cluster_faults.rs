@@ -8,12 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
-use k8s_openapi::api::apps::v1::ReplicaSet;
 use kcm_controller::pod_util::is_pod_ready;
 use kcm_testenv::faults::{FaultInjector, FaultSpec};
-use kcm_testenv::sim::{SimConfig, Simulation};
-use kcm_testenv::{TestEnv, TestEnvConfig};
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::api::{Patch, PatchParams};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -32,33 +29,12 @@ async fn status_is(client: &kube::Client, name: &str, want: i32, ready: i32) -> 
     ok.then_some(())
 }
 
-async fn start(sim_config: SimConfig) -> (TestEnv, kcm_testenv::sim::SimHandle, kube::Client) {
-    let env = TestEnv::start(TestEnvConfig::default())
-        .await
-        .expect("testenv");
-    let client = env.client();
-    let sim = Simulation::start(client.clone(), sim_config)
-        .await
-        .expect("simulation");
-    (env, sim, client)
-}
-
-fn fast() -> SimConfig {
-    SimConfig {
-        pod_ready_after: Duration::from_millis(50),
-        max_grace: Duration::from_millis(200),
-        ..SimConfig::default()
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn node_not_ready_drops_ready_replicas_and_recovers() {
-    let (env, sim, client) = start(fast()).await;
+    let cluster = sim_cluster().await;
+    let client = cluster.client();
     let running = Running::start(client.clone()).await;
-    let rss: Api<ReplicaSet> = Api::namespaced(client.clone(), NS);
-    rss.create(&PostParams::default(), &replica_set("app", "app", 6))
-        .await
-        .expect("create rs");
+    create_rs(&client, "app", 6).await;
     eventually("6 ready", WAIT, || status_is(&client, "app", 6, 6)).await;
 
     let pods = active_pods(&client, "app").await;
@@ -72,6 +48,7 @@ async fn node_not_ready_drops_ready_replicas_and_recovers() {
         .filter(|p| p.spec.as_ref().and_then(|s| s.node_name.as_deref()) == Some(node.as_str()))
         .count() as i32;
     assert!(on_node > 0);
+    let sim = cluster.sim().expect("simulation");
     sim.set_node_ready(&node, false)
         .await
         .expect("node NotReady");
@@ -90,24 +67,21 @@ async fn node_not_ready_drops_ready_replicas_and_recovers() {
     sim.set_node_ready(&node, true).await.expect("node Ready");
     eventually("ready recovers", WAIT, || status_is(&client, "app", 6, 6)).await;
     assert_eq!(
-        env.counters().count("create", "pods"),
+        cluster.env().counters().count("create", "pods"),
         6,
         "no pod created for a NotReady node"
     );
 
     running.stop().await;
-    sim.shutdown().await;
-    env.shutdown().await;
+    cluster.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn converges_under_conflicts_dropped_watches_and_compaction() {
-    let (env, sim, client) = start(fast()).await;
+    let cluster = sim_cluster().await;
+    let client = cluster.client();
     let running = Running::start(client.clone()).await;
-    let rss: Api<ReplicaSet> = Api::namespaced(client.clone(), NS);
-    rss.create(&PostParams::default(), &replica_set("app", "app", 0))
-        .await
-        .expect("create rs");
+    let rss = create_rs(&client, "app", 0).await;
     eventually("0 replicas", WAIT, || status_is(&client, "app", 0, 0)).await;
 
     // Every failed sync doubles the key's backoff until one succeeds (5 ms × 2^n), and every
@@ -118,7 +92,7 @@ async fn converges_under_conflicts_dropped_watches_and_compaction() {
         .expect("fault spec");
     let injector = Arc::new(FaultInjector::new(spec, 7));
     let stop_faults = CancellationToken::new();
-    let faults = injector.attach(env.server().clone(), stop_faults.clone());
+    let faults = injector.attach(cluster.env().server().clone(), stop_faults.clone());
 
     for n in [12, 4, 9] {
         rss.patch(
@@ -150,6 +124,5 @@ async fn converges_under_conflicts_dropped_watches_and_compaction() {
     );
 
     running.stop().await;
-    sim.shutdown().await;
-    env.shutdown().await;
+    cluster.shutdown().await;
 }

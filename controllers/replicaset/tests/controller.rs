@@ -11,7 +11,7 @@ use common::*;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::{Event, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kcm_testenv::{ApiError, HookDecision, RequestHook, RequestInfo, TestEnv, TestEnvConfig};
+use kcm_testenv::{ApiError, HookDecision, RequestHook, RequestInfo};
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 
@@ -26,10 +26,8 @@ fn owned_by(p: &Pod, rs: &ReplicaSet) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn creates_exactly_replicas_adopts_orphans_and_releases() {
-    let env = TestEnv::start(TestEnvConfig::default())
-        .await
-        .expect("testenv");
-    let client = env.client();
+    let cluster = api_server().await;
+    let client = cluster.client();
     let rss: Api<ReplicaSet> = Api::namespaced(client.clone(), NS);
     let pods: Api<Pod> = Api::namespaced(client.clone(), NS);
 
@@ -63,7 +61,7 @@ async fn creates_exactly_replicas_adopts_orphans_and_releases() {
     // The orphan was adopted, so only 4 pods were created.
     let adopted = pods.get("orphan").await.expect("orphan still exists");
     assert!(owned_by(&adopted, &rs), "orphan adopted");
-    let writes = env.counters().count("create", "pods");
+    let writes = cluster.env().counters().count("create", "pods");
     assert_eq!(writes, 5, "1 orphan + exactly 4 creates");
     let status = rs.status.clone().unwrap_or_default();
     assert_eq!(status.observed_generation, rs.metadata.generation);
@@ -101,12 +99,12 @@ async fn creates_exactly_replicas_adopts_orphans_and_releases() {
     })
     .await;
     // No further creates happened after settling (never double-creates).
-    let creates = env.counters().count("create", "pods");
+    let creates = cluster.env().counters().count("create", "pods");
     tokio::task::yield_now().await;
     assert_eq!(creates, 6, "1 orphan + 4 + 1 replacement");
 
     running.stop().await;
-    env.shutdown().await;
+    cluster.shutdown().await;
 }
 
 #[derive(Debug, Default)]
@@ -128,16 +126,26 @@ impl RequestHook for FailPodCreates {
     }
 }
 
+/// The first Event with `reason`, once there is one.
+async fn event_with_reason(events: &Api<Event>, reason: &str) -> Event {
+    eventually(&format!("{reason} event"), WAIT, || async {
+        events
+            .list(&ListParams::default())
+            .await
+            .ok()?
+            .items
+            .into_iter()
+            .find(|e| e.reason.as_deref() == Some(reason))
+    })
+    .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn create_failures_set_condition_and_events_then_recover() {
     let hook = Arc::new(FailPodCreates(AtomicBool::new(true)));
-    let env = TestEnv::start(TestEnvConfig {
-        hook: Some(hook.clone()),
-        ..Default::default()
-    })
-    .await
-    .expect("testenv");
-    let client = env.client();
+    let cluster = api_server().await;
+    cluster.env().set_hook(Some(hook.clone()));
+    let client = cluster.client();
     let rss: Api<ReplicaSet> = Api::namespaced(client.clone(), NS);
     let running = Running::start(client.clone()).await;
     rss.create(&PostParams::default(), &replica_set("quota", "quota", 3))
@@ -162,16 +170,7 @@ async fn create_failures_set_condition_and_events_then_recover() {
     );
 
     let events: Api<Event> = Api::namespaced(client.clone(), NS);
-    let ev = eventually("FailedCreate event", WAIT, || async {
-        events
-            .list(&ListParams::default())
-            .await
-            .ok()?
-            .items
-            .into_iter()
-            .find(|e| e.reason.as_deref() == Some("FailedCreate"))
-    })
-    .await;
+    let ev = event_with_reason(&events, "FailedCreate").await;
     assert_eq!(ev.type_.as_deref(), Some("Warning"));
     assert!(
         ev.message
@@ -197,16 +196,7 @@ async fn create_failures_set_condition_and_events_then_recover() {
         (clear && st.replicas == 3 && active_pods(&client, "quota").await.len() == 3).then_some(())
     })
     .await;
-    let ok = eventually("SuccessfulCreate event", WAIT, || async {
-        events
-            .list(&ListParams::default())
-            .await
-            .ok()?
-            .items
-            .into_iter()
-            .find(|e| e.reason.as_deref() == Some("SuccessfulCreate"))
-    })
-    .await;
+    let ok = event_with_reason(&events, "SuccessfulCreate").await;
     assert!(
         ok.message
             .as_deref()
@@ -214,5 +204,5 @@ async fn create_failures_set_condition_and_events_then_recover() {
     );
 
     running.stop().await;
-    env.shutdown().await;
+    cluster.shutdown().await;
 }

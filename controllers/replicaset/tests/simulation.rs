@@ -9,9 +9,7 @@ use common::*;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
 use kcm_controller::pod_util::is_pod_ready;
-use kcm_testenv::sim::{SimConfig, Simulation};
-use kcm_testenv::{TestEnv, TestEnvConfig};
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -43,25 +41,10 @@ async fn scale(rss: &Api<ReplicaSet>, name: &str, n: i32) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scale_0_50_3_20_and_replace_deleted_pod() {
-    let env = TestEnv::start(TestEnvConfig::default())
-        .await
-        .expect("testenv");
-    let client = env.client();
-    let sim = Simulation::start(
-        client.clone(),
-        SimConfig {
-            pod_ready_after: Duration::from_millis(50),
-            max_grace: Duration::from_millis(200),
-            ..SimConfig::default()
-        },
-    )
-    .await
-    .expect("simulation");
+    let cluster = sim_cluster().await;
+    let client = cluster.client();
     let running = Running::start(client.clone()).await;
-    let rss: Api<ReplicaSet> = Api::namespaced(client.clone(), NS);
-    rss.create(&PostParams::default(), &replica_set("app", "app", 0))
-        .await
-        .expect("create rs");
+    let rss = create_rs(&client, "app", 0).await;
     eventually("0 replicas observed", WAIT, || converged(&client, "app", 0)).await;
 
     for n in [50, 3, 20] {
@@ -95,9 +78,11 @@ async fn scale_0_50_3_20_and_replace_deleted_pod() {
     })
     .await;
     // 50 + 1 replacement + 17 on the way to 20 again, never more.
-    assert_eq!(env.counters().count("create", "pods"), 50 + 17 + 1);
+    assert_eq!(
+        cluster.env().counters().count("create", "pods"),
+        50 + 17 + 1
+    );
 
     running.stop().await;
-    sim.shutdown().await;
-    env.shutdown().await;
+    cluster.shutdown().await;
 }

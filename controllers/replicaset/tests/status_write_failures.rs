@@ -10,12 +10,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use common::*;
-use k8s_openapi::api::apps::v1::ReplicaSet;
 use kcm_testenv::registry::StorageId;
-use kcm_testenv::{
-    ApiError, ApiServer, HookDecision, RequestHook, RequestInfo, TestEnv, TestEnvConfig,
-};
-use kube::api::{Api, PostParams};
+use kcm_testenv::{ApiError, ApiServer, HookDecision, RequestHook, RequestInfo};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -55,9 +51,8 @@ impl RequestHook for FailStatusWrites {
 }
 
 async fn status_write_failure_is_retried(error: ApiError) {
-    let env = TestEnv::start(TestEnvConfig::default())
-        .await
-        .expect("testenv");
+    let cluster = api_server().await;
+    let env = cluster.env();
     // kube's default client retries 429/503/504 itself; the controller's retry is under test.
     let mut config = kube::Config::new(env.url().parse().expect("server URL"));
     config.default_retry = false;
@@ -71,10 +66,7 @@ async fn status_write_failure_is_retried(error: ApiError) {
     });
     env.set_hook(Some(hook.clone()));
     let running = Running::start(client.clone()).await;
-    Api::<ReplicaSet>::namespaced(client.clone(), NS)
-        .create(&PostParams::default(), &replica_set("web", "web", 3))
-        .await
-        .expect("create rs");
+    create_rs(&client, "web", 3).await;
 
     eventually("two failed status writes", WAIT, || async {
         (hook.failures.load(Ordering::SeqCst) == 2).then_some(())
@@ -96,7 +88,7 @@ async fn status_write_failure_is_retried(error: ApiError) {
     assert_eq!(active_pods(&client, "web").await.len(), 3);
     assert_eq!(env.counters().count("create", "pods"), 3, "no extra pods");
     running.stop().await;
-    env.shutdown().await;
+    cluster.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

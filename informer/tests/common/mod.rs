@@ -7,7 +7,10 @@ use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
-use kcm_informer::{BackoffConfig, DeletedObject, ResourceEventHandler};
+use kcm_informer::{
+    BackoffConfig, CancellationToken, DeletedObject, InformerObject, ResourceEventHandler,
+    SharedIndexInformer,
+};
 use kcm_testenv::TestCluster;
 use kube::api::{Api, ListParams, ObjectMeta, PostParams};
 use parking_lot::Mutex;
@@ -20,6 +23,25 @@ pub async fn cluster() -> TestCluster {
         .start()
         .await
         .expect("test cluster starts")
+}
+
+/// Runs `informer` on a task of its own until `cancel`.
+pub fn spawn_run<K: InformerObject>(informer: &SharedIndexInformer<K>, cancel: &CancellationToken) {
+    let informer = informer.clone();
+    let cancel = cancel.clone();
+    tokio::spawn(async move { informer.run(cancel).await });
+}
+
+/// Runs `informer` until the returned token is cancelled, once its cache synced within
+/// `timeout`.
+pub async fn run_synced<K: InformerObject>(
+    informer: &SharedIndexInformer<K>,
+    timeout: Duration,
+) -> CancellationToken {
+    let cancel = CancellationToken::new();
+    spawn_run(informer, &cancel);
+    assert!(informer.wait_for_cache_sync(Some(timeout), &cancel).await);
+    cancel
 }
 
 pub fn cm(name: &str, value: &str) -> Lease {

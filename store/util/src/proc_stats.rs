@@ -98,6 +98,22 @@ pub fn loadavg_1m() -> Option<f64> {
         .ok()
 }
 
+/// The one-, five- and fifteen-minute load averages as `/proc/loadavg` writes them
+/// (`"0.52 0.58 0.59"`); empty where it is not available.
+pub fn loadavg_text() -> String {
+    fs::read_to_string("/proc/loadavg")
+        .map(|s| first_fields(&s, 3))
+        .unwrap_or_default()
+}
+
+/// The first `n` whitespace-separated fields of `text`, joined by single spaces.
+fn first_fields(text: &str, n: usize) -> String {
+    text.split_whitespace()
+        .take(n)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,5 +146,20 @@ mod tests {
             .join()
             .expect("spin thread");
         assert!(loadavg_1m().is_some_and(|l| l >= 0.0));
+        let text = loadavg_text();
+        assert_eq!(text.split(' ').count(), 3, "{text:?}");
+        assert!(
+            text.split(' ').all(|v| v.parse::<f64>().is_ok()),
+            "{text:?}"
+        );
+    }
+
+    #[test]
+    fn loadavg_text_keeps_the_first_three_fields() {
+        assert_eq!(
+            first_fields("0.52 0.58 0.59 2/1234 5678\n", 3),
+            "0.52 0.58 0.59"
+        );
+        assert_eq!(first_fields("", 3), "");
     }
 }

@@ -1,5 +1,6 @@
-//! Shared harness of the controller tests: an embedded API server, a running
-//! `DeploymentController`, object builders and polling waits.
+//! Shared harness of the controller tests: a test cluster (the embedded API server, with the
+//! simulation when a test asks for it), a running `DeploymentController`, object builders and
+//! polling waits.
 
 #![allow(dead_code)]
 
@@ -16,7 +17,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kcm_deployment::{DeploymentController, DeploymentControllerConfig};
 use kcm_informer::{CancellationToken, InformerFactory, InformerOptions};
-use kcm_testenv::{TestEnv, TestEnvConfig};
+use kcm_replicaset::{ReplicaSetController, ReplicaSetControllerConfig};
+use kcm_testenv::{TestCluster, TestClusterBuilder, TestEnv};
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 
 pub const NS: &str = "default";
@@ -25,24 +27,40 @@ pub const NS: &str = "default";
 pub const WAIT: Duration = Duration::from_secs(20);
 
 pub struct Harness {
-    pub env: Option<TestEnv>,
+    pub cluster: TestCluster,
     pub client: kube::Client,
     pub cancel: CancellationToken,
     pub task: Option<tokio::task::JoinHandle<()>>,
+    /// The ReplicaSet controller, when it runs too ([`Harness::start_with_replicasets`]).
+    pub rs_task: Option<tokio::task::JoinHandle<()>>,
     pub factory: InformerFactory,
 }
 
 impl Harness {
     /// API server + factory + running controller.
     pub async fn start() -> Harness {
-        let env = TestEnv::start(TestEnvConfig::default())
+        let cluster = TestCluster::builder()
+            .start()
             .await
-            .expect("testenv starts");
-        let client = env.client();
-        Self::start_with(env, client).await
+            .expect("test cluster starts");
+        let client = cluster.client();
+        Self::start_with(cluster, client).await
     }
 
-    pub async fn start_with(env: TestEnv, client: kube::Client) -> Harness {
+    /// The controller on `cluster`, talking to it through `client`.
+    pub async fn start_with(cluster: TestCluster, client: kube::Client) -> Harness {
+        Self::launch(cluster, client, false).await
+    }
+
+    /// The cluster `builder` describes (the simulation, say) + factory + the Deployment and
+    /// ReplicaSet controllers running on that one factory.
+    pub async fn start_with_replicasets(builder: TestClusterBuilder) -> Harness {
+        let cluster = builder.start().await.expect("test cluster starts");
+        let client = cluster.client();
+        Self::launch(cluster, client, true).await
+    }
+
+    async fn launch(cluster: TestCluster, client: kube::Client, replicasets: bool) -> Harness {
         let factory = InformerFactory::new(client.clone(), InformerOptions::default());
         let controller = DeploymentController::new(
             client.clone(),
@@ -50,16 +68,31 @@ impl Harness {
             DeploymentControllerConfig::default(),
         )
         .expect("controller builds");
+        let rs_controller = replicasets.then(|| {
+            ReplicaSetController::new(
+                client.clone(),
+                &factory,
+                ReplicaSetControllerConfig::default(),
+            )
+            .expect("replicaset controller builds")
+        });
         let cancel = CancellationToken::new();
         factory.start(&cancel);
         let task = tokio::spawn(controller.run(cancel.clone()));
+        let rs_task = rs_controller.map(|c| tokio::spawn(c.run(cancel.clone())));
         Harness {
-            env: Some(env),
+            cluster,
             client,
             cancel,
             task: Some(task),
+            rs_task,
             factory,
         }
+    }
+
+    /// The API server (controls and counters).
+    pub fn env(&self) -> &TestEnv {
+        self.cluster.env()
     }
 
     pub fn deployments(&self) -> Api<Deployment> {
@@ -108,6 +141,45 @@ impl Harness {
             .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
             .expect("patch deployment")
+    }
+
+    /// Rolls the Deployment `name` to `image` (its one container `c`).
+    pub async fn set_image(&self, name: &str, image: &str) -> Deployment {
+        self.merge_patch(
+            name,
+            serde_json::json!({"spec": {"template": {"spec": {"containers": [{"name": "c", "image": image}]}}}}),
+        )
+        .await
+    }
+
+    /// The first ReplicaSet the controller creates for `d`, once it exists.
+    pub async fn first_replica_set(&self, d: &Deployment) -> ReplicaSet {
+        wait_for("first ReplicaSet", || async {
+            self.owned_replica_sets(d).await.into_iter().next()
+        })
+        .await
+    }
+
+    /// The ReplicaSet of `d` whose template runs `image`, once it exists.
+    pub async fn replica_set_with_image(&self, d: &Deployment, image_name: &str) -> ReplicaSet {
+        wait_for("new ReplicaSet", || async {
+            self.owned_replica_sets(d)
+                .await
+                .into_iter()
+                .find(|rs| image(rs) == image_name)
+        })
+        .await
+    }
+
+    /// Waits until the ReplicaSet `rs_name` wants `replicas` pods.
+    pub async fn wait_scaled_to(&self, rs_name: &str, replicas: i32) {
+        wait_until(
+            &format!("ReplicaSet {rs_name} scaled to {replicas}"),
+            || async {
+                spec_replicas(&self.replica_sets().get(rs_name).await.unwrap()) == replicas
+            },
+        )
+        .await;
     }
 
     /// Pretends a ReplicaSet controller and kubelets made every desired pod of `rs_name`
@@ -171,13 +243,14 @@ impl Harness {
 
     pub async fn shutdown(mut self) {
         self.cancel.cancel();
+        if let Some(task) = self.rs_task.take() {
+            let _ = task.await;
+        }
         if let Some(task) = self.task.take() {
             let _ = task.await;
         }
         self.factory.shutdown().await;
-        if let Some(env) = self.env.take() {
-            env.shutdown().await;
-        }
+        self.cluster.shutdown().await;
     }
 }
 

@@ -1,4 +1,4 @@
-//! Shared helpers of the integration tests: a ReplicaSet fixture, a controller
+//! Shared helpers of the integration tests: test clusters, a ReplicaSet fixture, a controller
 //! running against a kcm-testenv API server, and polling waits.
 
 #![allow(dead_code)]
@@ -13,11 +13,32 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use kcm_controller::pod_util::is_pod_active;
 use kcm_informer::{InformerFactory, InformerOptions};
 use kcm_replicaset::{ReplicaSetController, ReplicaSetControllerConfig};
-use kube::api::{Api, ListParams};
+use kcm_testenv::{TestCluster, TestClusterBuilder};
+use kube::api::{Api, ListParams, PostParams};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 pub const NS: &str = "default";
+
+/// A test cluster of the API server alone.
+pub async fn api_server() -> TestCluster {
+    start(TestCluster::builder()).await
+}
+
+/// The API server and three simulated nodes whose pods become Ready 50 ms after they are
+/// bound and whose graceful deletion takes at most 200 ms.
+pub async fn sim_cluster() -> TestCluster {
+    start(
+        TestCluster::builder()
+            .pod_ready_after(Duration::from_millis(50))
+            .max_grace(Duration::from_millis(200)),
+    )
+    .await
+}
+
+async fn start(builder: TestClusterBuilder) -> TestCluster {
+    builder.start().await.expect("test cluster starts")
+}
 
 pub fn labels(app: &str) -> BTreeMap<String, String> {
     [("app".to_string(), app.to_string())].into_iter().collect()
@@ -47,6 +68,15 @@ pub fn replica_set(name: &str, app: &str, replicas: i32) -> ReplicaSet {
         },
         status: None,
     }
+}
+
+/// Creates `replica_set(name, name, replicas)`; returns the namespace's ReplicaSets.
+pub async fn create_rs(client: &kube::Client, name: &str, replicas: i32) -> Api<ReplicaSet> {
+    let rss: Api<ReplicaSet> = Api::namespaced(client.clone(), NS);
+    rss.create(&PostParams::default(), &replica_set(name, name, replicas))
+        .await
+        .expect("create rs");
+    rss
 }
 
 pub fn pod_spec() -> PodSpec {
