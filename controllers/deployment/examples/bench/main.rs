@@ -29,9 +29,6 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
@@ -58,186 +55,14 @@ const SETTLE: Duration = Duration::from_secs(2);
 /// Requests in flight while the driver creates or patches the Deployments.
 const DRIVER_CONCURRENCY: usize = 32;
 
-// ---------------------------------------------------------------------------------------------
-// Client-side request accounting.
+mod min_writes;
+mod request_log;
 
-/// `(verb, resource[/subresource], HTTP status)` → requests; status 0 is a transport error.
-type Counts = BTreeMap<(String, String, u16), u64>;
-
-/// The requests one client issued.
-#[derive(Clone, Default)]
-struct RequestLog(Arc<Mutex<Counts>>);
-
-impl RequestLog {
-    fn record(&self, key: (String, String), code: u16) {
-        let mut m = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        *m.entry((key.0, key.1, code)).or_default() += 1;
-    }
-
-    fn snapshot(&self) -> Counts {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-}
-
-/// `after - before`, per key.
-fn diff(after: &Counts, before: &Counts) -> Counts {
-    after
-        .iter()
-        .map(|(k, n)| (k.clone(), n - before.get(k).copied().unwrap_or(0)))
-        .filter(|(_, n)| *n > 0)
-        .collect()
-}
-
-/// The server's request counters, `after - before` (watch events left out).
-fn server_diff(
-    after: &kcm_testenv::RequestCounts,
-    before: &kcm_testenv::RequestCounts,
-) -> kcm_testenv::RequestCounts {
-    kcm_testenv::RequestCounts {
-        requests: diff(&after.requests, &before.requests),
-        watch_events: BTreeMap::new(),
-    }
-}
-
-fn sum(c: &Counts, verb: &str, resource: &str) -> u64 {
-    c.iter()
-        .filter(|((v, r, _), _)| v == verb && r == resource)
-        .map(|(_, n)| n)
-        .sum()
-}
-
-fn is_write(verb: &str) -> bool {
-    matches!(
-        verb,
-        "create" | "update" | "patch" | "delete" | "deletecollection"
-    )
-}
-
-/// Writes other than Events (Events are reported separately, as in the ReplicaSet bench).
-fn object_writes(c: &Counts) -> u64 {
-    c.iter()
-        .filter(|((v, r, _), _)| is_write(v) && r != "events")
-        .map(|(_, n)| n)
-        .sum()
-}
-
-fn event_writes(c: &Counts) -> u64 {
-    c.iter()
-        .filter(|((v, r, _), _)| is_write(v) && r == "events")
-        .map(|(_, n)| n)
-        .sum()
-}
-
-fn reads(c: &Counts) -> u64 {
-    c.iter()
-        .filter(|((v, _, _), _)| matches!(v.as_str(), "get" | "list"))
-        .map(|(_, n)| n)
-        .sum()
-}
-
-/// `{"<verb> <resource> <code>": n}` for a JSON report.
-fn counts_json(c: &Counts) -> Value {
-    Value::Object(
-        c.iter()
-            .map(|((v, r, code), n)| (format!("{v} {r} {code}"), json!(n)))
-            .collect(),
-    )
-}
-
-fn conflicts(c: &Counts) -> u64 {
-    c.iter()
-        .filter(|((_, _, code), _)| *code == 409)
-        .map(|(_, n)| n)
-        .sum()
-}
-
-/// Kubernetes verb and `resource[/subresource]` of a request, from its method and URI.
-fn classify(method: &http::Method, uri: &http::Uri) -> (String, String) {
-    let segs: Vec<&str> = uri.path().split('/').filter(|s| !s.is_empty()).collect();
-    // Drop the `api/v1` or `apis/<group>/<version>` prefix.
-    let rest: &[&str] = match segs.first() {
-        Some(&"api") => segs.get(2..).unwrap_or_default(),
-        Some(&"apis") => segs.get(3..).unwrap_or_default(),
-        _ => &[],
-    };
-    let rest = match rest {
-        ["namespaces", _ns, tail @ ..] if !tail.is_empty() => tail,
-        other => other,
-    };
-    let (resource, name, sub) = (rest.first(), rest.get(1), rest.get(2));
-    let resource = match (resource, sub) {
-        (Some(r), Some(s)) => format!("{r}/{s}"),
-        (Some(r), None) => (*r).to_string(),
-        _ => String::new(),
-    };
-    let watch = uri
-        .query()
-        .is_some_and(|q| q.split('&').any(|p| p == "watch=true" || p == "watch=1"));
-    let verb = match *method {
-        http::Method::POST => "create",
-        http::Method::PUT => "update",
-        http::Method::PATCH => "patch",
-        http::Method::DELETE if name.is_some() => "delete",
-        http::Method::DELETE => "deletecollection",
-        http::Method::GET if watch => "watch",
-        http::Method::GET if name.is_some() => "get",
-        http::Method::GET => "list",
-        _ => "other",
-    };
-    (verb.to_string(), resource)
-}
-
-/// A tower service that records every request of the client it wraps.
-struct Counting<S> {
-    inner: S,
-    log: RequestLog,
-}
-
-impl<S, ReqBody, ResBody> tower::Service<http::Request<ReqBody>> for Counting<S>
-where
-    S: tower::Service<http::Request<ReqBody>, Response = http::Response<ResBody>>,
-    S::Future: Send + 'static,
-    S::Response: Send + 'static,
-    S::Error: Send + 'static,
-    ResBody: 'static,
-{
-    type Response = S::Response;
-    type Error = S::Error;
-    type Future = Pin<Box<dyn Future<Output = Result<S::Response, S::Error>> + Send>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, req: http::Request<ReqBody>) -> Self::Future {
-        let key = classify(req.method(), req.uri());
-        let log = self.log.clone();
-        let fut = self.inner.call(req);
-        Box::pin(async move {
-            let res = fut.await;
-            let code = res.as_ref().map_or(0, |r| r.status().as_u16());
-            log.record(key, code);
-            res
-        })
-    }
-}
-
-/// A client of the server at `url` whose requests are recorded in `log`.
-fn counting_client(url: &http::Uri, log: &RequestLog) -> anyhow::Result<kube::Client> {
-    let log = log.clone();
-    let layer = tower::layer::layer_fn(move |inner| Counting {
-        inner,
-        log: log.clone(),
-    });
-    Ok(
-        kube::client::ClientBuilder::try_from(kube::Config::new(url.clone()))?
-            .with_layer(&layer)
-            .build(),
-    )
-}
+use min_writes::{default_fenceposts, min_writes_create, min_writes_rollout, rolling_scale_steps};
+use request_log::{
+    Counts, RequestLog, conflicts, counting_client, counts_json, diff, event_writes, object_writes,
+    reads, server_diff, sum,
+};
 
 // ---------------------------------------------------------------------------------------------
 // CPU and memory (`kcm_util::proc_stats`). Every runtime keeps its blocking threads alive for
@@ -433,70 +258,6 @@ where
             }
         })
         .await
-}
-
-// ---------------------------------------------------------------------------------------------
-// Minimum writes.
-
-/// Fewest controller writes (Events excluded) that can take one Deployment of `r` replicas from
-/// created to complete, assuming every sync happens at the ideal moment:
-/// * Deployment controller: 1 ReplicaSet create (at full size: with no old pods the surge limit
-///   allows all `r` at once) + 1 Deployment status write (the one that reports `r` available);
-/// * ReplicaSet controller: `r` pod creates + 1 ReplicaSet status write (the one that reports `r`
-///   ready and available).
-fn min_writes_create(r: u64) -> u64 {
-    1 + 1 + r + 1
-}
-
-/// Fewest controller writes for one rollout of `r` replicas with maxSurge `s` and maxUnavailable
-/// `u` (resolved): 1 new ReplicaSet create + the ReplicaSet scale updates (see
-/// [`rolling_scale_steps`]) + 1 Deployment status write; for the ReplicaSet controller `r` pod
-/// creates + `r` pod deletes + 1 status write on the new ReplicaSet (all ready) + 1 on the old
-/// one (0 replicas; the Deployment's own `status.replicas` sums these, so it cannot reach `r`
-/// before the old ReplicaSet reports 0).
-fn min_writes_rollout(r: u64, s: u64, u: u64) -> u64 {
-    let (_, updates) = rolling_scale_steps(r, s, u);
-    1 + updates + 1 + r + r + 1 + 1
-}
-
-/// The scale updates of an ideal RollingUpdate from an old ReplicaSet of `r` ready replicas:
-/// returns (size the new ReplicaSet is created with, number of ReplicaSet scale updates after
-/// that). Each sync does one step, as upstream `rolloutRolling` does (scale up the new
-/// ReplicaSet, else scale down old ones), and every step waits until all pods are ready, which
-/// lets it move the furthest: up to `r + s` pods in total, at least `r - u` available.
-fn rolling_scale_steps(r: u64, s: u64, u: u64) -> (u64, u64) {
-    let max_total = r + s;
-    let min_available = r.saturating_sub(u);
-    let mut old = r;
-    let mut new = (max_total - old).min(r);
-    let create_size = new;
-    let mut updates = 0;
-    while old > 0 || new < r {
-        // Scale up the new ReplicaSet as far as the surge allows.
-        let up = (max_total.saturating_sub(old + new)).min(r - new);
-        if up > 0 {
-            new += up;
-            updates += 1;
-            continue;
-        }
-        // Otherwise scale the old one down as far as availability allows (all pods ready).
-        let down = (old + new).saturating_sub(min_available).min(old);
-        if down == 0 {
-            // maxSurge and maxUnavailable both 0 cannot happen (validation).
-            break;
-        }
-        old -= down;
-        updates += 1;
-    }
-    (create_size, updates)
-}
-
-/// Resolves the default 25% fenceposts: surge rounds up, unavailable rounds down; both 0 is
-/// not allowed (unavailable becomes 1), as upstream `ResolveFenceposts`.
-fn default_fenceposts(r: u64) -> (u64, u64) {
-    let s = (r * 25).div_ceil(100);
-    let u = r * 25 / 100;
-    if s == 0 && u == 0 { (0, 1) } else { (s, u) }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -803,42 +564,4 @@ fn main() -> anyhow::Result<()> {
     sim_rt.block_on(sim.shutdown());
     env_rt.block_on(env.shutdown());
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ideal_rolling_update_of_ten_with_default_fenceposts() {
-        // Create the new RS at 3 (surge); old 10→5 once those 3 are ready; new 3→8; old 5→0;
-        // new 8→10.
-        assert_eq!(default_fenceposts(10), (3, 2));
-        assert_eq!(rolling_scale_steps(10, 3, 2), (3, 4));
-        assert_eq!(min_writes_rollout(10, 3, 2), 1 + 4 + 1 + 10 + 10 + 2);
-    }
-
-    #[test]
-    fn classify_paths() {
-        let c = |m: http::Method, u: &str| classify(&m, &u.parse().expect("uri"));
-        assert_eq!(
-            c(
-                http::Method::PUT,
-                "/apis/apps/v1/namespaces/default/replicasets/a/status"
-            ),
-            ("update".into(), "replicasets/status".into())
-        );
-        assert_eq!(
-            c(http::Method::POST, "/api/v1/namespaces/default/pods"),
-            ("create".into(), "pods".into())
-        );
-        assert_eq!(
-            c(http::Method::GET, "/api/v1/pods?watch=true&rv=1"),
-            ("watch".into(), "pods".into())
-        );
-        assert_eq!(
-            c(http::Method::GET, "/api/v1/namespaces/x"),
-            ("get".into(), "namespaces".into())
-        );
-    }
 }
