@@ -216,7 +216,7 @@ fn run_side(
     controller.terminate(Duration::from_secs(5));
     drop(cluster);
 
-    let events = audit::parse(&std::fs::read_to_string(dir.join("audit.log")).unwrap_or_default());
+    let events = audit::read(&dir);
     let (create, rollout) = (
         ca::phase_writes(&events, NS, t0, t1),
         ca::phase_writes(&events, NS, t1, t2),

@@ -387,9 +387,12 @@ pub(crate) fn run(n: u64, bins: Option<&Binaries>) -> anyhow::Result<String> {
     );
     let mut audit_bad = Vec::new();
     if upstream {
-        let audit =
-            std::fs::read_to_string(dir.join("audit.log")).context("reading the audit log")?;
-        let events = crate::diff::audit::parse(&audit);
+        ensure!(
+            dir.join("audit.log").is_file(),
+            "kube-apiserver left no audit log in {}",
+            dir.display()
+        );
+        let events = crate::diff::audit::read(&dir);
         let users: Vec<String> = (0..REPLICAS)
             .map(|i| format!("system:serviceaccount:kube-system:{}", service_account(i)))
             .collect();

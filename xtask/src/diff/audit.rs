@@ -25,6 +25,31 @@ pub struct Writes {
 
 /// The audit log's events (one JSON object a line; other lines are skipped), read once for
 /// every namespace.
+/// Every audit event of the control plane whose run folder is `dir`, oldest first: the rotated
+/// files kube-apiserver leaves beside `audit.log` (`audit-<time>.log`, should a log outgrow
+/// `--audit-log-maxsize`), then `audit.log` itself. A missing log reads as no events.
+pub fn read(dir: &std::path::Path) -> Vec<Value> {
+    let mut rotated: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with("audit-") && n.ends_with(".log"))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    // The rotation time stamp in the name sorts oldest first.
+    rotated.sort();
+    rotated.push(dir.join("audit.log"));
+    rotated
+        .iter()
+        .flat_map(|p| parse(&std::fs::read_to_string(p).unwrap_or_default()))
+        .collect()
+}
+
 pub fn parse(audit: &str) -> Vec<Value> {
     audit
         .lines()
@@ -93,6 +118,21 @@ pub fn created_replica_sets(events: &[Value], ns: &str) -> Vec<(String, String)>
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn rotated_logs_are_read_first_then_the_current_one() {
+        let dir = std::env::temp_dir().join(format!("kcm-audit-read-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let ev = |n: i64| format!("{}\n", json!({ "n": n }));
+        std::fs::write(dir.join("audit.log"), ev(3)).expect("write");
+        std::fs::write(dir.join("audit-2026-11-27T12-01-00.000.log"), ev(2)).expect("write");
+        std::fs::write(dir.join("audit-2026-11-27T12-00-00.000.log"), ev(1)).expect("write");
+        std::fs::write(dir.join("kube-apiserver.log"), ev(9)).expect("write");
+        let order: Vec<i64> = read(&dir).iter().filter_map(|e| e["n"].as_i64()).collect();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(order, [1, 2, 3]);
+        assert!(read(&dir).is_empty(), "a missing folder reads as no events");
+    }
 
     fn line(
         user: &str,

@@ -226,7 +226,7 @@ fn run_side(
             },
         );
     }
-    let events = audit::parse(&std::fs::read_to_string(dir.join("audit.log")).unwrap_or_default());
+    let events = audit::read(&dir);
     for (name, o) in out.iter_mut() {
         let ns = format!("diff-{name}");
         o.writes = audit::writes(&events, &ns);
