@@ -306,7 +306,7 @@ fn label_key_validation() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("name part must be no more than 63 characters"),
+        e.contains("name part must be no more than 63 bytes"),
         "{e}"
     );
     let e = Requirement::new(
@@ -317,7 +317,7 @@ fn label_key_validation() {
     .unwrap_err()
     .to_string();
     assert!(
-        e.contains("prefix part must be no more than 253 characters"),
+        e.contains("prefix part must be no more than 253 bytes"),
         "{e}"
     );
 }
@@ -339,5 +339,5 @@ fn label_value_validation() {
     let e = Requirement::new("k", Operator::Equals, ["a".repeat(64)])
         .unwrap_err()
         .to_string();
-    assert!(e.contains("must be no more than 63 characters"), "{e}");
+    assert!(e.contains("must be no more than 63 bytes"), "{e}");
 }

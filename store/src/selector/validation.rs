@@ -35,9 +35,11 @@ fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
     out
 }
 
-/// apimachinery's `MaxLenError`: the limit is on bytes (Go's `len`), the message says characters.
+/// apimachinery v0.37.2's `content.MaxLenError`, which label keys and values are checked with
+/// (`labels.Parse` → `content.IsLabelKey`, `IsLabelValue`); `validation.MaxLenError`, which says
+/// "characters", is not on that path.
 fn max_len_error(n: usize) -> String {
-    format!("must be no more than {n} characters")
+    format!("must be no more than {n} bytes")
 }
 
 const EMPTY_ERROR: &str = "must be non-empty";
