@@ -305,10 +305,7 @@ fn label_key_validation() {
     let e = Requirement::new(&"a".repeat(64), Operator::Exists, Vec::<String>::new())
         .unwrap_err()
         .to_string();
-    assert!(
-        e.contains("name part must be no more than 63 bytes"),
-        "{e}"
-    );
+    assert!(e.contains("name part must be no more than 63 bytes"), "{e}");
     let e = Requirement::new(
         &format!("{}/a", "a".repeat(254)),
         Operator::Exists,
