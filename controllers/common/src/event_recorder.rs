@@ -43,6 +43,9 @@ pub const MAX_TRIES_PER_EVENT: u32 = 12;
 /// Pause between write attempts (the first pause is random in `[0, this)`).
 pub const SLEEP_BETWEEN_TRIES: Duration = Duration::from_secs(10);
 
+/// How long [`EventBroadcaster::shutdown`] keeps writing the events queued before it.
+pub const SHUTDOWN_DRAIN: Duration = Duration::from_secs(1);
+
 /// Event type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EventType {
@@ -274,16 +277,33 @@ impl EventBroadcaster {
         let task = tokio::spawn(async move {
             loop {
                 let event = tokio::select! {
+                    // The stop first: with a full queue a receive is always ready, and a queue
+                    // of 1,000 events at the client's QPS takes about a minute to write.
                     biased;
-                    e = rx.recv() => e,
                     _ = stopped.changed() => None,
+                    e = rx.recv() => e,
                 };
                 let Some(event) = event else { break };
                 record_to_sink(&sink, &correlator, event, SLEEP_BETWEEN_TRIES).await;
             }
-            // Write whatever was queued before the stop, without waiting for more.
-            while let Ok(event) = rx.try_recv() {
-                record_to_sink(&sink, &correlator, event, SLEEP_BETWEEN_TRIES).await;
+            // Write what was queued before the stop, for at most SHUTDOWN_DRAIN: events are best
+            // effort, and a process that is stopping should not wait on them (client-go's
+            // broadcaster leaves its queue behind when the process exits).
+            let drained = tokio::time::timeout(SHUTDOWN_DRAIN, async {
+                while let Ok(event) = rx.try_recv() {
+                    record_to_sink(&sink, &correlator, event, SLEEP_BETWEEN_TRIES).await;
+                }
+            })
+            .await;
+            if drained.is_err() {
+                let mut left = 0u64;
+                while rx.try_recv().is_ok() {
+                    left += 1;
+                }
+                tracing::warn!(
+                    dropped = left,
+                    "event broadcaster stopping: queued events not written within {SHUTDOWN_DRAIN:?} are dropped"
+                );
             }
         });
         Self {
@@ -313,8 +333,9 @@ impl EventBroadcaster {
         self.dropped.load(Ordering::Relaxed)
     }
 
-    /// Stops the writer task after it has written what is already queued, and
-    /// waits for it. Events recorded afterwards are dropped (and counted).
+    /// Stops the writer task after it has written what is already queued (for at most
+    /// [`SHUTDOWN_DRAIN`]; the rest is dropped with one warning), and waits for it. Events
+    /// recorded afterwards are dropped (and counted).
     pub async fn shutdown(self) {
         let _ = self.stop.send(true);
         drop(self.tx);

@@ -238,3 +238,43 @@ async fn events_recorded_after_shutdown_are_dropped() {
     assert_eq!(rec.dropped(), 1);
     assert!(sink.calls.lock().is_empty());
 }
+
+/// A sink whose writes never finish (an API server that does not answer).
+struct HangingSink(Arc<std::sync::atomic::AtomicUsize>);
+
+impl EventSink for HangingSink {
+    fn create<'a>(&'a self, _: &'a Event) -> BoxFuture<'a, Result<Event, ControlError>> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Box::pin(futures::future::pending())
+    }
+    fn patch<'a>(
+        &'a self,
+        _: &'a Event,
+        _: &'a serde_json::Value,
+    ) -> BoxFuture<'a, Result<Event, ControlError>> {
+        Box::pin(futures::future::pending())
+    }
+}
+
+#[tokio::test]
+async fn shutdown_gives_up_on_a_backlog_after_the_drain_bound() {
+    let writes = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let b = EventBroadcaster::start(HangingSink(writes.clone()), EventCorrelator::default());
+    let rec = b.new_recorder("replicaset-controller", None);
+    for i in 0..50 {
+        rec.record(&rs_ref(), EventType::Normal, "R", &format!("m{i}"));
+    }
+    let started = std::time::Instant::now();
+    tokio::time::timeout(Duration::from_secs(10), b.shutdown())
+        .await
+        .expect("shutdown returns although the writer is stuck");
+    let took = started.elapsed();
+    assert!(
+        took >= SHUTDOWN_DRAIN && took < SHUTDOWN_DRAIN + Duration::from_secs(2),
+        "shutdown took {took:?}"
+    );
+    assert!(
+        writes.load(Ordering::SeqCst) <= 2,
+        "the writer was stuck on one write"
+    );
+}
