@@ -262,7 +262,7 @@ async fn shutdown_gives_up_on_a_backlog_after_the_drain_bound() {
     let b = EventBroadcaster::start(HangingSink(writes.clone()), EventCorrelator::default());
     let rec = b.new_recorder("replicaset-controller", None);
     for i in 0..50 {
-        rec.record(&rs_ref(), EventType::Normal, "R", &format!("m{i}"));
+        rec.record(&rs_ref(), EventType::Normal, "R", format!("m{i}"));
     }
     let started = std::time::Instant::now();
     tokio::time::timeout(Duration::from_secs(10), b.shutdown())
