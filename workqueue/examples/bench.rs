@@ -33,7 +33,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use kcm_util::proc_stats::{loadavg_1m, peak_rss_kib, process_cpu_ms};
-use kcm_workqueue::{DelayingQueue, ItemExponentialFailureRateLimiter, Queue, RateLimitingQueue};
+use kcm_workqueue::{
+    DelayingQueue, ItemExponentialFailureRateLimiter, Queue, QueueItem, RateLimitingQueue,
+};
 use serde_json::{Value, json};
 
 const CHURN_KEYS: usize = 10_000;
@@ -155,14 +157,9 @@ fn churn_report(implementation: &str, wall: Duration, gets: usize) -> Value {
     })
 }
 
-/// Churn as client-go's side runs it: producers that never yield (OS threads, preempted by the
-/// kernel as goroutines are by Go's scheduler) adding keys that are cheap to copy (`Arc<str>`,
-/// as a Go string), workers as tasks of the 2-thread runtime.
-async fn churn_threads() -> Value {
-    let keys: Arc<Vec<Arc<str>>> = Arc::new((0..CHURN_KEYS).map(|i| Arc::from(key(i))).collect());
-    let q: Queue<Arc<str>> = Queue::new();
-    let start = Instant::now();
-    let workers: Vec<_> = (0..2)
+/// The churn's two workers: get and done until the queue shuts down; each returns its gets.
+fn churn_workers<K: QueueItem>(q: &Queue<K>) -> Vec<tokio::task::JoinHandle<usize>> {
+    (0..2)
         .map(|_| {
             let q = q.clone();
             tokio::spawn(async move {
@@ -174,7 +171,30 @@ async fn churn_threads() -> Value {
                 gets
             })
         })
-        .collect();
+        .collect()
+}
+
+/// Shuts `q` down once drained and sums the workers' gets.
+async fn drain_churn<K: QueueItem>(
+    q: &Queue<K>,
+    workers: Vec<tokio::task::JoinHandle<usize>>,
+) -> usize {
+    q.shutdown_with_drain().await;
+    let mut gets = 0;
+    for w in workers {
+        gets += w.await.unwrap_or(0);
+    }
+    gets
+}
+
+/// Churn as client-go's side runs it: producers that never yield (OS threads, preempted by the
+/// kernel as goroutines are by Go's scheduler) adding keys that are cheap to copy (`Arc<str>`,
+/// as a Go string), workers as tasks of the 2-thread runtime.
+async fn churn_threads() -> Value {
+    let keys: Arc<Vec<Arc<str>>> = Arc::new((0..CHURN_KEYS).map(|i| Arc::from(key(i))).collect());
+    let q: Queue<Arc<str>> = Queue::new();
+    let start = Instant::now();
+    let workers = churn_workers(&q);
     let producers: Vec<_> = (0..2)
         .map(|p| {
             let (q, keys) = (q.clone(), keys.clone());
@@ -188,11 +208,7 @@ async fn churn_threads() -> Value {
     for p in producers {
         let _ = p.join();
     }
-    q.shutdown_with_drain().await;
-    let mut gets = 0;
-    for w in workers {
-        gets += w.await.unwrap_or(0);
-    }
+    let gets = drain_churn(&q, workers).await;
     churn_report("kcm-workqueue", start.elapsed(), gets)
 }
 
@@ -203,19 +219,7 @@ async fn churn_tasks() -> Value {
     let keys: Arc<Vec<String>> = Arc::new((0..CHURN_KEYS).map(key).collect());
     let q: Queue<String> = Queue::new();
     let start = Instant::now();
-    let workers: Vec<_> = (0..2)
-        .map(|_| {
-            let q = q.clone();
-            tokio::spawn(async move {
-                let mut gets = 0usize;
-                while let Some(k) = q.get().await {
-                    gets += 1;
-                    q.done(&k);
-                }
-                gets
-            })
-        })
-        .collect();
+    let workers = churn_workers(&q);
     let producers: Vec<_> = (0..2)
         .map(|p| {
             let (q, keys) = (q.clone(), keys.clone());
@@ -232,11 +236,7 @@ async fn churn_tasks() -> Value {
     for p in producers {
         let _ = p.await;
     }
-    q.shutdown_with_drain().await;
-    let mut gets = 0;
-    for w in workers {
-        gets += w.await.unwrap_or(0);
-    }
+    let gets = drain_churn(&q, workers).await;
     churn_report("kcm-workqueue-tasks", start.elapsed(), gets)
 }
 
