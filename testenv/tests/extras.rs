@@ -257,6 +257,65 @@ async fn tables_metrics_and_http_errors() {
     cluster.shutdown().await;
 }
 
+/// kube-controller-manager sends DeleteOptions as protobuf (its clients speak protobuf); they
+/// are honoured as the JSON form is: a precondition that does not hold is a 409.
+#[tokio::test]
+async fn delete_options_in_protobuf_are_honoured() {
+    let cluster = start().await;
+    let created = req(
+        &cluster,
+        "POST",
+        "/api/v1/namespaces/default/pods",
+        Some(&pod("p")),
+    )
+    .await;
+    assert_eq!(created.code, 201);
+    // k8s\0, Unknown{typeMeta{"v1", "DeleteOptions"}, raw DeleteOptions{preconditions{uid}}}
+    let with_uid = |uid: &str| {
+        let pre = [&[0x0a, uid.len() as u8][..], uid.as_bytes()].concat();
+        let raw = [&[0x12, pre.len() as u8][..], &pre].concat();
+        [
+            &b"k8s\0\x0a\x13\x0a\x02v1\x12\x0dDeleteOptions"[..],
+            &[0x12, raw.len() as u8],
+            &raw,
+            b"\x1a\x00\x22\x00",
+        ]
+        .concat()
+    };
+    let path = "/api/v1/namespaces/default/pods/p";
+    let pb = "application/vnd.kubernetes.protobuf";
+    let r = request_full(&cluster, "DELETE", path, pb, "application/json", b"x").await;
+    assert_eq!(r.code, 415, "{}", String::from_utf8_lossy(&r.body));
+    let r = request_full(
+        &cluster,
+        "DELETE",
+        path,
+        pb,
+        "application/json",
+        &with_uid("wrong"),
+    )
+    .await;
+    assert_eq!(
+        (r.code, r.json()["reason"].clone()),
+        (409, json!("Conflict"))
+    );
+    let uid = created.json()["metadata"]["uid"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let r = request_full(
+        &cluster,
+        "DELETE",
+        path,
+        pb,
+        "application/json",
+        &with_uid(&uid),
+    )
+    .await;
+    assert_eq!(r.code, 200, "{}", String::from_utf8_lossy(&r.body));
+    cluster.shutdown().await;
+}
+
 #[tokio::test]
 async fn drop_watches_ends_streams_and_events_v1_view() {
     let cluster = start().await;

@@ -200,11 +200,12 @@ impl ApiServer {
         verb: &'static str,
         mut ctx: Ctx,
     ) -> ApiResult<Response<Body>> {
-        if matches!(*method, Method::POST | Method::PUT) {
+        if matches!(*method, Method::POST | Method::PUT | Method::DELETE) {
             let ct = ctx.content_type.to_ascii_lowercase();
-            if ct.starts_with("application/vnd.kubernetes.protobuf") {
+            if ct.starts_with("application/vnd.kubernetes.protobuf") && !ctx.body.is_empty() {
                 // kubectl's imperative creates (`kubectl create deployment`, `create namespace`)
-                // send protobuf; decode it to the JSON the rest of the server works on.
+                // and kube-controller-manager (objects, DeleteOptions) send protobuf; decode it
+                // to the JSON the rest of the server works on.
                 let json = protobuf::decode_body(&ctx.body).map_err(|e| {
                     let mut err = ApiError::unsupported_media_type(&ctx.content_type);
                     err.message = format!("{}: {e}", err.message);

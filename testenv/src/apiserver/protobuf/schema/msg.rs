@@ -42,6 +42,12 @@ pub enum Msg {
     NamespaceCondition,
     /// `Pod`
     Pod,
+    /// `PodStatus`
+    PodStatus,
+    /// `PodCondition`
+    PodCondition,
+    /// `PodIP` (and `HostIP`, the same shape)
+    PodIp,
     /// `PodSpec`
     PodSpec,
     /// `PodTemplateSpec`
@@ -96,6 +102,10 @@ pub enum Msg {
     Lease,
     /// `LeaseSpec`
     LeaseSpec,
+    /// `DeleteOptions` (meta/v1, registered in every group version)
+    DeleteOptions,
+    /// `Preconditions`
+    Preconditions,
 }
 
 impl Msg {
@@ -121,6 +131,9 @@ impl Msg {
             Msg::NamespaceStatus => "NamespaceStatus",
             Msg::NamespaceCondition => "NamespaceCondition",
             Msg::Pod => "Pod",
+            Msg::PodStatus => "PodStatus",
+            Msg::PodCondition => "PodCondition",
+            Msg::PodIp => "PodIP",
             Msg::PodSpec => "PodSpec",
             Msg::PodTemplateSpec => "PodTemplateSpec",
             Msg::Container => "Container",
@@ -148,6 +161,8 @@ impl Msg {
             Msg::ObjectReference => "ObjectReference",
             Msg::Lease => "Lease",
             Msg::LeaseSpec => "LeaseSpec",
+            Msg::DeleteOptions => "DeleteOptions",
+            Msg::Preconditions => "Preconditions",
         }
     }
 
@@ -160,6 +175,8 @@ impl Msg {
             ("v1", "Pod") => Msg::Pod,
             ("v1", "Event") => Msg::Event,
             ("coordination.k8s.io/v1", "Lease") => Msg::Lease,
+            // Clients send it in the version of the resource they delete.
+            (_, "DeleteOptions") => Msg::DeleteOptions,
             _ => return None,
         })
     }

@@ -138,8 +138,67 @@ pub(super) const NAMESPACE_CONDITION: &[Field] = &[
 pub(super) const POD: &[Field] = &[
     Field::new(1, "metadata", Kind::Message(Msg::ObjectMeta)),
     Field::new(2, "spec", Kind::Message(Msg::PodSpec)),
-    Field::new(3, "status", Kind::Unsupported("PodStatus")),
+    Field::new(3, "status", Kind::Message(Msg::PodStatus)),
 ];
+pub(super) const POD_STATUS: &[Field] = &[
+    Field::new(1, "phase", Kind::String),
+    Field::new(2, "conditions", Kind::Message(Msg::PodCondition)).repeated(),
+    Field::new(3, "message", Kind::String),
+    Field::new(4, "reason", Kind::String),
+    Field::new(5, "hostIP", Kind::String),
+    Field::new(6, "podIP", Kind::String),
+    Field::new(7, "startTime", Kind::Time),
+    Field::new(8, "containerStatuses", Kind::Unsupported("ContainerStatus")).repeated(),
+    Field::new(9, "qosClass", Kind::String),
+    Field::new(
+        10,
+        "initContainerStatuses",
+        Kind::Unsupported("ContainerStatus"),
+    )
+    .repeated(),
+    Field::new(11, "nominatedNodeName", Kind::String),
+    Field::new(12, "podIPs", Kind::Message(Msg::PodIp)).repeated(),
+    Field::new(
+        13,
+        "ephemeralContainerStatuses",
+        Kind::Unsupported("ContainerStatus"),
+    )
+    .repeated(),
+    Field::new(14, "resize", Kind::String),
+    Field::new(
+        15,
+        "resourceClaimStatuses",
+        Kind::Unsupported("PodResourceClaimStatus"),
+    )
+    .repeated(),
+    Field::new(16, "hostIPs", Kind::Message(Msg::PodIp)).repeated(),
+    Field::new(17, "observedGeneration", Kind::Int64),
+    Field::new(
+        18,
+        "extendedResourceClaimStatus",
+        Kind::Unsupported("PodExtendedResourceClaimStatus"),
+    ),
+    Field::new(19, "allocatedResources", Kind::MapQuantity),
+    Field::new(20, "resources", Kind::Message(Msg::ResourceRequirements)),
+    Field::new(
+        21,
+        "nodeAllocatableResourceClaimStatuses",
+        Kind::Unsupported("NodeAllocatableResourceClaimStatus"),
+    )
+    .repeated(),
+    Field::new(22, "volumeHealth", Kind::Unsupported("PodVolumeHealth")).repeated(),
+];
+pub(super) const POD_CONDITION: &[Field] = &[
+    Field::new(1, "type", Kind::String),
+    Field::new(2, "status", Kind::String),
+    Field::new(3, "lastProbeTime", Kind::Time),
+    Field::new(4, "lastTransitionTime", Kind::Time),
+    Field::new(5, "reason", Kind::String),
+    Field::new(6, "message", Kind::String),
+    Field::new(7, "observedGeneration", Kind::Int64),
+];
+/// `PodIP` and `HostIP`: the same single field.
+pub(super) const POD_IP: &[Field] = &[Field::new(1, "ip", Kind::String)];
 pub(super) const POD_SPEC: &[Field] = &[
     Field::new(1, "volumes", Kind::Unsupported("Volume")).repeated(),
     Field::new(2, "containers", Kind::Message(Msg::Container)).repeated(),
@@ -439,6 +498,24 @@ pub(super) const LEASE_SPEC: &[Field] = &[
     Field::new(7, "preferredHolder", Kind::String).pointer(),
 ];
 
+pub(super) const DELETE_OPTIONS: &[Field] = &[
+    Field::new(1, "gracePeriodSeconds", Kind::Int64).pointer(),
+    Field::new(2, "preconditions", Kind::Message(Msg::Preconditions)),
+    Field::new(3, "orphanDependents", Kind::Bool).pointer(),
+    Field::new(4, "propagationPolicy", Kind::String).pointer(),
+    Field::new(5, "dryRun", Kind::String).repeated(),
+    Field::new(
+        6,
+        "ignoreStoreReadErrorWithClusterBreakingPotential",
+        Kind::Bool,
+    )
+    .pointer(),
+];
+pub(super) const PRECONDITIONS: &[Field] = &[
+    Field::new(1, "uid", Kind::String).pointer(),
+    Field::new(2, "resourceVersion", Kind::String).pointer(),
+];
+
 impl Msg {
     /// The message's fields, by field number.
     pub fn fields(self) -> &'static [Field] {
@@ -462,6 +539,9 @@ impl Msg {
             Msg::NamespaceStatus => NAMESPACE_STATUS,
             Msg::NamespaceCondition => NAMESPACE_CONDITION,
             Msg::Pod => POD,
+            Msg::PodStatus => POD_STATUS,
+            Msg::PodCondition => POD_CONDITION,
+            Msg::PodIp => POD_IP,
             Msg::PodSpec => POD_SPEC,
             Msg::PodTemplateSpec => POD_TEMPLATE_SPEC,
             Msg::Container => CONTAINER,
@@ -489,6 +569,8 @@ impl Msg {
             Msg::ObjectReference => OBJECT_REFERENCE,
             Msg::Lease => LEASE,
             Msg::LeaseSpec => LEASE_SPEC,
+            Msg::DeleteOptions => DELETE_OPTIONS,
+            Msg::Preconditions => PRECONDITIONS,
         }
     }
 
