@@ -227,6 +227,17 @@ pub enum ClusterKind {
     External,
 }
 
+impl ClusterKind {
+    /// The name `--cluster` options take: `testenv`, `upstream`, `external`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ClusterKind::Testenv => "testenv",
+            ClusterKind::Upstream => "upstream",
+            ClusterKind::External => "external",
+        }
+    }
+}
+
 impl Drop for Cluster {
     fn drop(&mut self) {
         let processes = self.processes.get_mut().unwrap_or_else(|e| e.into_inner());

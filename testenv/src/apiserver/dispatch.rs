@@ -17,7 +17,7 @@ use super::hook::{HookDecision, RequestInfo};
 use super::http::{Body, Ctx, error_response, json_response, text_response, value_response};
 use super::routes::{self, Route, Target};
 use super::server::ApiServer;
-use super::{delete, discovery, handlers, list, protobuf, scale, table, watch};
+use super::{delete, discovery, handlers, list, metrics, protobuf, scale, table, watch};
 use crate::registry::api_status::{ApiError, ApiResult};
 
 fn verb_of(method: &Method, route: &Route, query: &HashMap<String, String>) -> &'static str {
@@ -75,6 +75,12 @@ impl ApiServer {
             ),
             _ => ("", None, None, None),
         };
+        let client = metrics::client_name(
+            req.headers()
+                .get(header::USER_AGENT)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or(""),
+        );
         let hook = self.hook.read().clone();
         if let Some(h) = hook {
             let info = RequestInfo {
@@ -97,7 +103,8 @@ impl ApiServer {
                     }
                     if !resource.is_empty() {
                         let sub_s = sub.as_deref().unwrap_or("");
-                        self.metrics.record(verb, resource, sub_s, error.code);
+                        self.metrics
+                            .record(&client, verb, resource, sub_s, error.code);
                     }
                     return r;
                 }
@@ -131,7 +138,7 @@ impl ApiServer {
         if !metric_res.is_empty() {
             let sub_s = sub.as_deref().unwrap_or("");
             self.metrics
-                .record(verb, metric_res, sub_s, resp.status().as_u16());
+                .record(&client, verb, metric_res, sub_s, resp.status().as_u16());
         }
         resp
     }

@@ -14,6 +14,9 @@ use crate::registry::{RESOURCES, ResourceInfo};
 pub struct RequestCounts {
     /// `(verb, resource[/subresource], code)` → count.
     pub requests: BTreeMap<(String, String, u16), u64>,
+    /// `(client, verb, resource[/subresource], code)` → count, where the client is the
+    /// product of the request's User-Agent ([`client_name`]): who made which requests.
+    pub by_client: BTreeMap<(String, String, String, u16), u64>,
     /// resource → watch events sent (bookmarks and errors included).
     pub watch_events: BTreeMap<String, u64>,
 }
@@ -75,16 +78,19 @@ impl Default for Metrics {
 }
 
 impl Metrics {
-    /// Count one request.
-    pub fn record(&self, verb: &str, resource: &str, sub: &str, code: u16) {
+    /// Count one request of `client` (see [`client_name`]).
+    pub fn record(&self, client: &str, verb: &str, resource: &str, sub: &str, code: u16) {
         let r = if sub.is_empty() {
             resource.to_string()
         } else {
             format!("{resource}/{sub}")
         };
-        *self
-            .inner
-            .lock()
+        let mut inner = self.inner.lock();
+        *inner
+            .by_client
+            .entry((client.to_string(), verb.to_string(), r.clone(), code))
+            .or_insert(0) += 1;
+        *inner
             .requests
             .entry((verb.to_string(), r, code))
             .or_insert(0) += 1;
@@ -133,6 +139,17 @@ impl Metrics {
                 "testenv_requests_total{{verb=\"{v}\",resource=\"{r}\",code=\"{c}\"}} {n}"
             );
         }
+        out.push_str(
+            "# HELP testenv_requests_by_client_total API requests served, by client (the \
+             User-Agent's product), verb, resource and code.\n",
+        );
+        out.push_str("# TYPE testenv_requests_by_client_total counter\n");
+        for ((client, v, r, c), n) in &s.by_client {
+            let _ = writeln!(
+                out,
+                "testenv_requests_by_client_total{{client=\"{client}\",verb=\"{v}\",resource=\"{r}\",code=\"{c}\"}} {n}"
+            );
+        }
         out.push_str("# HELP testenv_watch_events_sent_total Watch events sent, by resource.\n");
         out.push_str("# TYPE testenv_watch_events_sent_total counter\n");
         for (r, n) in &s.watch_events {
@@ -145,6 +162,25 @@ impl Metrics {
     }
 }
 
+/// The client a request counts under: the product of its User-Agent, the text before the
+/// first `/` (`kubectl/v1.33.0 (linux/amd64) kubernetes/…` → `kubectl`), limited to the
+/// characters of a product token and 64 bytes; `unknown` when there is none.
+pub fn client_name(user_agent: &str) -> String {
+    let product: String = user_agent
+        .split('/')
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        .take(64)
+        .collect();
+    if product.is_empty() {
+        "unknown".to_string()
+    } else {
+        product
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,9 +188,9 @@ mod tests {
     #[test]
     fn counts_and_text() {
         let m = Metrics::default();
-        m.record("get", "pods", "", 200);
-        m.record("get", "pods", "", 404);
-        m.record("patch", "deployments", "scale", 200);
+        m.record("kubectl", "get", "pods", "", 200);
+        m.record("kcm", "get", "pods", "", 404);
+        m.record("kcm", "patch", "deployments", "scale", 200);
         m.watch_sent(crate::registry::find("", "v1", "pods").expect("pods"), 3);
         let s = m.snapshot();
         assert_eq!(s.count("get", "pods"), 2);
@@ -167,5 +203,34 @@ mod tests {
             t.contains("testenv_requests_total{verb=\"get\",resource=\"pods\",code=\"404\"} 1")
         );
         assert!(t.contains("testenv_watch_events_sent_total{resource=\"pods\"} 3"));
+        assert!(t.contains(
+            "testenv_requests_by_client_total{client=\"kcm\",verb=\"patch\",resource=\"deployments/scale\",code=\"200\"} 1"
+        ));
+        assert_eq!(s.by_client.len(), 3);
+    }
+
+    #[test]
+    fn clients_are_user_agent_products() {
+        let cases = [
+            (
+                "kubectl/v1.33.0 (linux/amd64) kubernetes/abc1234",
+                "kubectl",
+            ),
+            (
+                "kube-controller-manager/v1.37.2 (linux/amd64) kubernetes/x/replicaset-controller",
+                "kube-controller-manager",
+            ),
+            (
+                "kcm/v0.1.0 (linux/amd64) kubernetes/unknown/deployment-controller",
+                "kcm",
+            ),
+            ("", "unknown"),
+            ("/v1", "unknown"),
+            ("we\"ird}{\n", "weird"),
+        ];
+        for (agent, want) in cases {
+            assert_eq!(client_name(agent), want, "{agent:?}");
+        }
+        assert_eq!(client_name(&"x".repeat(100)).len(), 64);
     }
 }

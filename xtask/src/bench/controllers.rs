@@ -1,16 +1,18 @@
-//! `cargo xtask bench controllers [--deployments N] [--rounds R]`: kcm's Deployment and
-//! ReplicaSet controllers against upstream kube-controller-manager v1.37.2's, on the real
-//! control plane (etcd, kube-apiserver, `kcm-testenv sim` as 200 nodes).
+//! `cargo xtask bench controllers [--deployments N] [--rounds R] [--cluster upstream|testenv]`:
+//! kcm's Deployment and ReplicaSet controllers against upstream kube-controller-manager
+//! v1.37.2's, on the real control plane (etcd, kube-apiserver, `kcm-testenv sim` as 200 nodes;
+//! the default) or on kcm-testenv (200 simulated nodes in-process).
 //!
-//! Each side gets a fresh control plane whose kube-controller-manager runs every controller but
-//! those two ([`control_plane::CONTROLLERS_WITHOUT_OURS`]). The controller pair then runs as a
-//! process of its own: (A) a second kube-controller-manager with only
+//! Each side gets a fresh cluster; on the real control plane its kube-controller-manager runs
+//! every controller but those two ([`control_plane::CONTROLLERS_WITHOUT_OURS`]). The controller
+//! pair then runs as a process of its own: (A) a second kube-controller-manager with only
 //! `--controllers=deployment-controller,replicaset-controller` (leader election off), or (B) the
 //! release build of kcm. N Deployments × 10 replicas are created and waited for until complete,
 //! then all rolled (a template change) and waited for again. Per side and phase: the time, the
-//! controller process's CPU (utime + stime) and peak RSS (VmHWM), and from the audit log the
-//! controllers' writes, 409s and the latency from a Deployment change to its ReplicaSet's first
-//! write.
+//! controller process's CPU (utime + stime) and peak RSS (VmHWM), and the controllers' writes
+//! and 409s: from the audit log on the real control plane, with the latency from a Deployment
+//! change to its ReplicaSet's first write; from kcm-testenv's request counters on testenv, which
+//! has no audit log (no latency there).
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -25,7 +27,7 @@ use crate::diff::audit;
 mod controllers_audit;
 
 use super::table::{self, Better, Figure};
-use crate::cluster::{Cluster, Proc, free_port, target_dir};
+use crate::cluster::{Cluster, ClusterKind, Proc, free_port, target_dir};
 use crate::upstream::{build as upstream_build, control_plane};
 use controllers_audit as ca;
 
@@ -109,6 +111,7 @@ const FIGURES: &[Figure] = &[
 /// Runs the workload for `rounds` rounds, alternating which side goes first.
 pub fn run(args: &[String], rounds: usize) -> anyhow::Result<()> {
     let n = deployments_arg(args)?;
+    let on = cluster_arg(args)?;
     crate::cluster::build(&["kcm-testenv-cli"])?;
     crate::run_cmd("cargo", &["build", "--release", "--locked", "-p", "kcm"])?;
     let bins = upstream_build::build()?;
@@ -120,7 +123,7 @@ pub fn run(args: &[String], rounds: usize) -> anyhow::Result<()> {
             ["kcm", "upstream"]
         };
         for side in order {
-            let mut line = run_side(side, n, &bins, round)?;
+            let mut line = run_side(side, n, on, &bins, round)?;
             line["round"] = json!(round);
             println!("{line}");
             lines.push(line);
@@ -132,8 +135,9 @@ pub fn run(args: &[String], rounds: usize) -> anyhow::Result<()> {
         .filter_map(|l| l["loadavg_1m"].as_f64())
         .collect();
     let mut md = format!(
-        "`cargo xtask bench controllers --deployments {n} --rounds {rounds}`: {n} Deployments × \
-         {REPLICAS} replicas, medians of {rounds} rounds, sides alternating{}.\n\n",
+        "`cargo xtask bench controllers --deployments {n} --rounds {rounds} --cluster {}`: {n} \
+         Deployments × {REPLICAS} replicas, medians of {rounds} rounds, sides alternating{}.\n\n",
+        on.name(),
         table::median(&loads).map_or(String::new(), |l| format!(
             " (median 1-minute load average {l:.1})"
         ))
@@ -146,8 +150,12 @@ pub fn run(args: &[String], rounds: usize) -> anyhow::Result<()> {
     let dir = target_dir().join("bench");
     std::fs::create_dir_all(&dir)?;
     let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    std::fs::write(dir.join("controllers.jsonl"), jsonl)?;
-    std::fs::write(dir.join("controllers.md"), &md)?;
+    let stem = match on {
+        ClusterKind::Testenv => "controllers-testenv",
+        _ => "controllers",
+    };
+    std::fs::write(dir.join(format!("{stem}.jsonl")), jsonl)?;
+    std::fs::write(dir.join(format!("{stem}.md")), &md)?;
     println!("\n{md}");
     Ok(())
 }
@@ -167,27 +175,50 @@ fn deployments_arg(args: &[String]) -> anyhow::Result<usize> {
     Ok(300)
 }
 
-/// One side of one round on a fresh control plane; the run folder is removed afterwards.
+/// `--cluster upstream|testenv` (default upstream: the real control plane).
+fn cluster_arg(args: &[String]) -> anyhow::Result<ClusterKind> {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--cluster" {
+            return match it.next().map(String::as_str) {
+                Some("upstream") => Ok(ClusterKind::Upstream),
+                Some("testenv") => Ok(ClusterKind::Testenv),
+                other => bail!("--cluster takes upstream or testenv, not {other:?}"),
+            };
+        }
+    }
+    Ok(ClusterKind::Upstream)
+}
+
+/// One side of one round on a fresh cluster; the run folder is removed afterwards.
 fn run_side(
     side: &str,
     n: usize,
+    on: ClusterKind,
     bins: &upstream_build::Binaries,
     round: usize,
 ) -> anyhow::Result<Value> {
     let dir = target_dir()
         .join("bench-controllers")
-        .join(format!("round-{round}-{side}"));
+        .join(format!("round-{round}-{side}-{}", on.name()));
     let _ = std::fs::remove_dir_all(&dir);
-    let opts = control_plane::Options {
-        nodes: 200,
-        ..Default::default()
-    };
-    println!("bench controllers: round {round}, {side}: starting the control plane");
-    let cluster = control_plane::start(&dir, bins, &opts)
-        .with_context(|| format!("starting the control plane (logs in {})", dir.display()))?;
+    println!(
+        "bench controllers: round {round}, {side}: starting the cluster ({})",
+        on.name()
+    );
+    let cluster = if on == ClusterKind::Testenv {
+        Cluster::start(&dir, &["--nodes", "200", "--pod-ready-after", "300ms"])
+    } else {
+        let opts = control_plane::Options {
+            nodes: 200,
+            ..Default::default()
+        };
+        control_plane::start(&dir, bins, &opts)
+    }
+    .with_context(|| format!("starting the cluster (logs in {})", dir.display()))?;
     let mut controller = match side {
         "kcm" => spawn_kcm(&cluster)?,
-        _ => spawn_upstream_pair(&dir, bins)?,
+        _ => spawn_upstream_pair(&cluster, bins)?,
     };
     let pid = controller.id();
     // Let the controllers sync their caches before the clock starts.
@@ -197,6 +228,14 @@ fn run_side(
     }
     cluster.kubectl(&["create", "namespace", NS])?;
 
+    let counters = || -> anyhow::Result<String> {
+        if on == ClusterKind::Testenv {
+            cluster.kubectl(&["get", "--raw", "/metrics"])
+        } else {
+            Ok(String::new())
+        }
+    };
+    let m0 = counters()?;
     let cpu0 = cpu_seconds(pid)?;
     let t0 = now_micros();
     let start = Instant::now();
@@ -205,6 +244,7 @@ fn run_side(
     let create_s = start.elapsed().as_secs_f64();
     let t1 = now_micros();
     let cpu1 = cpu_seconds(pid)?;
+    let m1 = counters()?;
 
     let start = Instant::now();
     cluster.kubectl(&["set", "env", "deployments", "--all", "-n", NS, "ROLL=1"])?;
@@ -212,15 +252,25 @@ fn run_side(
     let rollout_s = start.elapsed().as_secs_f64();
     let t2 = now_micros();
     let cpu2 = cpu_seconds(pid)?;
+    let m2 = counters()?;
     let rss = peak_rss_mib(pid)?;
     controller.terminate(Duration::from_secs(5));
     drop(cluster);
 
     let events = audit::read(&dir);
-    let (create, rollout) = (
-        ca::phase_writes(&events, NS, t0, t1),
-        ca::phase_writes(&events, NS, t1, t2),
-    );
+    let (create, rollout) = if on == ClusterKind::Testenv {
+        // Either side's clients, by User-Agent; kubectl and the simulated nodes are others.
+        let clients = ["kcm", "kube-controller-manager"];
+        (
+            ca::phase_writes_from_metrics(&m0, &m1, &clients),
+            ca::phase_writes_from_metrics(&m1, &m2, &clients),
+        )
+    } else {
+        (
+            ca::phase_writes(&events, NS, t0, t1),
+            ca::phase_writes(&events, NS, t1, t2),
+        )
+    };
     let in_window = |from: i64, to: i64| -> Vec<Value> {
         events
             .iter()
@@ -239,6 +289,7 @@ fn run_side(
     let line = json!({
         "workload": "controllers",
         "impl": side,
+        "cluster": on.name(),
         "deployments": n,
         "create_s": create_s,
         "rollout_s": rollout_s,
@@ -278,27 +329,32 @@ fn spawn_kcm(cluster: &Cluster) -> anyhow::Result<Proc> {
     )
 }
 
-/// A second kube-controller-manager with only the Deployment and ReplicaSet controllers, with
-/// the credentials [`control_plane::start`] wrote into `dir`.
-fn spawn_upstream_pair(dir: &Path, bins: &upstream_build::Binaries) -> anyhow::Result<Proc> {
-    let kubeconfig = dir.join("kube-controller-manager.kubeconfig");
+/// A second kube-controller-manager with only the Deployment and ReplicaSet controllers: on the
+/// real control plane with the credentials [`control_plane::start`] wrote into the cluster's
+/// folder (each controller as its ServiceAccount); on kcm-testenv, which checks no credentials,
+/// with its kubeconfig and no serving port.
+fn spawn_upstream_pair(cluster: &Cluster, bins: &upstream_build::Binaries) -> anyhow::Result<Proc> {
+    let dir = cluster.dir();
     let flag = |f: &str, p: &Path| format!("{f}={}", p.display());
     let log = std::fs::File::create(dir.join("kube-controller-manager-pair.log"))?;
     let out = log.try_clone()?;
-    Proc::spawn(
-        Command::new(&bins.kube_controller_manager)
-            .arg(flag("--kubeconfig", &kubeconfig))
+    let mut cmd = Command::new(&bins.kube_controller_manager);
+    if cluster.kind == ClusterKind::Testenv {
+        cmd.arg(flag("--kubeconfig", &cluster.kubeconfig))
+            .arg("--secure-port=0");
+    } else {
+        let kubeconfig = dir.join("kube-controller-manager.kubeconfig");
+        cmd.arg(flag("--kubeconfig", &kubeconfig))
             .arg(flag("--authentication-kubeconfig", &kubeconfig))
             .arg(flag("--authorization-kubeconfig", &kubeconfig))
             .arg("--bind-address=127.0.0.1")
             .arg(format!("--secure-port={}", free_port()?))
-            .arg("--controllers=deployment-controller,replicaset-controller")
-            .args([
-                "--leader-elect=false",
-                "--use-service-account-credentials=true",
-            ])
-            .arg(flag("--root-ca-file", &dir.join("pki").join("ca.crt")))
-            .args(["--profiling=false", "-v=2"])
+            .arg("--use-service-account-credentials=true")
+            .arg(flag("--root-ca-file", &dir.join("pki").join("ca.crt")));
+    }
+    Proc::spawn(
+        cmd.arg("--controllers=deployment-controller,replicaset-controller")
+            .args(["--leader-elect=false", "--profiling=false", "-v=2"])
             .stdout(Stdio::from(out))
             .stderr(log),
         "kube-controller-manager-pair",
@@ -320,9 +376,11 @@ fn deployments_yaml(n: usize) -> String {
 }
 
 /// Waits until all `n` Deployments are at `generation` and complete (every replica updated and
-/// available, none old), at most 30 minutes.
+/// available, none old), at most 30 minutes per 300 Deployments (a rollout of 300 takes about 9
+/// at the controllers' default QPS).
 fn wait_complete(cluster: &Cluster, n: usize, generation: i64) -> anyhow::Result<()> {
-    let deadline = Instant::now() + Duration::from_secs(1800);
+    let limit = Duration::from_secs(1800 * n.div_ceil(300) as u64);
+    let deadline = Instant::now() + limit;
     loop {
         let list = cluster.get_json(&["deployments", "-n", NS])?;
         let items = list["items"].as_array().map(Vec::as_slice).unwrap_or(&[]);
@@ -331,7 +389,10 @@ fn wait_complete(cluster: &Cluster, n: usize, generation: i64) -> anyhow::Result
             return Ok(());
         }
         if Instant::now() >= deadline {
-            bail!("only {done} of {n} Deployments complete after 30 minutes");
+            bail!(
+                "only {done} of {n} Deployments complete after {} minutes",
+                limit.as_secs() / 60
+            );
         }
         std::thread::sleep(Duration::from_millis(250));
     }
@@ -394,6 +455,18 @@ mod tests {
         assert!(!is_complete(&d(1, 10), 2));
         assert!(!is_complete(&d(2, 9), 2));
         assert!(!is_complete(&d(2, 10), 1));
+    }
+
+    #[test]
+    fn cluster_defaults_to_the_real_control_plane() {
+        let s = |a: &[&str]| a.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(cluster_arg(&s(&[])).ok(), Some(ClusterKind::Upstream));
+        assert_eq!(
+            cluster_arg(&s(&["--cluster", "testenv"])).ok(),
+            Some(ClusterKind::Testenv)
+        );
+        assert!(cluster_arg(&s(&["--cluster", "kind"])).is_err());
+        assert!(cluster_arg(&s(&["--cluster"])).is_err());
     }
 
     #[test]

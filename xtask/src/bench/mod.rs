@@ -72,7 +72,10 @@ const DEFAULT_ROUNDS: usize = 3;
 pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     if args.is_empty() || args.iter().any(|a| a == "--list") {
         println!("benchmarks (workqueue, store, informer: against client-go, --rounds N):");
-        println!("  controllers  (against kube-controller-manager v1.37.2, --deployments N)");
+        println!(
+            "  controllers  (against kube-controller-manager v1.37.2, --deployments N, \
+             --cluster upstream|testenv)"
+        );
         for (name, package, example, _) in WORKLOADS {
             println!("  {name:<12} ({package}, example `{example}`)");
         }
@@ -162,7 +165,7 @@ fn parse_args(args: &[String]) -> anyhow::Result<(Vec<&str>, usize)> {
                     .ok_or_else(|| anyhow::anyhow!("--rounds needs a positive number"))?;
             }
             "--table" => {}
-            "--deployments" => {
+            "--deployments" | "--cluster" => {
                 it.next();
             }
             other if other.starts_with("--") => anyhow::bail!("unknown option `{other}`"),
