@@ -46,6 +46,7 @@ pub(super) fn server_diff(
     kcm_testenv::RequestCounts {
         requests: diff(&after.requests, &before.requests),
         watch_events: BTreeMap::new(),
+        ..Default::default()
     }
 }
 
