@@ -7,6 +7,7 @@
 //! | [`api_write`] | — | one debug line (`-v=2`) per API write: verb, resource, key, reason, result |
 //! | [`expectations`] | `ControllerExpectations`, `UIDTrackingControllerExpectations` | pending creates/deletes per controller key, 5-minute TTL |
 //! | [`pod`] | — | [`PodView`], a ~12× smaller cached Pod |
+//! | [`pod_index`] | `PodControllerIndex`, `FilterPodsByOwner` | pods by controller, orphans per namespace |
 //! | [`pod_util`] | `IsPodActive`, `IsPodReady`, `IsPodAvailable`, deletion cost | pod predicates over [`PodLike`](pod_util::PodLike) |
 //! | [`ranking`] | `ActivePodsWithRanks`, `getPodsToDelete` | which pods to delete first |
 //! | [`slow_start`] | `slowStartBatch` | 1, 2, 4, … concurrent calls, stop at first failing batch |
@@ -77,6 +78,7 @@ pub mod names;
 mod patch;
 pub mod pod;
 pub mod pod_control;
+pub mod pod_index;
 pub mod pod_util;
 pub mod ranking;
 pub mod rs_control;

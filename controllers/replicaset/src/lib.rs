@@ -6,7 +6,6 @@
 //! | module | upstream | what |
 //! | --- | --- | --- |
 //! | [`status`] | `calculateStatus`, `ReplicaFailure` helpers | pure: the status a sync writes |
-//! | [`pod_index`] | `PodControllerUIDIndex` | pods by controller UID + orphans per namespace |
 //! | [`config`] | `BurstReplicas`, … | constants, feature switches, configuration |
 //! | [`error`] | — | [`SyncError`] |
 //! | [`controller`] | `replica_set.go`, `updateReplicaSetStatus` | wiring, handlers, `syncReplicaSet`, `manageReplicas`, every API write |
@@ -38,7 +37,6 @@
 pub mod config;
 pub mod controller;
 pub mod error;
-pub mod pod_index;
 pub mod status;
 
 #[cfg(test)]

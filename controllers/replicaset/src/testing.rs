@@ -21,7 +21,7 @@ use parking_lot::Mutex;
 
 use crate::config::{ReplicaSetControllerConfig, ReplicaSetFeatures};
 use crate::controller::{ReplicaSetController, ReplicaSetControllerParts};
-use crate::pod_index::{POD_CONTROLLER_UID_INDEX, pod_controller_uid_index_fn};
+use kcm_controller::pod_index::{POD_CONTROLLER_UID_INDEX, pod_controller_uid_index_fn};
 
 static UIDS: AtomicU64 = AtomicU64::new(1);
 

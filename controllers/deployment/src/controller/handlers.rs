@@ -171,9 +171,7 @@ pub(crate) fn delete_pod(ctx: &Arc<Context>, pod: &PodView) {
             }
         };
         let rs_refs: Vec<&ReplicaSet> = rs_list.iter().collect();
-        let Ok(pod_map) = pod_map_for_deployment(&ctx.pod_lister, &d, &rs_refs) else {
-            return;
-        };
+        let pod_map = pod_map_for_deployment(&ctx.pod_lister, &rs_refs);
         if pod_map.values().all(Vec::is_empty) {
             ctx.enqueue(&d);
         }

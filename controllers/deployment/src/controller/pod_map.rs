@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use kcm_controller::PodView;
+use kcm_controller::pod_index::{Owner, filter_pods_by_owner};
 use kcm_informer::{Lister, Selector};
 
 use crate::util::fields::{name_of, uid_of};
-use crate::util::replica_sets::get_controller_of;
 
 use super::SyncError;
 
@@ -30,26 +30,22 @@ pub(crate) fn deployment_selector(d: &Deployment) -> Result<Selector, SyncError>
     })
 }
 
-/// `getPodMapForDeployment`: the pods of the Deployment's namespace matching its selector,
-/// grouped by the UID of their controlling ReplicaSet (only ReplicaSets of `rs_list`).
-pub fn pod_map_for_deployment(
-    pod_lister: &Lister<PodView>,
-    d: &Deployment,
-    rs_list: &[&ReplicaSet],
-) -> Result<PodMap, SyncError> {
-    let selector = deployment_selector(d)?;
-    let namespace = d.metadata.namespace.as_deref().unwrap_or_default();
-    let mut map: PodMap = rs_list
+/// `getPodMapForDeployment`: for each ReplicaSet of `rs_list`, the pods it controls (through
+/// the pod controller index, as upstream v1.37 does: labels are not looked at), keyed by its UID.
+pub fn pod_map_for_deployment(pod_lister: &Lister<PodView>, rs_list: &[&ReplicaSet]) -> PodMap {
+    rs_list
         .iter()
-        .map(|rs| (uid_of(&rs.metadata).to_string(), Vec::new()))
-        .collect();
-    for pod in pod_lister.namespaced(namespace).list(&selector) {
-        let Some(r) = get_controller_of(&pod.metadata) else {
-            continue;
-        };
-        if let Some(pods) = map.get_mut(&r.uid) {
-            pods.push(pod);
-        }
-    }
-    Ok(map)
+        .map(|rs| {
+            let owner = Owner {
+                kind: "ReplicaSet",
+                namespace: rs.metadata.namespace.as_deref().unwrap_or_default(),
+                name: name_of(&rs.metadata),
+                uid: uid_of(&rs.metadata),
+            };
+            (
+                owner.uid.to_string(),
+                filter_pods_by_owner(pod_lister, owner, false),
+            )
+        })
+        .collect()
 }

@@ -74,10 +74,9 @@ async fn sync_inner(ctx: &Context, key: &ObjectKey) -> Result<(), SyncError> {
             match strategy {
                 Strategy::Recreate => {
                     // Upstream builds the pod map on every sync, but only Recreate reads it (are
-                    // old pods still around?). Scanning the namespace's pods costs O(pods) per
-                    // sync, so it is built here only; it cannot fail where upstream's would not
-                    // (the selector was already parsed to list the ReplicaSets).
-                    let pod_map = pod_map_for_deployment(&ctx.pod_lister, &d, &rs_refs)?;
+                    // old pods still around?), so it is built here only. It reads the pod
+                    // controller index, as upstream's does, and cannot fail.
+                    let pod_map = pod_map_for_deployment(&ctx.pod_lister, &rs_refs);
                     recreate::rollout_recreate(ctx, &mut d, &rs_refs, &pod_map).await
                 }
                 Strategy::RollingUpdate => rolling::rollout_rolling(ctx, &mut d, &rs_refs).await,

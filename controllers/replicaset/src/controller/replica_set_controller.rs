@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{CONTROLLER_NAME, QUEUE_NAME, ReplicaSetControllerConfig};
 use crate::error::SyncError;
-use crate::pod_index::{POD_CONTROLLER_UID_INDEX, pod_controller_uid_index_fn};
+use kcm_controller::pod_index::{POD_CONTROLLER_UID_INDEX, pod_controller_uid_index_fn};
 
 use super::context::{Context, PODS, REPLICASETS, ReplicaSetControllerParts};
 use super::handlers::{PodHandler, ReplicaSetHandler};
@@ -115,10 +115,11 @@ impl ReplicaSetController {
                 kube_pod_control.with_write_observer(pod_write_recorder(store.clone()));
         }
         let pod_control: Arc<dyn PodControl> = Arc::new(kube_pod_control);
-        if let Err(e) =
-            pod_informer.add_indexer(POD_CONTROLLER_UID_INDEX, pod_controller_uid_index_fn())
+        // Shared with the Deployment controller: whichever is built first registers it.
+        if !pod_informer.store().has_index(POD_CONTROLLER_UID_INDEX)
+            && let Err(e) =
+                pod_informer.add_indexer(POD_CONTROLLER_UID_INDEX, pod_controller_uid_index_fn())
         {
-            // Another controller registered the name: fall back to namespace lists.
             tracing::warn!(error = %e, "pod controller index unavailable; listing whole namespaces");
         }
         let parts = ReplicaSetControllerParts {

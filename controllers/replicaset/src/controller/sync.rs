@@ -17,8 +17,8 @@ use kcm_informer::{ObjectKey, Selector};
 
 use crate::config::METRICS_SUBSYSTEM;
 use crate::error::SyncError;
-use crate::pod_index::pods_for_owner;
 use crate::status::{calculate_status, min_ready_seconds};
+use kcm_controller::pod_index::{Owner, filter_pods_by_owner};
 
 use super::context::{Context, REPLICASETS};
 use super::manage::manage_replicas;
@@ -67,7 +67,16 @@ async fn sync_inner(ctx: &Context, key: &ObjectKey) -> Result<(), SyncError> {
     let owner = ControllerRefOwner::of(&*rs);
     let rs_uid = owner.uid.clone();
     // Pods this ReplicaSet controls plus the namespace's orphans.
-    let all_pods = pods_for_owner(&ctx.pod_lister, ns, &rs_uid);
+    let all_pods = filter_pods_by_owner(
+        &ctx.pod_lister,
+        Owner {
+            kind: &owner.kind,
+            namespace: &owner.namespace,
+            name: &owner.name,
+            uid: &owner.uid,
+        },
+        true,
+    );
     let active = filter_active_pods(&all_pods);
     let matches = |p: &PodView| selector.matches_opt(p.metadata.labels.as_ref());
     // The adoption pre-check: a live GET of the ReplicaSet must return the same UID and no
