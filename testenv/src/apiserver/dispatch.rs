@@ -209,7 +209,9 @@ impl ApiServer {
     ) -> ApiResult<Response<Body>> {
         if matches!(*method, Method::POST | Method::PUT | Method::DELETE) {
             let ct = ctx.content_type.to_ascii_lowercase();
-            if ct.starts_with("application/vnd.kubernetes.protobuf") && !ctx.body.is_empty() {
+            // A DELETE may come without DeleteOptions (nothing to decode).
+            let bodiless_delete = *method == Method::DELETE && ctx.body.is_empty();
+            if ct.starts_with("application/vnd.kubernetes.protobuf") && !bodiless_delete {
                 // kubectl's imperative creates (`kubectl create deployment`, `create namespace`)
                 // and kube-controller-manager (objects, DeleteOptions) send protobuf; decode it
                 // to the JSON the rest of the server works on.
