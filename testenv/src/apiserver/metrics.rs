@@ -63,7 +63,9 @@ impl RequestCounts {
 /// The live counters.
 #[derive(Debug)]
 pub struct Metrics {
-    inner: Mutex<RequestCounts>,
+    /// `(client, verb, resource[/subresource], code)` → count; the per-verb totals of
+    /// [`RequestCounts::requests`] are summed from it in [`Metrics::snapshot`].
+    by_client: Mutex<BTreeMap<(String, String, String, u16), u64>>,
     /// Watch events sent, per entry of [`RESOURCES`] (lock-free: hot path).
     watch: Vec<AtomicU64>,
 }
@@ -71,7 +73,7 @@ pub struct Metrics {
 impl Default for Metrics {
     fn default() -> Self {
         Self {
-            inner: Mutex::new(RequestCounts::default()),
+            by_client: Mutex::new(BTreeMap::new()),
             watch: RESOURCES.iter().map(|_| AtomicU64::new(0)).collect(),
         }
     }
@@ -85,14 +87,10 @@ impl Metrics {
         } else {
             format!("{resource}/{sub}")
         };
-        let mut inner = self.inner.lock();
-        *inner
+        *self
             .by_client
-            .entry((client.to_string(), verb.to_string(), r.clone(), code))
-            .or_insert(0) += 1;
-        *inner
-            .requests
-            .entry((verb.to_string(), r, code))
+            .lock()
+            .entry((client.to_string(), verb.to_string(), r, code))
             .or_insert(0) += 1;
     }
 
@@ -107,7 +105,12 @@ impl Metrics {
 
     /// A copy of the counters.
     pub fn snapshot(&self) -> RequestCounts {
-        let mut s = self.inner.lock().clone();
+        let by_client = self.by_client.lock().clone();
+        let mut s = RequestCounts::default();
+        for ((_, v, r, c), n) in &by_client {
+            *s.requests.entry((v.clone(), r.clone(), *c)).or_insert(0) += n;
+        }
+        s.by_client = by_client;
         for (r, c) in RESOURCES.iter().zip(&self.watch) {
             let n = c.load(Ordering::Relaxed);
             if n > 0 {
@@ -119,7 +122,7 @@ impl Metrics {
 
     /// Reset every counter.
     pub fn reset(&self) {
-        *self.inner.lock() = RequestCounts::default();
+        self.by_client.lock().clear();
         for c in &self.watch {
             c.store(0, Ordering::Relaxed);
         }
