@@ -7,6 +7,11 @@
 //! releasing the lease, as upstream does while `ControllerManagerReleaseLeaderElectionLockOnExit`
 //! is off (v1.37's default).
 //!
+//! While it leads, every write of the controllers passes the elector's write fence
+//! ([`kcm_leaderelection::fence`]): a leader that was paused past its lease (by its own
+//! monotonic clock, less a margin) sends nothing, and a renewal that finds another holder ends
+//! leadership at once instead of at the renew deadline (`docs/reliability.md`).
+//!
 //! With that gate on, as upstream: a SIGTERM gives the Lease up (holder cleared, duration 1 s),
 //! and losing the lease stops the controllers and exits 0. Unlike upstream, which releases as
 //! soon as its context is cancelled while its controllers are still stopping, kcm releases only
@@ -23,11 +28,12 @@ use tokio_util::sync::CancellationToken;
 use kcm_informer::{InformerFactory, InformerOptions};
 
 use crate::client::ClientFactory;
-use crate::leader_election::{LeaderElectionConfig, LeaderElector, MAX_TOLERABLE_EXPIRED_LEASE};
-use crate::lease_lock::KubeLeaseLock;
 use crate::metrics::Metrics;
 use crate::options::Options;
 use crate::serving::{Endpoints, Probe};
+use kcm_leaderelection::{
+    KubeLeaseLock, LeaderElectionConfig, LeaderElector, MAX_TOLERABLE_EXPIRED_LEASE,
+};
 
 /// Up to how much longer than `--controller-start-interval` kcm waits between starting two
 /// controllers (upstream's `ControllerStartJitter`).
@@ -176,8 +182,12 @@ pub async fn run(
             renew_deadline: options.leader_elect_renew_deadline,
             retry_period: options.leader_elect_retry_period,
             release_on_cancel: false,
+            ..LeaderElectionConfig::default()
         };
         let elector = Arc::new(LeaderElector::new(lock, config)?);
+        // Every write of the controllers passes the leader's fence.
+        clients.set_fence(elector.fence());
+        metrics.watch_fence(lease_name, elector.fence());
         let check = elector.clone();
         endpoints.add_check(
             "leaderElection",

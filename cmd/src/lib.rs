@@ -6,8 +6,6 @@ pub mod app;
 pub mod client;
 pub mod error_chain;
 pub mod feature_gates;
-pub mod leader_election;
-pub mod lease_lock;
 pub mod logging;
 pub mod metrics;
 pub mod metrics_text;

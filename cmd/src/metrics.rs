@@ -8,7 +8,8 @@
 //! | `rest_client_rate_limiter_duration_seconds` | `host`, `verb` | time spent waiting for the client-side rate limiter |
 //! | `rest_client_request_retries_total` | `code`, `host`, `verb` | every attempt after a request's first (client-go's retries, [`crate::client::retry`]), by that attempt's result |
 //! | `leader_election_master_status` | `name` | 1 while this process holds the lease, 0 after losing it |
-//! | `kcm_controller_sync_duration_seconds` | `controller`, `result` | one sync of one key (`result` = `success`, `error`, `panic`) |
+//! | `kcm_controller_sync_duration_seconds` | `controller`, `result` | one sync of one key (`result` = `success`, `error`, `fenced`, `panic`) |
+//! | `kcm_leader_election_fenced_writes_total` | `name` | writes of the controllers refused by the leader's write fence (not sent) |
 //!
 //! Names, labels, help texts and buckets are component-base's (`metrics/prometheus/restclient`,
 //! `workqueue`, client-go `leaderelection`), including the `[ALPHA] ` prefix, so dashboards and
@@ -34,10 +35,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kcm_controller::sync_metrics::{SyncObserver, SyncOutcome};
+use kcm_leaderelection::WriteFence;
 use kcm_workqueue::PrometheusMetricsProvider;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
-use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::counter::{ConstCounter, Counter};
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
@@ -54,6 +56,8 @@ const LATENCY_HELP: &str = "[ALPHA] Request latency in seconds. Broken down by v
 const RATE_LIMITER_HELP: &str =
     "[ALPHA] Client side rate limiter latency in seconds. Broken down by verb, and host.";
 const LEADER_HELP: &str = "[ALPHA] Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.";
+const FENCED_HELP: &str =
+    "Writes of the controllers refused by the leader's write fence (never sent), by lease name.";
 const SYNC_HELP: &str =
     "Duration in seconds of one controller sync of one key, by controller and result.";
 
@@ -86,6 +90,7 @@ pub struct Metrics {
     rate_limiter_latency: HistogramFamily,
     leader: Family<Labels, Gauge>,
     sync_duration: HistogramFamily,
+    fences: Arc<parking_lot::Mutex<Vec<(String, WriteFence)>>>,
 }
 
 impl fmt::Debug for Metrics {
@@ -111,6 +116,7 @@ impl Metrics {
             rate_limiter_latency: Family::new_with_constructor(request_buckets),
             leader: Family::default(),
             sync_duration: Family::new_with_constructor(sync_buckets),
+            fences: Arc::default(),
         }
     }
 
@@ -165,6 +171,11 @@ impl Metrics {
         self.leader
             .get_or_create(&labels(&[("name", lease_name)]))
             .set(i64::from(leading));
+    }
+
+    /// Exports the refusals of `fence` as `kcm_leader_election_fenced_writes_total{name}`.
+    pub fn watch_fence(&self, lease_name: &str, fence: WriteFence) {
+        self.fences.lock().push((lease_name.to_string(), fence));
     }
 
     /// Records one controller sync.
@@ -242,7 +253,22 @@ impl Collector for ProcessCollector {
             "kcm_controller_sync_duration_seconds",
             SYNC_HELP,
             &m.sync_duration,
-        )
+        )?;
+        let fences = m.fences.lock().clone();
+        if !fences.is_empty() {
+            let mut family = encoder.encode_descriptor(
+                "kcm_leader_election_fenced_writes",
+                FENCED_HELP,
+                None,
+                prometheus_client::metrics::MetricType::Counter,
+            )?;
+            for (name, fence) in fences {
+                let labels = [("name", name)];
+                let metric = family.encode_family(&labels)?;
+                ConstCounter::new(fence.refused_total()).encode(metric)?;
+            }
+        }
+        Ok(())
     }
 }
 

@@ -2,12 +2,14 @@
 //! its own User-Agent (`.../deployment-controller`) and its own client-side rate limiter from
 //! `--kube-api-qps`/`--kube-api-burst` (client-go gives every client its own token bucket),
 //! and with `--use-service-account-credentials` the controllers' clients authenticated as
-//! their own service accounts.
+//! their own service accounts. With leader election, the controllers' clients send no write
+//! while the leader's [`WriteFence`] is closed.
 
 use std::sync::Arc;
 
 use governor::DefaultDirectRateLimiter;
 use http::HeaderValue;
+use kcm_leaderelection::{FenceLayer, WriteFence};
 use kube::client::ClientBuilder;
 use tokio_util::sync::CancellationToken;
 
@@ -24,6 +26,7 @@ pub struct ClientFactory {
     burst: i32,
     metrics: Metrics,
     service_accounts: Option<(kube::Client, CancellationToken)>,
+    fence: Option<WriteFence>,
 }
 
 impl std::fmt::Debug for ClientFactory {
@@ -31,6 +34,7 @@ impl std::fmt::Debug for ClientFactory {
         f.debug_struct("ClientFactory")
             .field("server", &self.config.cluster_url.to_string())
             .field("service_accounts", &self.service_accounts.is_some())
+            .field("fence", &self.fence)
             .finish_non_exhaustive()
     }
 }
@@ -51,7 +55,14 @@ impl ClientFactory {
             burst,
             metrics,
             service_accounts: None,
+            fence: None,
         })
+    }
+
+    /// Controllers' clients built from now on send writes (POST, PUT, PATCH, DELETE) only
+    /// while `fence` is open: the leader elector's fence.
+    pub fn set_fence(&mut self, fence: WriteFence) {
+        self.fence = Some(fence);
     }
 
     /// Controllers' clients authenticate as service accounts `kube-system/<controller>`, with
@@ -71,17 +82,29 @@ impl ClientFactory {
         self.metrics.clone()
     }
 
-    /// A client with the process's credentials and User-Agent `<default>/<name>`.
+    /// A client with the process's credentials and User-Agent `<default>/<name>` (not
+    /// fenced: for leader election, informers and token requests).
     pub fn client(&self, name: &str) -> Result<kube::Client, ClientError> {
-        self.build(self.config.clone(), &user_agent::user_agent(name), None)
+        self.build(
+            self.config.clone(),
+            &user_agent::user_agent(name),
+            None,
+            None,
+        )
     }
 
     /// The client of controller `name`: its service account's with
     /// `--use-service-account-credentials` (User-Agent `.../system:serviceaccount:kube-system:<name>`),
-    /// else as [`client`](Self::client).
+    /// else as [`client`](Self::client); behind the fence if one was set.
     pub async fn controller_client(&self, name: &str) -> Result<kube::Client, ClientError> {
+        let fence = self.fence.clone();
         let Some((root, cancel)) = &self.service_accounts else {
-            return self.client(name);
+            return self.build(
+                self.config.clone(),
+                &user_agent::user_agent(name),
+                None,
+                fence,
+            );
         };
         let tokens = TokenSource::start(root.clone(), name, cancel.child_token())
             .await
@@ -98,6 +121,7 @@ impl ClientFactory {
             config,
             &user_agent::user_agent(&username),
             Some(tokens.layer()),
+            fence,
         )
     }
 
@@ -106,6 +130,7 @@ impl ClientFactory {
         mut config: kube::Config,
         agent: &str,
         bearer: Option<BearerLayer>,
+        fence: Option<WriteFence>,
     ) -> Result<kube::Client, ClientError> {
         let value = HeaderValue::from_str(agent)
             .map_err(|e| ClientError::UserAgent(agent.to_string(), e.to_string()))?;
@@ -114,17 +139,20 @@ impl ClientFactory {
             .retain(|(name, _)| name != http::header::USER_AGENT);
         config.headers.push((http::header::USER_AGENT, value));
         let limiter = rate_limiter(self.qps, self.burst)?;
-        build_with(config, limiter, &self.metrics, bearer)
+        build_with(config, limiter, &self.metrics, bearer, fence)
     }
 }
 
 /// Builds a client: every request first takes a token from `limiter` (if any), and is counted
-/// and timed in `metrics` (`rest_client_*`); `bearer` sets the Authorization header.
+/// and timed in `metrics` (`rest_client_*`); `bearer` sets the Authorization header; with a
+/// `fence`, writes are checked against it after the rate limiter admitted them (a refused
+/// write is not sent and not counted as a request).
 pub(super) fn build_with(
     config: kube::Config,
     limiter: Option<Arc<DefaultDirectRateLimiter>>,
     metrics: &Metrics,
     bearer: Option<BearerLayer>,
+    fence: Option<WriteFence>,
 ) -> Result<kube::Client, ClientError> {
     let host = config
         .cluster_url
@@ -140,12 +168,14 @@ pub(super) fn build_with(
     let instrument = RequestMetricsLayer::new(metrics.clone(), host.clone());
     let limit = limiter.map(|l| RateLimitLayer::new(l).with_metrics(metrics.clone(), host.clone()));
     let limit = tower::util::option_layer(limit);
+    let fence = tower::util::option_layer(fence.map(FenceLayer::new));
     let bearer = tower::util::option_layer(bearer);
     // A retry sends the request again through the same stack, which must be cloneable.
     let shared = tower::buffer::BufferLayer::new(RETRY_BUFFER);
     let retry = tower::retry::RetryLayer::new(ClientGoRetry::new(metrics.clone(), host));
     Ok(builder
         .with_layer(&instrument)
+        .with_layer(&fence)
         .with_layer(&limit)
         .with_layer(&bearer)
         .with_layer(&shared)

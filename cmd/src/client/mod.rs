@@ -100,7 +100,7 @@ pub fn build_client(
     limiter: Option<Arc<DefaultDirectRateLimiter>>,
     metrics: &Metrics,
 ) -> Result<kube::Client, ClientError> {
-    factory::build_with(config, limiter, metrics, None)
+    factory::build_with(config, limiter, metrics, None, None)
 }
 
 #[cfg(test)]

@@ -2,7 +2,9 @@
 //!
 //! Every create, update, patch and delete the controllers send is logged at debug level
 //! (`kcm -v=2`, where kube-controller-manager logs its writes too) with the verb, the
-//! resource, the object key, why the controller wrote, and how it ended. An operator can then
+//! resource, the object key, why the controller wrote, and how it ended: `ok`, `error`, or
+//! `fenced` when the leader's write fence refused it and it was never sent
+//! ([`kcm_leaderelection::fence`]). An operator can then
 //! answer "who changed this object, and why?" from the logs alone:
 //!
 //! ```text
@@ -55,15 +57,24 @@ pub fn log_write<E: Display + ?Sized>(
             result = "ok",
             "API write"
         ),
-        Err(error) => tracing::debug!(
-            verb,
-            resource,
-            object = %object,
-            reason = %reason,
-            result = "error",
-            error = %error,
-            "API write"
-        ),
+        Err(error) => {
+            let error = error.to_string();
+            // A write refused by the leader's fence was never sent: say so.
+            let result = if error.contains(kcm_leaderelection::FENCED_PREFIX) {
+                "fenced"
+            } else {
+                "error"
+            };
+            tracing::debug!(
+                verb,
+                resource,
+                object = %object,
+                reason = %reason,
+                result,
+                error = %error,
+                "API write"
+            )
+        }
     }
 }
 
@@ -129,6 +140,18 @@ mod tests {
                 "too many replicas",
                 Err("conflict"),
             );
+            let fenced = kube::Error::Service(Box::new(kcm_leaderelection::Fenced {
+                lease: "kube-system/kcm".into(),
+                why: "the lease is not held".into(),
+            }));
+            log_write(
+                "create",
+                "pods",
+                "default",
+                "web-1-",
+                "too few replicas",
+                Err(&fenced),
+            );
         });
         let all = fields.0.lock().expect("lock").clone();
         assert_eq!(
@@ -152,6 +175,17 @@ mod tests {
                     "reason=too many replicas",
                     "result=error",
                     "error=conflict",
+                ],
+                vec![
+                    "level=DEBUG",
+                    "message=API write",
+                    "verb=create",
+                    "resource=pods",
+                    "object=default/web-1-",
+                    "reason=too few replicas",
+                    "result=fenced",
+                    "error=ServiceError: write fenced: the lease kube-system/kcm may have passed \
+                     to another holder (the lease is not held); not sent",
                 ],
             ]
         );

@@ -80,6 +80,19 @@ impl From<kube::Error> for ControlError {
 }
 
 impl ControlError {
+    /// Whether a write was refused by the leader's write fence (and so never sent), here or in
+    /// any error this one aggregates or wraps.
+    pub fn is_fenced(&self) -> bool {
+        match self {
+            ControlError::Client(e) => kcm_leaderelection::is_fenced(e),
+            ControlError::DeletePods(inner) => inner.is_fenced(),
+            ControlError::Aggregate(errs) => errs.iter().any(ControlError::is_fenced),
+            // Errors kept as text carry the fence's message.
+            ControlError::Other(message) => message.contains(kcm_leaderelection::FENCED_PREFIX),
+            ControlError::Api(_) | ControlError::Invalid(_) | ControlError::Serialize(_) => false,
+        }
+    }
+
     /// An API error with the given HTTP code, reason and message (handy in fakes and tests).
     pub fn api(code: u16, reason: &str, message: impl Into<String>) -> Self {
         let message = message.into();

@@ -33,16 +33,20 @@ pub enum SyncOutcome {
     Success,
     /// The sync returned an error (the key is requeued or dropped by the retry policy).
     Error,
+    /// The sync stopped at the leader's write fence: a write was refused, not sent (the key
+    /// is requeued without counting a failure).
+    Fenced,
     /// The sync panicked (the key is requeued with backoff).
     Panic,
 }
 
 impl SyncOutcome {
-    /// The label value: `success`, `error` or `panic`.
+    /// The label value: `success`, `error`, `fenced` or `panic`.
     pub fn as_str(self) -> &'static str {
         match self {
             SyncOutcome::Success => "success",
             SyncOutcome::Error => "error",
+            SyncOutcome::Fenced => "fenced",
             SyncOutcome::Panic => "panic",
         }
     }

@@ -11,6 +11,11 @@
 //!   policy's `forget_if` accepts (upstream: NamespaceTerminating) are forgotten
 //!   at once.
 //!
+//! A sync that failed because the leader's write fence refused one of its writes (the policy's
+//! [`fenced_if`](RetryPolicy::fenced_if) says which errors those are) is neither a failure
+//! nor a success: the key is requeued after [`FENCED_REQUEUE_DELAY`] without touching its
+//! backoff or retry count, and the sync is reported as [`SyncOutcome::Fenced`].
+//!
 //! Every sync is timed and reported to the observer installed with
 //! [`set_sync_observer`](crate::sync_metrics::set_sync_observer), under the queue's name.
 //!
@@ -36,6 +41,11 @@ use crate::sync_metrics::{self, SyncOutcome};
 /// Upstream Deployment controller's `maxRetries`.
 pub const DEPLOYMENT_MAX_RETRIES: usize = 15;
 
+/// How long a key whose sync was stopped by the write fence waits before it is synced again:
+/// by then the elector has renewed the lease (the fence is open again) or leadership is lost
+/// and the controllers are stopping.
+pub const FENCED_REQUEUE_DELAY: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// A predicate over sync errors.
 type ErrorFilter<E> = Arc<dyn Fn(&E) -> bool + Send + Sync>;
 
@@ -51,6 +61,7 @@ impl<K: Hash + Eq + Clone + fmt::Display + Send + Sync + 'static> WorkKey for K 
 pub struct RetryPolicy<K, E> {
     max_retries: Option<usize>,
     forget_if: Option<ErrorFilter<E>>,
+    fenced_if: Option<ErrorFilter<E>>,
     on_drop: Option<DropHandler<K, E>>,
 }
 
@@ -59,6 +70,7 @@ impl<K, E> Clone for RetryPolicy<K, E> {
         Self {
             max_retries: self.max_retries,
             forget_if: self.forget_if.clone(),
+            fenced_if: self.fenced_if.clone(),
             on_drop: self.on_drop.clone(),
         }
     }
@@ -69,6 +81,7 @@ impl<K, E> fmt::Debug for RetryPolicy<K, E> {
         f.debug_struct("RetryPolicy")
             .field("max_retries", &self.max_retries)
             .field("forget_if", &self.forget_if.is_some())
+            .field("fenced_if", &self.fenced_if.is_some())
             .field("on_drop", &self.on_drop.is_some())
             .finish()
     }
@@ -80,6 +93,7 @@ impl<K, E> RetryPolicy<K, E> {
         Self {
             max_retries: None,
             forget_if: None,
+            fenced_if: None,
             on_drop: None,
         }
     }
@@ -90,6 +104,7 @@ impl<K, E> RetryPolicy<K, E> {
         Self {
             max_retries: Some(n),
             forget_if: None,
+            fenced_if: None,
             on_drop: None,
         }
     }
@@ -97,6 +112,14 @@ impl<K, E> RetryPolicy<K, E> {
     /// Errors for which `f` returns true are treated like success (forgotten, not requeued).
     pub fn forget_if(mut self, f: impl Fn(&E) -> bool + Send + Sync + 'static) -> Self {
         self.forget_if = Some(Arc::new(f));
+        self
+    }
+
+    /// Errors for which `f` returns true were refused by the leader's write fence
+    /// (`kcm_leaderelection::is_fenced` on the error's chain): the key is requeued after
+    /// [`FENCED_REQUEUE_DELAY`], not counted as a failure.
+    pub fn fenced_if(mut self, f: impl Fn(&E) -> bool + Send + Sync + 'static) -> Self {
+        self.fenced_if = Some(Arc::new(f));
         self
     }
 
@@ -210,12 +233,17 @@ pub async fn process_item<K, E, F>(
     let result = AssertUnwindSafe(sync(&key)).catch_unwind().await;
     let outcome = match &result {
         Ok(Ok(())) => SyncOutcome::Success,
+        Ok(Err(err)) if policy.fenced_if.as_ref().is_some_and(|f| f(err)) => SyncOutcome::Fenced,
         Ok(Err(_)) => SyncOutcome::Error,
         Err(_) => SyncOutcome::Panic,
     };
     sync_metrics::observe(queue.queue().name(), started.elapsed(), outcome);
     match result {
         Ok(Ok(())) => queue.forget(&key),
+        Ok(Err(err)) if outcome == SyncOutcome::Fenced => {
+            tracing::info!(key = %key, error = %err, "sync stopped at the write fence; requeueing");
+            queue.add_after(key.clone(), FENCED_REQUEUE_DELAY);
+        }
         Ok(Err(err)) => handle_err(queue, policy, &key, &err),
         Err(_) => {
             tracing::error!(key = %key, "sync panicked; requeueing with backoff");

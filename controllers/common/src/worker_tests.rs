@@ -255,3 +255,28 @@ async fn every_sync_is_reported_to_the_observer_under_the_queue_name() {
         [SyncOutcome::Success, SyncOutcome::Error, SyncOutcome::Panic]
     );
 }
+
+/// A sync stopped by the write fence is requeued after a second, without a recorded failure
+/// (its backoff and the Deployment policy's retry count stay as they were).
+#[tokio::test(start_paused = true)]
+async fn fenced_sync_is_requeued_without_counting_a_failure() {
+    let q = queue();
+    q.add_rate_limited("k".to_string()); // one earlier failure
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let key = q.get().await.unwrap();
+    let policy = RetryPolicy::<String, String>::max_retries(DEPLOYMENT_MAX_RETRIES)
+        .fenced_if(|e| e.starts_with("write fenced"));
+    let fenced = sync_fn(|_k| Box::pin(async { Err("write fenced: lease not held".into()) }));
+    process_item(&q, &policy, &fenced, key).await;
+    assert_eq!(q.num_requeues(&"k".to_string()), 1, "not counted");
+    assert_eq!(q.len(), 0, "not requeued at once");
+    tokio::time::sleep(FENCED_REQUEUE_DELAY - Duration::from_millis(1)).await;
+    assert_eq!(q.len(), 0);
+    // The delaying queue's timer fires within a few milliseconds of the delay.
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    assert_eq!(q.try_get().as_deref(), Some("k"), "back after the delay");
+    // Any other error is a failure as before.
+    let failing = sync_fn(|_k| Box::pin(async { Err("conflict".into()) }));
+    process_item(&q, &policy, &failing, "k".to_string()).await;
+    assert_eq!(q.num_requeues(&"k".to_string()), 2);
+}

@@ -26,3 +26,16 @@ pub enum SyncError {
         source: ControlError,
     },
 }
+
+impl SyncError {
+    /// Whether a write of the sync was refused by the leader's write fence (requeued, not
+    /// counted as a failure).
+    pub fn is_fenced(&self) -> bool {
+        match self {
+            SyncError::StaleCache(_) => false,
+            SyncError::Claim(c) | SyncError::Manage(c) | SyncError::Status { source: c, .. } => {
+                c.is_fenced()
+            }
+        }
+    }
+}

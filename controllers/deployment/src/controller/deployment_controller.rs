@@ -28,7 +28,9 @@ use super::sync_deployment::sync_deployment;
 /// Upstream `handleErr`: success and NamespaceTerminating errors are forgotten; other errors
 /// are requeued with backoff while the key has fewer than 15 requeues, then dropped.
 pub(crate) fn retry_policy() -> RetryPolicy<ObjectKey, SyncError> {
-    RetryPolicy::max_retries(DEPLOYMENT_MAX_RETRIES).forget_if(SyncError::is_namespace_terminating)
+    RetryPolicy::max_retries(DEPLOYMENT_MAX_RETRIES)
+        .forget_if(SyncError::is_namespace_terminating)
+        .fenced_if(SyncError::is_fenced)
 }
 
 /// [`retry_policy`] plus kcm's slow retry of dropped keys whose Deployment is not complete.

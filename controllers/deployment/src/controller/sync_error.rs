@@ -75,6 +75,16 @@ impl SyncError {
         self.control().is_some_and(ControlError::is_already_exists)
     }
 
+    /// Whether a write of the sync was refused by the leader's write fence (requeued, not
+    /// counted as a failure), wrapped or not.
+    pub fn is_fenced(&self) -> bool {
+        match self {
+            SyncError::Control(c) => c.is_fenced(),
+            SyncError::Swallowed { source, .. } => source.is_fenced(),
+            SyncError::Other(_) | SyncError::Decision(_) | SyncError::StaleCache(_) => false,
+        }
+    }
+
     /// Whether the error's status causes include `NamespaceTerminating` (forgotten, not retried).
     pub fn is_namespace_terminating(&self) -> bool {
         match self {

@@ -194,7 +194,11 @@ impl ReplicaSetController {
         let synced = self.wait_for_caches(&cancel).await;
         if synced {
             let ctx = self.ctx.clone();
-            let pool = WorkerPool::new(ctx.queue.clone(), self.workers, RetryPolicy::unlimited());
+            let pool = WorkerPool::new(
+                ctx.queue.clone(),
+                self.workers,
+                RetryPolicy::unlimited().fenced_if(SyncError::is_fenced),
+            );
             pool.run(
                 move |key: &ObjectKey| {
                     let ctx = ctx.clone();

@@ -1,4 +1,5 @@
-//! Leader election on a Lease, with client-go's semantics (tools/leaderelection).
+//! Leader election on a Lease, with client-go's semantics (tools/leaderelection), and a write
+//! fence.
 //!
 //! Only the leader runs controllers. A candidate acquires the lock by writing its identity into
 //! the Lease, then renews it every retry period; if it cannot renew within the renew deadline it
@@ -8,6 +9,13 @@
 //! valid until `lease_duration` after the local instant at which we last saw the record
 //! *change*. Timestamps written by other candidates are never compared with our clock, so
 //! clock skew between machines cannot cause two leaders.
+//!
+//! Two differences from client-go, both about a leader that was paused or cut off:
+//! - the elector keeps a [`WriteFence`] open only for the [fence window](LeaderElectionConfig::fence_window)
+//!   after the start of its last successful renewal; a write refused by it wakes the elector
+//!   to re-check the lease at once;
+//! - a renewal that finds another holder with an unexpired lease ends leadership at once,
+//!   where client-go goes on polling until the renew deadline.
 
 use std::time::Duration;
 
@@ -16,75 +24,37 @@ use rand::Rng;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::config::{ConfigError, JITTER_FACTOR, LeaderElectionConfig};
+use crate::fence::WriteFence;
 use crate::lease_lock::{LeaderElectionRecord, LeaseLock, LockError};
 
-/// How far (relative to the retry period) acquire attempts are spread: client-go's JitterFactor.
-pub const JITTER_FACTOR: f64 = 1.2;
-
-/// How long past the lease duration the health check tolerates a leader that failed to renew.
-pub const MAX_TOLERABLE_EXPIRED_LEASE: Duration = Duration::from_secs(20);
-
-/// Timing of leader election; defaults are kube-controller-manager's.
+/// How one attempt to acquire or renew the lock ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LeaderElectionConfig {
-    /// How long non-leaders wait after the last observed change before taking over (15 s).
-    pub lease_duration: Duration,
-    /// How long the leader keeps retrying to renew before giving up leadership (10 s).
-    pub renew_deadline: Duration,
-    /// How long candidates wait between attempts (2 s).
-    pub retry_period: Duration,
-    /// Clear the holder when leadership ends by cancellation (kube-controller-manager: false).
-    pub release_on_cancel: bool,
+pub enum Attempt {
+    /// This candidate holds the lock (acquired or renewed).
+    Held,
+    /// Another candidate holds the lock and its lease has not expired by our clock.
+    HeldByOther {
+        /// The holder's identity.
+        holder: String,
+    },
+    /// The lock could not be read or written (the error was logged).
+    Failed,
 }
 
-impl Default for LeaderElectionConfig {
-    fn default() -> Self {
-        LeaderElectionConfig {
-            lease_duration: Duration::from_secs(15),
-            renew_deadline: Duration::from_secs(10),
-            retry_period: Duration::from_secs(2),
-            release_on_cancel: false,
-        }
+impl Attempt {
+    /// Whether this candidate holds the lock after the attempt.
+    pub fn held(&self) -> bool {
+        matches!(self, Attempt::Held)
     }
 }
 
-/// Invalid leader election timing, with client-go's messages.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum ConfigError {
-    /// lease duration must exceed the renew deadline
-    #[error("leaseDuration must be greater than renewDeadline")]
-    LeaseNotLongerThanRenew,
-    /// renew deadline must exceed 1.2 × retry period
-    #[error("renewDeadline must be greater than retryPeriod*JitterFactor")]
-    RenewTooShort,
-    /// every duration must be positive
-    #[error("{0} must be greater than zero")]
-    NotPositive(&'static str),
-    /// the lock has no identity
-    #[error("Lock identity is empty")]
-    EmptyIdentity,
-}
-
-impl LeaderElectionConfig {
-    /// Checks the timing the way client-go's `NewLeaderElector` does.
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.lease_duration <= self.renew_deadline {
-            return Err(ConfigError::LeaseNotLongerThanRenew);
-        }
-        if self.renew_deadline.as_secs_f64() <= JITTER_FACTOR * self.retry_period.as_secs_f64() {
-            return Err(ConfigError::RenewTooShort);
-        }
-        for (name, d) in [
-            ("leaseDuration", self.lease_duration),
-            ("renewDeadline", self.renew_deadline),
-            ("retryPeriod", self.retry_period),
-        ] {
-            if d.is_zero() {
-                return Err(ConfigError::NotPositive(name));
-            }
-        }
-        Ok(())
-    }
+/// How a wait between two attempts ended.
+enum Wait {
+    Elapsed,
+    Cancelled,
+    /// A write was refused by the fence after the last attempt had opened it: try now.
+    Fenced,
 }
 
 /// What this candidate last saw of the lock.
@@ -101,6 +71,7 @@ pub struct LeaderElector<L> {
     config: LeaderElectionConfig,
     lock: L,
     observed: Mutex<Observed>,
+    fence: WriteFence,
 }
 
 impl<L: LeaseLock> LeaderElector<L> {
@@ -110,16 +81,29 @@ impl<L: LeaseLock> LeaderElector<L> {
         if lock.identity().is_empty() {
             return Err(ConfigError::EmptyIdentity);
         }
+        let fence = WriteFence::new(lock.describe());
         Ok(LeaderElector {
             config,
             lock,
             observed: Mutex::new(Observed::default()),
+            fence,
         })
     }
 
     /// This candidate's identity.
     pub fn identity(&self) -> &str {
         self.lock.identity()
+    }
+
+    /// The fence this elector keeps open while it holds the lock: put it in front of every
+    /// write of the controllers ([`FenceLayer`](crate::FenceLayer)).
+    pub fn fence(&self) -> WriteFence {
+        self.fence.clone()
+    }
+
+    /// The timing this candidate runs with.
+    pub fn config(&self) -> &LeaderElectionConfig {
+        &self.config
     }
 
     /// Whether the last observed record names this candidate as holder.
@@ -158,8 +142,16 @@ impl<L: LeaseLock> LeaderElector<L> {
         observed.at = Some(at);
     }
 
-    /// One attempt to acquire or renew the lock; true if we hold it afterwards.
-    pub async fn try_acquire_or_renew(&self) -> bool {
+    /// We wrote `record` in an attempt that started at `started`: remember it, and open the
+    /// fence for the window from that start.
+    fn held(&self, record: LeaderElectionRecord, started: Instant) -> Attempt {
+        self.set_observed(record, started);
+        self.fence.open_until(started + self.config.fence_window());
+        Attempt::Held
+    }
+
+    /// One attempt to acquire or renew the lock.
+    pub async fn try_acquire_or_renew(&self) -> Attempt {
         let now = Instant::now();
         let wall = jiff::Timestamp::now();
         let mut desired = LeaderElectionRecord {
@@ -177,10 +169,7 @@ impl<L: LeaseLock> LeaderElector<L> {
                 desired.leader_transitions = old.leader_transitions;
             }
             match self.lock.update(&desired).await {
-                Ok(()) => {
-                    self.set_observed(desired, now);
-                    return true;
-                }
+                Ok(()) => return self.held(desired, now),
                 Err(err) => tracing::warn!(
                     lock = %self.lock.describe(),
                     error = %err,
@@ -193,19 +182,16 @@ impl<L: LeaseLock> LeaderElector<L> {
             Ok(record) => record,
             Err(LockError::NotFound(_)) => {
                 return match self.lock.create(&desired).await {
-                    Ok(()) => {
-                        self.set_observed(desired, now);
-                        true
-                    }
+                    Ok(()) => self.held(desired, now),
                     Err(err) => {
                         tracing::error!(lock = %self.lock.describe(), error = %err, "error initially creating leader election record");
-                        false
+                        Attempt::Failed
                     }
                 };
             }
             Err(err) => {
                 tracing::error!(lock = %self.lock.describe(), error = %err, "error retrieving resource lock");
-                return false;
+                return Attempt::Failed;
             }
         };
 
@@ -214,8 +200,12 @@ impl<L: LeaseLock> LeaderElector<L> {
             self.set_observed(current.clone(), now);
         }
         if !current.holder_identity.is_empty() && self.lease_valid(now) && !self.is_leader() {
+            // Whatever we believed before, somebody else holds the lease now.
+            self.fence.close();
             tracing::debug!(lock = %self.lock.describe(), holder = %current.holder_identity, "lock is held and has not yet expired");
-            return false;
+            return Attempt::HeldByOther {
+                holder: current.holder_identity,
+            };
         }
 
         if self.is_leader() {
@@ -225,13 +215,10 @@ impl<L: LeaseLock> LeaderElector<L> {
             desired.leader_transitions = current.leader_transitions.saturating_add(1);
         }
         match self.lock.update(&desired).await {
-            Ok(()) => {
-                self.set_observed(desired, now);
-                true
-            }
+            Ok(()) => self.held(desired, now),
             Err(err) => {
                 tracing::error!(lock = %self.lock.describe(), error = %err, "failed to update lock");
-                false
+                Attempt::Failed
             }
         }
     }
@@ -245,7 +232,7 @@ impl<L: LeaseLock> LeaderElector<L> {
             if cancel.is_cancelled() {
                 return false;
             }
-            if self.try_acquire_or_renew().await {
+            if self.try_acquire_or_renew().await.held() {
                 tracing::info!(lock = %self.lock.describe(), identity = %self.identity(), "successfully acquired lease");
                 return true;
             }
@@ -264,8 +251,32 @@ impl<L: LeaseLock> LeaderElector<L> {
         }
     }
 
-    /// Keeps renewing until renewal fails for a whole renew deadline (leadership lost) or
-    /// `cancel` fires. Returns true if leadership was lost, false on cancellation.
+    /// Waits until `until`, or less if `cancel` fires or a write is refused by the fence
+    /// while the last attempt (started at `last_attempt`) is what opened it.
+    async fn wait(
+        &self,
+        until: Instant,
+        last_attempt: Instant,
+        cancel: &CancellationToken,
+    ) -> Wait {
+        loop {
+            tokio::select! {
+                _ = cancel.cancelled() => return Wait::Cancelled,
+                _ = tokio::time::sleep_until(until) => return Wait::Elapsed,
+                _ = self.fence.refused() => {
+                    // Once per closing of the fence: an attempt made after it closed and
+                    // failed is retried on the retry period, not on every refused write.
+                    if self.fence.deadline().is_some_and(|d| last_attempt < d) {
+                        return Wait::Fenced;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Keeps renewing until leadership is lost (true) or `cancel` fires (false). Leadership
+    /// is lost when renewals fail for a whole renew deadline, or at once when a renewal finds
+    /// another holder with an unexpired lease; either way the fence is closed first.
     pub async fn renew(&self, cancel: &CancellationToken) -> bool {
         loop {
             let deadline = Instant::now() + self.config.renew_deadline;
@@ -273,16 +284,26 @@ impl<L: LeaseLock> LeaderElector<L> {
                 if cancel.is_cancelled() {
                     break None;
                 }
-                if self.try_acquire_or_renew().await {
-                    break Some(true);
+                let started = Instant::now();
+                match self.try_acquire_or_renew().await {
+                    Attempt::Held => break Some(true),
+                    Attempt::HeldByOther { holder } => {
+                        self.fence.close();
+                        tracing::info!(lock = %self.lock.describe(), holder = %holder, "failed to renew lease: another candidate holds it and it has not expired; stepping down at once");
+                        return true;
+                    }
+                    Attempt::Failed => {}
                 }
                 let next = Instant::now() + self.config.retry_period;
                 if next > deadline {
                     break Some(false);
                 }
-                tokio::select! {
-                    _ = cancel.cancelled() => break None,
-                    _ = tokio::time::sleep_until(next) => {}
+                match self.wait(next, started, cancel).await {
+                    Wait::Cancelled => break None,
+                    Wait::Elapsed => {}
+                    Wait::Fenced => {
+                        tracing::info!(lock = %self.lock.describe(), "a write was fenced; re-checking the lease now")
+                    }
                 }
             };
             match renewed {
@@ -293,6 +314,7 @@ impl<L: LeaseLock> LeaderElector<L> {
                     return false;
                 }
                 Some(false) => {
+                    self.fence.close();
                     tracing::info!(lock = %self.lock.describe(), "failed to renew lease: timed out waiting for the condition");
                     return true;
                 }
@@ -300,20 +322,29 @@ impl<L: LeaseLock> LeaderElector<L> {
                     tracing::trace!(lock = %self.lock.describe(), "successfully renewed lease");
                 }
             }
-            tokio::select! {
-                _ = cancel.cancelled() => {
+            let last = Instant::now();
+            match self
+                .wait(last + self.config.retry_period, last, cancel)
+                .await
+            {
+                Wait::Cancelled => {
                     if self.config.release_on_cancel {
                         self.release().await;
                     }
                     return false;
                 }
-                _ = tokio::time::sleep(self.config.retry_period) => {}
+                Wait::Elapsed => {}
+                Wait::Fenced => {
+                    tracing::info!(lock = %self.lock.describe(), "a write was fenced; re-checking the lease now")
+                }
             }
         }
     }
 
-    /// Gives the lock up if we hold it: holder cleared, lease duration 1 s, transitions kept.
+    /// Gives the lock up if we hold it: the fence closed, then the holder cleared, lease
+    /// duration 1 s, transitions kept.
     pub async fn release(&self) -> bool {
+        self.fence.close();
         if !self.is_leader() {
             return true;
         }
@@ -362,4 +393,5 @@ impl<L: LeaseLock> LeaderElector<L> {
 }
 
 #[cfg(test)]
+#[path = "elector_tests.rs"]
 mod tests;

@@ -1,0 +1,61 @@
+//! Leader election on a `coordination.k8s.io/v1` Lease with client-go's semantics
+//! (`tools/leaderelection`), and a **write fence** that keeps a leader which was paused from
+//! writing once its lease may have passed to another candidate.
+//!
+//! | module | upstream | what |
+//! | --- | --- | --- |
+//! | [`config`] | `LeaderElectionConfig`, `NewLeaderElector`'s checks | timing, the fence margin |
+//! | [`elector`] | `LeaderElector` | acquire, renew, release, health check; steps down at once when another holder is seen |
+//! | [`lease_lock`] | `resourcelock.LeaseLock` | the record in a Lease, optimistic updates |
+//! | [`fence`] | — | [`WriteFence`]: writes allowed only within the lease by this process's monotonic clock |
+//! | [`fence_layer`] | — | [`FenceLayer`]: a tower layer putting a `kube::Client`'s writes behind the fence |
+//!
+//! Libraries using this crate pick no k8s-openapi version feature; binaries and tests do.
+//!
+//! # Example: elect, then run writes behind the fence
+//!
+//! ```no_run
+//! use kcm_leaderelection::{FenceLayer, KubeLeaseLock, LeaderElectionConfig, LeaderElector};
+//! use tokio_util::sync::CancellationToken;
+//!
+//! # async fn demo() -> anyhow::Result<()> {
+//! let config = kube::Config::infer().await?;
+//! let lease_client = kube::Client::try_from(config.clone())?;
+//! let lock = KubeLeaseLock::new(lease_client, "kube-system", "my-controller", "pod-a_1234");
+//! let elector = LeaderElector::new(lock, LeaderElectionConfig::default())?;
+//!
+//! // The controller's own client: every POST/PUT/PATCH/DELETE passes the fence first.
+//! let controller_client = kube::client::ClientBuilder::try_from(config)?
+//!     .with_layer(&FenceLayer::new(elector.fence()))
+//!     .build();
+//!
+//! let stop = CancellationToken::new();
+//! if elector.acquire(&stop).await {
+//!     let controllers = stop.child_token();
+//!     // start the controllers with `controller_client` and `controllers` here
+//!     let lost = elector.renew(&stop).await; // returns when leadership ends
+//!     controllers.cancel();
+//!     # let _ = (lost, controller_client);
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! A write refused by the fence fails with [`Fenced`] (inside `kube::Error::Service`; test
+//! with [`is_fenced`]); a controller requeues the key without counting a failure
+//! (`kcm_controller::worker` does). See `docs/reliability.md` for why the fence's margin makes
+//! a paused leader's writes arrive before any other candidate can hold the lease.
+
+pub mod config;
+pub mod elector;
+pub mod fence;
+pub mod fence_layer;
+pub mod lease_lock;
+
+pub use config::{
+    ConfigError, DEFAULT_FENCE_MARGIN_PERCENT, JITTER_FACTOR, LeaderElectionConfig,
+    MAX_TOLERABLE_EXPIRED_LEASE,
+};
+pub use elector::{Attempt, LeaderElector};
+pub use fence::{FENCED_PREFIX, Fenced, WriteFence, is_fenced};
+pub use fence_layer::{FenceLayer, FencedService};
+pub use lease_lock::{KubeLeaseLock, LeaderElectionRecord, LeaseLock, LockError};
