@@ -284,7 +284,14 @@ impl EventBroadcaster {
                     e = rx.recv() => e,
                 };
                 let Some(event) = event else { break };
-                record_to_sink(&sink, &correlator, event, SLEEP_BETWEEN_TRIES).await;
+                // A stop also ends a write in progress or its retries (up to 12 tries 10 s
+                // apart): a controller that stops, for instance because its leader lease
+                // passed on and its writes are fenced, must not wait on an event.
+                tokio::select! {
+                    biased;
+                    _ = stopped.wait_for(|stop| *stop) => break,
+                    _ = record_to_sink(&sink, &correlator, event, SLEEP_BETWEEN_TRIES) => {}
+                }
             }
             // Write what was queued before the stop, for at most SHUTDOWN_DRAIN: events are best
             // effort, and a process that is stopping should not wait on them (client-go's

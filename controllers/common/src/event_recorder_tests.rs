@@ -278,3 +278,30 @@ async fn shutdown_gives_up_on_a_backlog_after_the_drain_bound() {
         "the writer was stuck on one write"
     );
 }
+
+/// A stop reaches a writer that is between the retries of a failing write (client-go sleeps
+/// 10 s between tries): shutdown does not wait for them.
+#[tokio::test]
+async fn shutdown_ends_the_retries_of_a_failing_write() {
+    let sink = Arc::new(FakeSink {
+        fail_first: Mutex::new(100),
+        fail: Some(|| ControlError::Client(kube::Error::LinesCodecMaxLineLengthExceeded)),
+        ..FakeSink::default()
+    });
+    let b = EventBroadcaster::start(sink.clone(), EventCorrelator::default());
+    let rec = b.new_recorder("replicaset-controller", None);
+    rec.record(&rs_ref(), EventType::Normal, "R", "m");
+    // Let the writer try, fail and start sleeping before its next try.
+    while sink.calls.lock().is_empty() {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let started = std::time::Instant::now();
+    tokio::time::timeout(Duration::from_secs(5), b.shutdown())
+        .await
+        .expect("shutdown does not wait for the retries");
+    assert!(
+        started.elapsed() < SHUTDOWN_DRAIN,
+        "{:?}",
+        started.elapsed()
+    );
+}
