@@ -145,6 +145,13 @@ impl Proc {
         self.child.stdout.take()
     }
 
+    /// Sends `signal` (as `kill` takes it: `-STOP`, `-CONT`) to the process.
+    pub fn signal(&self, signal: &str) {
+        let _ = Command::new("kill")
+            .args([signal, &self.child.id().to_string()])
+            .status();
+    }
+
     /// The process id (for reading `/proc/<pid>`).
     pub fn id(&self) -> u32 {
         self.child.id()

@@ -1,27 +1,74 @@
 //! `cargo xtask chaos --failover N [--cluster upstream]`: three kcm replicas electing a leader
-//! (with `ControllerManagerReleaseLeaderElectionLockOnExit`); the leader is killed N times
-//! (SIGKILL and SIGTERM in turn) while a Deployment keeps changing.
+//! (with `ControllerManagerReleaseLeaderElectionLockOnExit`) while a Deployment keeps changing;
+//! each round does one thing to the leader, in turn: SIGKILL, SIGTERM, (on the upstream control
+//! plane) a kube-apiserver outage longer than the renew deadline, and three pauses (SIGSTOP, the
+//! Deployment scaled meanwhile, then SIGCONT): longer than the lease (a standby takes over; the
+//! resumed leader's write fence refuses its queued writes and it steps down at once), within the
+//! fence window (nothing changes hands) and between the window and the lease (the fence closes;
+//! the leader renews or steps down, whichever the timing gives).
+//!
 //! Takeover time is measured from the API side: from the signal to the Lease naming another
 //! holder. Afterwards every replica's API writes (its `-v 2` write log) are checked to lie in
-//! its own term: after it acquired the Lease and before another replica acquired it.
-//!
-//! On the upstream control plane every third round is instead a kube-apiserver outage longer
-//! than the renew deadline, each replica runs as its own ServiceAccount, and the terms are also
-//! checked from the server's side, with the server's clock only: the audit log's Lease writes
-//! and every write of the replicas ([`super::terms_audit`]).
+//! its own term ([`super::terms_log`]); on the upstream control plane each replica runs as its
+//! own ServiceAccount and the terms are also checked from the server's side, with the server's
+//! clock only: the audit log's Lease writes and every write of the replicas
+//! ([`super::terms_audit`]).
 
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail, ensure};
-use serde_json::json;
 
+use super::replica_identity::{replica_identities, users};
 use super::terms_audit::audit_terms;
+use super::terms_log::{identity_in_log, overlapping_writes, read_terms};
 use crate::cluster::{Cluster, Proc, wait_for};
 use crate::e2e::images::Images;
 use crate::e2e::{Ctx, complete, create_namespace, deployment, rolling};
 use crate::upstream::build::Binaries;
 use crate::upstream::control_plane::{self, Component, restart};
+
+/// What a round does to the leader.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Round {
+    Kill,
+    Term,
+    /// kube-apiserver SIGKILLed for [`OUTAGE`] (upstream control plane only).
+    Outage,
+    /// SIGSTOP, the Deployment scaled, SIGCONT after this long.
+    Pause(Duration),
+}
+
+/// Longer than the lease (3 s) by more than a retry period: a standby takes over.
+const PAUSE_PAST_LEASE: Duration = Duration::from_millis(5_000);
+/// Well within the fence window (lease less 15 %: 2.55 s).
+const PAUSE_WITHIN_WINDOW: Duration = Duration::from_millis(1_000);
+/// Past the fence window, within the lease.
+const PAUSE_PAST_WINDOW: Duration = Duration::from_millis(2_800);
+
+impl Round {
+    /// Round `round`'s kind: the kinds in turn, the outage only on the upstream control plane.
+    fn of(round: u64, upstream: bool) -> Round {
+        let kinds: &[Round] = if upstream {
+            &[
+                Round::Kill,
+                Round::Term,
+                Round::Outage,
+                Round::Pause(PAUSE_PAST_LEASE),
+                Round::Pause(PAUSE_WITHIN_WINDOW),
+                Round::Pause(PAUSE_PAST_WINDOW),
+            ]
+        } else {
+            &[
+                Round::Kill,
+                Round::Term,
+                Round::Pause(PAUSE_PAST_LEASE),
+                Round::Pause(PAUSE_WITHIN_WINDOW),
+                Round::Pause(PAUSE_PAST_WINDOW),
+            ]
+        };
+        kinds[(round % kinds.len() as u64) as usize]
+    }
+}
 
 const NS: &str = "failover";
 const LEASE: &str = "kcm-failover";
@@ -105,81 +152,6 @@ fn now_unix() -> f64 {
         .unwrap_or_default()
 }
 
-/// The candidate identity a kcm log announces (`attempting to acquire leader lease`).
-fn identity_in_log(path: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(path).ok()?;
-    text.lines()
-        .find(|l| l.contains("attempting to acquire leader lease"))
-        .and_then(|l| l.split("identity=\"").nth(1))
-        .and_then(|r| r.split('"').next())
-        .map(str::to_string)
-}
-
-/// Seconds since midnight of a klog line (`I1125 04:22:23.200902 ...`).
-fn klog_time(line: &str) -> Option<f64> {
-    let t = line.split_whitespace().nth(1)?;
-    let mut parts = t.split(':');
-    let h: f64 = parts.next()?.parse().ok()?;
-    let m: f64 = parts.next()?.parse().ok()?;
-    let s: f64 = parts.next()?.parse().ok()?;
-    Some(h * 3600.0 + m * 60.0 + s)
-}
-
-/// One process's log: when it acquired the Lease (if it did) and its successful writes.
-#[derive(Debug, Default)]
-struct LogTerm {
-    name: String,
-    acquired: Option<f64>,
-    writes: Vec<(f64, String)>,
-}
-
-fn read_term(name: &str, text: &str) -> LogTerm {
-    let mut t = LogTerm {
-        name: name.to_string(),
-        ..Default::default()
-    };
-    for line in text.lines() {
-        if line.contains("successfully acquired lease") && t.acquired.is_none() {
-            t.acquired = klog_time(line);
-        } else if line.contains("\"API write\"")
-            && line.contains("result=\"ok\"")
-            && let Some(at) = klog_time(line)
-        {
-            t.writes.push((at, line.to_string()));
-        }
-    }
-    t
-}
-
-/// Writes outside their writer's term: before it acquired the Lease, or after another process
-/// acquired it later. Each process of `terms` is one run of one replica.
-fn overlapping_writes(terms: &[LogTerm]) -> Vec<String> {
-    let mut acquisitions: Vec<(f64, &str)> = terms
-        .iter()
-        .filter_map(|t| t.acquired.map(|a| (a, t.name.as_str())))
-        .collect();
-    acquisitions.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let mut bad = Vec::new();
-    for t in terms {
-        for (at, line) in &t.writes {
-            let Some(start) = t.acquired else {
-                bad.push(format!(
-                    "{} wrote without holding the Lease: {line}",
-                    t.name
-                ));
-                continue;
-            };
-            let next = acquisitions
-                .iter()
-                .find(|(a, n)| *a > start && *n != t.name);
-            if *at < start || next.is_some_and(|(a, _)| at > a) {
-                bad.push(format!("{} wrote outside its term: {line}", t.name));
-            }
-        }
-    }
-    bad
-}
-
 /// Median, 90th percentile and maximum of `xs` (sorted in place).
 fn distribution(xs: &mut [f64]) -> String {
     if xs.is_empty() {
@@ -195,47 +167,6 @@ fn distribution(xs: &mut [f64]) -> String {
         q(0.9),
         xs[xs.len() - 1]
     )
-}
-
-/// The ServiceAccount replica `i` runs as on the upstream control plane (one each, so that the
-/// audit log names the writer of every request).
-fn service_account(i: usize) -> String {
-    format!("kcm-failover-{i}")
-}
-
-/// On the upstream control plane: a ServiceAccount per replica with kcm's ClusterRole and the
-/// Lease Role of the namespace, and a kubeconfig for each (`dir/kcm-failover-<i>.kubeconfig`).
-fn replica_identities(c: &Cluster, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let subjects: Vec<serde_json::Value> = (0..REPLICAS)
-        .map(|i| json!({"kind": "ServiceAccount", "name": service_account(i), "namespace": "kube-system"}))
-        .collect();
-    let mut items: Vec<serde_json::Value> = (0..REPLICAS)
-        .map(|i| {
-            json!({"apiVersion": "v1", "kind": "ServiceAccount",
-                        "metadata": {"name": service_account(i), "namespace": "kube-system"}})
-        })
-        .collect();
-    items.push(
-        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-        "metadata": {"name": "kcm-failover"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "kcm"},
-        "subjects": subjects}),
-    );
-    items.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-        "metadata": {"name": "kcm-failover-leases", "namespace": NS},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "kcm-e2e-leases"},
-        "subjects": subjects}));
-    c.kubectl_stdin(
-        &["apply", "-f", "-"],
-        &json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string(),
-    )?;
-    (0..REPLICAS)
-        .map(|i| {
-            let path = dir.join(format!("{}.kubeconfig", service_account(i)));
-            control_plane::service_account_kubeconfig(c, &service_account(i), &path)?;
-            Ok(path)
-        })
-        .collect()
 }
 
 /// Replicas electing a leader.
@@ -262,7 +193,7 @@ pub(crate) fn run(n: u64, bins: Option<&Binaries>) -> anyhow::Result<String> {
     };
     create_namespace(&cluster, NS, "failover", ctx.timeout())?;
     let identities = if upstream {
-        replica_identities(&cluster, &dir)?
+        replica_identities(&cluster, &dir, "failover", REPLICAS, NS)?
     } else {
         vec![cluster.kcm_kubeconfig.clone(); REPLICAS]
     };
@@ -283,6 +214,7 @@ pub(crate) fn run(n: u64, bins: Option<&Binaries>) -> anyhow::Result<String> {
         &deployment(NS, "web", 3, images.v(1), rolling("1", "0")),
     )?;
     let (mut kill_times, mut term_times, mut outages) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut pause_takeovers, mut step_downs) = (Vec::new(), Vec::new());
     for round in 0..n {
         let leader = wait_for("a leader", ctx.timeout(), || Ok(holder(&cluster)))?;
         let idx = wait_for("the leader's process", ctx.timeout(), || {
@@ -290,52 +222,102 @@ pub(crate) fn run(n: u64, bins: Option<&Binaries>) -> anyhow::Result<String> {
                 identity_in_log(&dir.join(format!("{name}.log"))).as_deref() == Some(&leader)
             }))
         })?;
-        if upstream && round % 3 == 2 {
-            // The API server away for longer than the renew deadline: the leader cannot renew,
-            // gives up its term and exits (as kube-controller-manager does); a replica then
-            // takes the Lease once it has expired.
-            let took = restart(&cluster, Component::ApiServer, OUTAGE)?;
-            let lost = wait_for("the leader to exit", ctx.timeout(), || {
-                Ok((!replicas[idx].0.is_running()).then_some(()))
-            })
-            .is_ok();
-            outages.push(took.as_secs_f64());
-            println!(
-                "failover {}/{n}: kube-apiserver away {:.1}s; kcm-{idx} {}",
-                round + 1,
-                took.as_secs_f64(),
-                if lost {
-                    "lost its Lease and exited"
-                } else {
-                    "kept running"
-                }
-            );
-        } else {
-            let sigkill = round % 2 == 0;
-            // Takeover time: from the signal to the new holder's acquireTime, both on this
-            // host's clock, so the kubectl polling below does not count.
-            let signalled = now_unix();
-            if sigkill {
-                replicas[idx].0.kill();
-            } else {
-                let _ = replicas[idx].0.terminate(Duration::from_secs(10));
+        let mut scaled = false;
+        let size = 3 + (round % 2) as i64;
+        let scale = |c: &Cluster| {
+            c.kubectl(&[
+                "-n",
+                NS,
+                "scale",
+                "deployment/web",
+                &format!("--replicas={size}"),
+            ])
+        };
+        match Round::of(round, upstream) {
+            Round::Outage => {
+                // The API server away for longer than the renew deadline: the leader cannot
+                // renew, gives up its term and exits (as kube-controller-manager does); a
+                // replica then takes the Lease once it has expired.
+                let took = restart(&cluster, Component::ApiServer, OUTAGE)?;
+                let lost = wait_for("the leader to exit", ctx.timeout(), || {
+                    Ok((!replicas[idx].0.is_running()).then_some(()))
+                })
+                .is_ok();
+                outages.push(took.as_secs_f64());
+                println!(
+                    "failover {}/{n}: kube-apiserver away {:.1}s; kcm-{idx} {}",
+                    round + 1,
+                    took.as_secs_f64(),
+                    if lost {
+                        "lost its Lease and exited"
+                    } else {
+                        "kept running"
+                    }
+                );
             }
-            let took = wait_for("another holder", ctx.timeout(), || {
-                Ok(holder_since(&cluster)
+            Round::Pause(pause) => {
+                // The leader stopped with work arriving: the Deployment is scaled while it is
+                // stopped, so its watches hold the change when it continues.
+                let signalled = now_unix();
+                let stopped = Instant::now();
+                replicas[idx].0.signal("-STOP");
+                scale(&cluster)?;
+                scaled = true;
+                std::thread::sleep(pause.saturating_sub(stopped.elapsed()));
+                replicas[idx].0.signal("-CONT");
+                let resumed = Instant::now();
+                let moved = holder_since(&cluster)
                     .filter(|(h, _)| !h.is_empty() && *h != leader)
-                    .map(|(_, acquired)| acquired - signalled))
-            })?;
-            if sigkill {
-                &mut kill_times
-            } else {
-                &mut term_times
+                    .map(|(_, acquired)| acquired - signalled);
+                let outcome = match moved {
+                    Some(took) => {
+                        pause_takeovers.push(took);
+                        // It must give its term up: its first renewal sees the new holder.
+                        let exited =
+                            wait_for("the paused leader to step down", ctx.timeout(), || {
+                                Ok((!replicas[idx].0.is_running()).then_some(resumed.elapsed()))
+                            })?;
+                        step_downs.push(exited.as_secs_f64());
+                        format!(
+                            "new holder after {took:.2}s; kcm-{idx} exited {:.2}s after SIGCONT",
+                            exited.as_secs_f64()
+                        )
+                    }
+                    None => "the leader kept its Lease".to_string(),
+                };
+                println!(
+                    "failover {}/{n}: SIGSTOP of kcm-{idx} for {:.1}s: {outcome}",
+                    round + 1,
+                    pause.as_secs_f64()
+                );
             }
-            .push(took);
-            println!(
-                "failover {}/{n}: {} of kcm-{idx}, new holder after {took:.2}s",
-                round + 1,
-                if sigkill { "SIGKILL" } else { "SIGTERM" }
-            );
+            kind @ (Round::Kill | Round::Term) => {
+                let sigkill = kind == Round::Kill;
+                // Takeover time: from the signal to the new holder's acquireTime, both on this
+                // host's clock, so the kubectl polling below does not count.
+                let signalled = now_unix();
+                if sigkill {
+                    replicas[idx].0.kill();
+                } else {
+                    let _ = replicas[idx].0.terminate(Duration::from_secs(10));
+                }
+                let took = wait_for("another holder", ctx.timeout(), || {
+                    Ok(holder_since(&cluster)
+                        .filter(|(h, _)| !h.is_empty() && *h != leader)
+                        .map(|(_, acquired)| acquired - signalled))
+                })?;
+                if sigkill {
+                    &mut kill_times
+                } else {
+                    &mut term_times
+                }
+                .push(took);
+                println!(
+                    "failover {}/{n}: {} of kcm-{idx}, new holder after {took:.2}s",
+                    round + 1,
+                    if sigkill { "SIGKILL" } else { "SIGTERM" }
+                );
+            }
         }
         // Every replica that is not running (the one stopped, any that lost its Lease) starts
         // again, as a kubelet would restart it.
@@ -344,37 +326,23 @@ pub(crate) fn run(n: u64, bins: Option<&Binaries>) -> anyhow::Result<String> {
                 *replica = start(i, &mut starts)?;
             }
         }
-        let size = 3 + (round % 2) as i64;
-        cluster.kubectl(&[
-            "-n",
-            NS,
-            "scale",
-            "deployment/web",
-            &format!("--replicas={size}"),
-        ])?;
+        if !scaled {
+            scale(&cluster)?;
+        }
         wait_for("the Deployment to converge", ctx.timeout(), || {
             Ok(complete(&cluster, NS, "web")?.then_some(()))
         })?;
     }
     drop(replicas);
-    let mut terms = Vec::new();
-    for entry in std::fs::read_dir(&dir)? {
-        let path = entry?.path();
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default();
-        if name.starts_with("kcm-") && name.ends_with(".log") {
-            let text = std::fs::read_to_string(&path)?;
-            terms.push(read_term(name, &text));
-        }
-    }
+    let terms = read_terms(&dir)?;
     let writes: usize = terms.iter().map(|t| t.writes.len()).sum();
+    let fenced: usize = terms.iter().map(|t| t.fenced).sum();
     let bad = overlapping_writes(&terms);
     let mut report = format!(
         "failover: {n} rounds on {}, lease {LEASE_DURATION_S}s, retry {RETRY_PERIOD_S}s\n  \
-         SIGKILL takeover: {}\n  SIGTERM takeover: {}\n  {writes} API writes by {} processes \
-         (their logs), {} outside their writer's term\n",
+         SIGKILL takeover: {}\n  SIGTERM takeover: {}\n  pauses that lost the Lease, takeover: {}\n  \
+         paused leader's exit after SIGCONT: {}\n  {writes} API writes by {} processes \
+         (their logs), {} outside their writer's term; {fenced} writes refused by a write fence\n",
         if upstream {
             "the upstream control plane"
         } else {
@@ -382,6 +350,8 @@ pub(crate) fn run(n: u64, bins: Option<&Binaries>) -> anyhow::Result<String> {
         },
         distribution(&mut kill_times),
         distribution(&mut term_times),
+        distribution(&mut pause_takeovers),
+        distribution(&mut step_downs),
         terms.len(),
         bad.len()
     );
@@ -393,10 +363,7 @@ pub(crate) fn run(n: u64, bins: Option<&Binaries>) -> anyhow::Result<String> {
             dir.display()
         );
         let events = crate::diff::audit::read(&dir);
-        let users: Vec<String> = (0..REPLICAS)
-            .map(|i| format!("system:serviceaccount:kube-system:{}", service_account(i)))
-            .collect();
-        let t = audit_terms(&events, NS, LEASE, &users);
+        let t = audit_terms(&events, NS, LEASE, &users("failover", REPLICAS));
         report.push_str(&format!(
             "  kube-apiserver outages of {OUTAGE:?} + restart: {}\n  audit log: {} terms, {} \
              writes by the replicas, {} received outside their writer's term\n",
@@ -439,31 +406,6 @@ const OUTAGE: Duration = Duration::from_secs(3);
 mod tests {
     use super::*;
 
-    fn term(name: &str, acquired: Option<f64>, writes: &[f64]) -> LogTerm {
-        LogTerm {
-            name: name.into(),
-            acquired,
-            writes: writes.iter().map(|w| (*w, format!("w{w}"))).collect(),
-        }
-    }
-
-    #[test]
-    fn writes_are_checked_against_terms() {
-        let ok = [
-            term("a", Some(1.0), &[1.5, 2.0]),
-            term("b", Some(3.0), &[3.5]),
-        ];
-        assert!(overlapping_writes(&ok).is_empty());
-        let late = [term("a", Some(1.0), &[3.2]), term("b", Some(3.0), &[3.5])];
-        assert_eq!(
-            overlapping_writes(&late).len(),
-            1,
-            "a wrote after b acquired"
-        );
-        let never = [term("c", None, &[2.0])];
-        assert_eq!(overlapping_writes(&never).len(), 1);
-    }
-
     #[test]
     fn micro_times_are_read_as_unix_seconds() {
         assert_eq!(unix_seconds("1970-01-01T00:00:00.000000Z"), Some(0.0));
@@ -480,17 +422,35 @@ mod tests {
     }
 
     #[test]
-    fn klog_lines_are_read() {
-        let log = "I1125 04:22:18.988405    6005 leader_election.rs:242] \"attempting to acquire leader lease\" identity=\"vm_1\"\n\
-                   I1125 04:22:22.873823    6005 leader_election.rs:249] \"successfully acquired lease\"\n\
-                   I1125 04:22:23.200902    6005 api_write.rs:50] \"API write\" verb=\"update\" result=\"ok\"\n\
-                   I1125 04:22:23.300902    6005 api_write.rs:50] \"API write\" verb=\"update\" result=\"error\"\n";
-        let t = read_term("x", log);
-        assert_eq!(t.acquired, Some(4.0 * 3600.0 + 22.0 * 60.0 + 22.873823));
-        assert_eq!(t.writes.len(), 1);
+    fn distributions_are_summarised() {
         assert_eq!(
             distribution(&mut [3.0, 1.0, 2.0]),
             "n=3 min 1.00s median 2.00s p90 3.00s max 3.00s"
         );
+    }
+
+    #[test]
+    fn rounds_cycle_through_every_kind() {
+        let upstream: Vec<Round> = (0..6).map(|r| Round::of(r, true)).collect();
+        assert_eq!(
+            upstream,
+            [
+                Round::Kill,
+                Round::Term,
+                Round::Outage,
+                Round::Pause(PAUSE_PAST_LEASE),
+                Round::Pause(PAUSE_WITHIN_WINDOW),
+                Round::Pause(PAUSE_PAST_WINDOW),
+            ]
+        );
+        assert_eq!(Round::of(6, true), Round::Kill);
+        let testenv: Vec<Round> = (0..5).map(|r| Round::of(r, false)).collect();
+        assert!(!testenv.contains(&Round::Outage));
+        assert_eq!(testenv.len(), 5);
+        // The pauses straddle the fence window (lease less 15 %) and the lease.
+        let window = LEASE_DURATION_S * 0.85;
+        assert!(PAUSE_WITHIN_WINDOW.as_secs_f64() < window);
+        assert!((window..LEASE_DURATION_S).contains(&PAUSE_PAST_WINDOW.as_secs_f64()));
+        assert!(PAUSE_PAST_LEASE.as_secs_f64() > LEASE_DURATION_S + 1.0);
     }
 }

@@ -21,10 +21,12 @@
 mod checks;
 mod failover;
 mod plan;
+mod replica_identity;
 mod rng;
 mod scenarios;
 mod schedule;
 mod terms_audit;
+mod terms_log;
 
 use std::fmt::Write as _;
 use std::time::Instant;

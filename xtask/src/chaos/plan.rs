@@ -61,10 +61,13 @@ pub(crate) enum KcmAction {
     Kill,
     /// SIGTERM (kcm releases its Lease and exits).
     Term,
+    /// SIGSTOP, then SIGCONT after the event's `restart_after_ms` (a VM paused, a cgroup
+    /// frozen, a debugger): shorter or longer than the lease.
+    Pause,
 }
 
 /// One process fault: replica `replica` gets `action` at `at_ms` after the scenario starts and
-/// is started again `restart_after_ms` later.
+/// is started again (a pause: continued) `restart_after_ms` later.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct KcmEvent {
     pub(crate) at_ms: u64,
@@ -90,6 +93,12 @@ pub(crate) mod bounds {
     pub(crate) const FIRST_EVENT_MS: u64 = 300;
     /// A killed replica is started again within this long.
     pub(crate) const MAX_RESTART_AFTER_MS: u64 = 3_000;
+    /// A paused replica is continued after this long at least...
+    pub(crate) const MIN_PAUSE_MS: u64 = 500;
+    /// ...and at most (the schedules' lease is 3 s).
+    pub(crate) const MAX_PAUSE_MS: u64 = 6_000;
+    /// The share of process faults that are pauses.
+    pub(crate) const PAUSE_P: f64 = 0.3;
     /// At most this many kcm kills per schedule.
     pub(crate) const MAX_KCM_EVENTS: usize = 3;
     /// Probabilities of error faults per request stay at or under this.
@@ -173,6 +182,13 @@ impl Plan {
             }
             control_plane.sort_by_key(|e| e.at_ms);
         }
+        // Drawn last, so that the rest of a seed's plan is what it was before pauses existed.
+        for e in &mut kcm_events {
+            if rng.chance(bounds::PAUSE_P) {
+                e.action = KcmAction::Pause;
+                e.restart_after_ms = rng.range(bounds::MIN_PAUSE_MS, bounds::MAX_PAUSE_MS);
+            }
+        }
         Plan {
             seed,
             scenario,
@@ -192,9 +208,14 @@ impl Plan {
             self.replicas
         );
         for e in &self.kcm_events {
+            let back = if e.action == KcmAction::Pause {
+                "continued after"
+            } else {
+                "back after"
+            };
             let _ = write!(
                 s,
-                " | {:?} kcm-{} at {}ms, back after {}ms",
+                " | {:?} kcm-{} at {}ms, {back} {}ms",
                 e.action, e.replica, e.at_ms, e.restart_after_ms
             );
         }
@@ -295,7 +316,7 @@ mod tests {
     #[test]
     fn plans_respect_their_bounds() {
         let mut scenarios = std::collections::HashSet::new();
-        let (mut takeovers, mut terms) = (0, 0);
+        let (mut takeovers, mut terms, mut pauses) = (0, 0, 0);
         for seed in 0..2000 {
             let plan = Plan::generate(seed, seed % 2 == 0);
             scenarios.insert(plan.scenario.name());
@@ -304,7 +325,14 @@ mod tests {
             assert!(plan.kcm_events.windows(2).all(|w| w[0].at_ms <= w[1].at_ms));
             for e in &plan.kcm_events {
                 assert!((bounds::FIRST_EVENT_MS..=bounds::EVENT_WINDOW_MS).contains(&e.at_ms));
-                assert!(e.restart_after_ms <= bounds::MAX_RESTART_AFTER_MS);
+                if e.action == KcmAction::Pause {
+                    assert!(
+                        (bounds::MIN_PAUSE_MS..=bounds::MAX_PAUSE_MS).contains(&e.restart_after_ms)
+                    );
+                    pauses += 1;
+                } else {
+                    assert!(e.restart_after_ms <= bounds::MAX_RESTART_AFTER_MS);
+                }
                 assert!(e.replica < plan.replicas);
                 takeovers += usize::from(plan.replicas == 2);
                 terms += usize::from(e.action == KcmAction::Term);
@@ -326,7 +354,7 @@ mod tests {
             ScenarioKind::ALL.len(),
             "every scenario drawn"
         );
-        assert!(takeovers > 0 && terms > 0);
+        assert!(takeovers > 0 && terms > 0 && pauses > 0);
     }
 
     /// Every rule of a drawn spec is within the bounds, and the spec parses as testenv's.

@@ -1,5 +1,8 @@
 //! Running one schedule: a fresh cluster with the plan's faults, kcm replicas killed and
-//! restarted on the plan's clock while the scenario runs, then the convergence checks.
+//! restarted, or paused and continued, on the plan's clock while the scenario runs, then the
+//! convergence checks and, with two replicas electing a leader, the term checks: no write sent
+//! outside its writer's term (the replicas' logs) and, on the upstream control plane, none
+//! received outside it (kube-apiserver's audit log, each replica its own ServiceAccount).
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -10,7 +13,10 @@ use anyhow::{Context, bail};
 
 use super::checks::wait_converged;
 use super::plan::{ControlPlaneEvent, KcmAction, Plan};
+use super::replica_identity::{replica_identities, users};
 use super::scenarios;
+use super::terms_audit::audit_terms;
+use super::terms_log::{overlapping_writes, read_terms};
 use crate::cluster::{Cluster, Proc, wait_for};
 use crate::e2e::images::Images;
 use crate::e2e::{Ctx, create_namespace};
@@ -42,12 +48,17 @@ pub(crate) struct Outcome {
 struct Replicas<'a> {
     cluster: &'a Cluster,
     args: Vec<String>,
+    /// The kubeconfig each replica runs with.
+    kubeconfigs: Vec<PathBuf>,
     slots: Mutex<Vec<Option<Proc>>>,
     starts: Mutex<Vec<u32>>,
+    /// Replicas stopped with SIGSTOP and not continued yet.
+    paused: Mutex<Vec<bool>>,
 }
 
 impl<'a> Replicas<'a> {
-    fn start(cluster: &'a Cluster, n: usize) -> anyhow::Result<Self> {
+    fn start(cluster: &'a Cluster, kubeconfigs: Vec<PathBuf>) -> anyhow::Result<Self> {
+        let n = kubeconfigs.len();
         let args: Vec<String> = if n > 1 {
             vec![
                 "--leader-elect=true".into(),
@@ -63,8 +74,10 @@ impl<'a> Replicas<'a> {
         let r = Replicas {
             cluster,
             args,
+            kubeconfigs,
             slots: Mutex::new((0..n).map(|_| None).collect()),
             starts: Mutex::new(vec![0; n]),
+            paused: Mutex::new(vec![false; n]),
         };
         for i in 0..n {
             r.up(i)?;
@@ -87,8 +100,26 @@ impl<'a> Replicas<'a> {
             starts[i]
         };
         let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
-        slots[i] = Some(self.cluster.start_kcm(&format!("kcm-{i}-{n}"), &args)?);
+        slots[i] = Some(self.cluster.start_kcm_as(
+            &format!("kcm-{i}-{n}"),
+            &self.kubeconfigs[i],
+            &args,
+        )?);
         Ok(true)
+    }
+
+    /// Continues replica `i` if it is paused; false if it was not.
+    fn resume(&self, i: usize) -> bool {
+        let (Ok(slots), Ok(mut paused)) = (self.slots.lock(), self.paused.lock()) else {
+            return false;
+        };
+        if !std::mem::take(&mut paused[i]) {
+            return false;
+        }
+        if let Some(p) = slots[i].as_ref() {
+            p.signal("-CONT");
+        }
+        true
     }
 
     /// Stops replica `i` with `action`; false if it was already down.
@@ -96,14 +127,32 @@ impl<'a> Replicas<'a> {
         let Ok(mut slots) = self.slots.lock() else {
             return false;
         };
+        if action == KcmAction::Pause {
+            let Some(p) = slots[i].as_ref() else {
+                return false;
+            };
+            p.signal("-STOP");
+            if let Ok(mut paused) = self.paused.lock() {
+                paused[i] = true;
+            }
+            return true;
+        }
         let Some(mut p) = slots[i].take() else {
             return false;
         };
+        if let Ok(mut paused) = self.paused.lock() {
+            // A stopped process is killed all the same (SIGKILL) or ends once its SIGTERM is
+            // delivered, after it was continued.
+            if std::mem::take(&mut paused[i]) {
+                p.signal("-CONT");
+            }
+        }
         match action {
             KcmAction::Kill => p.kill(),
             KcmAction::Term => {
                 let _ = p.terminate(Duration::from_secs(10));
             }
+            KcmAction::Pause => {}
         }
         true
     }
@@ -127,10 +176,11 @@ impl<'a> Replicas<'a> {
         out
     }
 
-    /// Starts every replica that is down.
+    /// Continues every paused replica and starts every replica that is down.
     fn all_up(&self) -> anyhow::Result<()> {
         let n = self.slots.lock().map(|s| s.len()).unwrap_or(0);
         for i in 0..n {
+            self.resume(i);
             self.up(i)?;
         }
         Ok(())
@@ -244,6 +294,7 @@ fn run_steps(
                     note(format!("{action:?} kcm-{i}"));
                 }
             }
+            Step::Up(i) if replicas.resume(i) => note(format!("SIGCONT kcm-{i}")),
             Step::Up(i) => match replicas.up(i) {
                 Ok(true) => note(format!("start kcm-{i}")),
                 Ok(false) => {}
@@ -377,7 +428,13 @@ pub(crate) fn run_plan(
         scale: STEP_SCALE,
     };
     create_namespace(cluster, NS, "chaos", ctx.timeout())?;
-    let replicas = Replicas::start(cluster, plan.replicas)?;
+    let upstream = cluster.kind == crate::cluster::ClusterKind::Upstream;
+    let kubeconfigs = if upstream && plan.replicas > 1 {
+        replica_identities(cluster, cluster.dir(), "chaos", plan.replicas, NS)?
+    } else {
+        vec![cluster.kcm_kubeconfig.clone(); plan.replicas]
+    };
+    let replicas = Replicas::start(cluster, kubeconfigs)?;
     let stop = AtomicBool::new(false);
     let steps_done = AtomicBool::new(false);
     let t0 = Instant::now();
@@ -417,6 +474,9 @@ pub(crate) fn run_plan(
     if !panicked.is_empty() {
         bail!("kcm panicked:\n{}", panicked.join("\n"));
     }
+    if plan.replicas > 1 {
+        check_terms(cluster, plan.replicas, upstream, log)?;
+    }
     if let Ok(mut l) = log.lock() {
         l.push((
             t0.elapsed().as_secs_f64(),
@@ -425,6 +485,45 @@ pub(crate) fn run_plan(
                 took.as_secs_f64()
             ),
         ));
+    }
+    Ok(())
+}
+
+/// No write outside its writer's term: sent, from the replicas' logs, and on the upstream
+/// control plane received, from the audit log. The checks' counts go to the events log.
+fn check_terms(
+    cluster: &Cluster,
+    replicas: usize,
+    upstream: bool,
+    log: &Mutex<Vec<(f64, String)>>,
+) -> anyhow::Result<()> {
+    let terms = read_terms(cluster.dir())?;
+    let mut outside = overlapping_writes(&terms);
+    let writes: usize = terms.iter().map(|t| t.writes.len()).sum();
+    let fenced: usize = terms.iter().map(|t| t.fenced).sum();
+    let mut summary = format!(
+        "terms: {writes} writes in the logs, {} outside their term, {fenced} fenced",
+        outside.len()
+    );
+    if upstream {
+        let events = crate::diff::audit::read(cluster.dir());
+        let t = audit_terms(&events, NS, LEASE, &users("chaos", replicas));
+        summary.push_str(&format!(
+            "; audit log: {} terms, {} writes, {} outside their term",
+            t.acquisitions.len(),
+            t.writes,
+            t.outside.len()
+        ));
+        outside.extend(t.outside);
+    }
+    if let Ok(mut l) = log.lock() {
+        l.push((0.0, summary));
+    }
+    if !outside.is_empty() {
+        bail!(
+            "writes outside their writer's term:\n{}",
+            outside.join("\n")
+        );
     }
     Ok(())
 }
