@@ -9,6 +9,7 @@
 //! | [`lease_lock`] | `resourcelock.LeaseLock` | the record in a Lease, optimistic updates |
 //! | [`fence`] | — | [`WriteFence`]: writes allowed only within the lease by this process's monotonic clock |
 //! | [`fence_layer`] | — | [`FenceLayer`]: a tower layer putting a `kube::Client`'s writes behind the fence |
+//! | [`membership`] | — | a ring of active-active members, each on a Lease of its own with its own fence; liveness by the observer's clock |
 //!
 //! Libraries using this crate pick no k8s-openapi version feature; binaries and tests do.
 //!
@@ -50,6 +51,7 @@ pub mod elector;
 pub mod fence;
 pub mod fence_layer;
 pub mod lease_lock;
+pub mod membership;
 
 pub use config::{
     ConfigError, DEFAULT_FENCE_MARGIN_PERCENT, JITTER_FACTOR, LeaderElectionConfig,
