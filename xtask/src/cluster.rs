@@ -31,6 +31,26 @@ pub fn build(packages: &[&str]) -> anyhow::Result<()> {
     crate::run_cmd("cargo", &args)
 }
 
+/// The logs of `dir` whose file name starts with `prefix` and ends with `.log`, as
+/// `(file name, text)`, in file name order (unreadable files read as empty).
+pub fn logs(dir: &Path, prefix: &str) -> anyhow::Result<Vec<(String, String)>> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_string();
+        if name.starts_with(prefix) && name.ends_with(".log") {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            found.push((name, text));
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
 /// A child process killed when dropped.
 #[derive(Debug)]
 pub struct Proc {

@@ -88,19 +88,10 @@ pub(crate) fn overlapping_writes(terms: &[LogTerm]) -> Vec<String> {
 
 /// The terms of every `kcm-*.log` in `dir`.
 pub(crate) fn read_terms(dir: &Path) -> anyhow::Result<Vec<LogTerm>> {
-    let mut terms = Vec::new();
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default();
-        if name.starts_with("kcm-") && name.ends_with(".log") {
-            let text = std::fs::read_to_string(&path)?;
-            terms.push(read_term(name, &text));
-        }
-    }
-    Ok(terms)
+    Ok(crate::cluster::logs(dir, "kcm-")?
+        .iter()
+        .map(|(name, text)| read_term(name, text))
+        .collect())
 }
 
 #[cfg(test)]

@@ -251,24 +251,15 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
 
 /// Lines of kcm's logs (`dir/kcm*.log`) where the API server answered 403 Forbidden.
 fn forbidden_lines(dir: &Path) -> anyhow::Result<Vec<String>> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default();
-        if !(name.starts_with("kcm") && name.ends_with(".log")) {
-            continue;
-        }
-        let text = std::fs::read_to_string(&path).unwrap_or_default();
-        found.extend(
+    Ok(crate::cluster::logs(dir, "kcm")?
+        .into_iter()
+        .flat_map(|(name, text)| {
             text.lines()
                 .filter(|l| is_forbidden(l))
-                .map(|l| format!("{name}: {l}")),
-        );
-    }
-    Ok(found)
+                .map(|l| format!("{name}: {l}"))
+                .collect::<Vec<_>>()
+        })
+        .collect())
 }
 
 /// Whether a log line reports a 403 from the API server.
