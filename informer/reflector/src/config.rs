@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use crate::backoff::BackoffConfig;
 use crate::metrics::{NoopMetrics, ReflectorMetrics};
+use crate::shard::ShardScope;
 
 /// How the reflector obtains the initial state (and the state after each relist).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -28,6 +29,9 @@ pub struct ReflectorConfig {
     pub label_selector: Option<String>,
     /// Field selector sent with every list and watch.
     pub field_selector: Option<String>,
+    /// The share of a sharded resource: its selector is sent with every list and watch, and
+    /// only its objects reach the store (see [`crate::shard`]).
+    pub shard: Option<ShardScope>,
     /// Explicit page size (upstream `WatchListPageSize`); `None` lets the reflector decide
     /// (500, or unlimited when relisting at a specific resourceVersion, see spec A.4).
     pub page_size: Option<u32>,
@@ -54,6 +58,7 @@ impl Default for ReflectorConfig {
             name: String::from("reflector"),
             label_selector: None,
             field_selector: None,
+            shard: None,
             page_size: None,
             initial_list: InitialListStrategy::List,
             min_watch_timeout: DEFAULT_MIN_WATCH_TIMEOUT,
@@ -82,6 +87,14 @@ impl ReflectorConfig {
     #[must_use]
     pub fn fields(mut self, selector: impl Into<String>) -> Self {
         self.field_selector = Some(selector.into());
+        self
+    }
+
+    /// Lists and watches only `scope`'s share of the resource (server-side when the server
+    /// applies the selector, always on the client).
+    #[must_use]
+    pub fn shard(mut self, scope: ShardScope) -> Self {
+        self.shard = Some(scope);
         self
     }
 

@@ -40,6 +40,7 @@ pub mod lister_watcher;
 pub mod metrics;
 pub mod reflector;
 pub mod reflector_store;
+pub mod shard;
 pub mod streaming_list;
 pub mod watch;
 
@@ -51,4 +52,5 @@ pub use lister_watcher::{ApiListerWatcher, ListOptions, ListerWatcher, WatchOpti
 pub use metrics::{CountingMetrics, ErrorKind, NoopMetrics, ReflectorMetrics};
 pub use reflector::{LastSyncResourceVersion, Reflector, Watchable};
 pub use reflector_store::ReflectorStore;
+pub use shard::{ServerFiltering, ShardFilter, ShardScope};
 pub use tokio_util::sync::CancellationToken;

@@ -7,12 +7,16 @@
 
 use std::fmt;
 use std::marker::PhantomData;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
 use kube::core::{ObjectList, WatchEvent};
 use serde::de::DeserializeOwned;
+
+use crate::shard::{SHARD_SELECTOR_PARAM, ServerFiltering, shard_info_selector};
 
 /// `resourceVersionMatch` values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,12 +76,15 @@ pub trait ListerWatcher<K>: Send + Sync {
 }
 
 /// [`ListerWatcher`] on a `kube::Client` for a resource type, in a namespace or cluster-wide,
-/// with optional label/field selectors.
+/// with optional label/field/shard selectors.
 pub struct ApiListerWatcher<K> {
     client: kube::Client,
     url_path: String,
     label_selector: Option<String>,
     field_selector: Option<String>,
+    shard_selector: Option<String>,
+    /// What the last list's `shardInfo` said: 0 unknown, 1 applied, 2 not applied.
+    server_filtering: Arc<AtomicU8>,
     _k: PhantomData<fn() -> K>,
 }
 
@@ -87,6 +94,7 @@ impl<K> fmt::Debug for ApiListerWatcher<K> {
             .field("url_path", &self.url_path)
             .field("label_selector", &self.label_selector)
             .field("field_selector", &self.field_selector)
+            .field("shard_selector", &self.shard_selector)
             .finish()
     }
 }
@@ -102,6 +110,8 @@ where
             url_path: K::url_path(&(), namespace),
             label_selector: None,
             field_selector: None,
+            shard_selector: None,
+            server_filtering: Arc::new(AtomicU8::new(0)),
             _k: PhantomData,
         }
     }
@@ -120,6 +130,35 @@ where
         self
     }
 
+    /// Sets the shard selector (KEP-5866) sent with every list page and watch.
+    #[must_use]
+    pub fn shard_selector(mut self, selector: Option<String>) -> Self {
+        self.shard_selector = selector.filter(|s| !s.is_empty());
+        self
+    }
+
+    /// Whether the server applied the shard selector to the last list (`None` before the first
+    /// list, or without a shard selector).
+    pub fn server_filtering(&self) -> Option<ServerFiltering> {
+        match self.server_filtering.load(Ordering::Relaxed) {
+            1 => Some(ServerFiltering::Applied),
+            2 => Some(ServerFiltering::NotApplied),
+            _ => None,
+        }
+    }
+
+    /// Records and, when it changes, logs whether the server applied the shard selector.
+    fn note_server_filtering(&self, applied: bool) {
+        let now = if applied { 1 } else { 2 };
+        if self.server_filtering.swap(now, Ordering::Relaxed) != now {
+            if applied {
+                tracing::info!(path = %self.url_path, "the API server applies the shard selector: listing and watching only this share");
+            } else {
+                tracing::info!(path = %self.url_path, "the API server ignored the shard selector (gate ShardedListAndWatch off, or a server before v1.36): receiving every object and keeping only this share");
+            }
+        }
+    }
+
     fn query(&self) -> form_urlencoded::Serializer<'static, String> {
         let target = format!("{}?", self.url_path);
         let start = target.len();
@@ -129,6 +168,10 @@ where
         }
         if let Some(f) = &self.field_selector {
             qp.append_pair("fieldSelector", f);
+        }
+        // On every page too: the continue token does not carry the selector.
+        if let Some(s) = &self.shard_selector {
+            qp.append_pair(SHARD_SELECTOR_PARAM, s);
         }
         qp
     }
@@ -193,7 +236,14 @@ where
         async move {
             let mut req = get_request(url)?;
             req.extensions_mut().insert("list");
-            self.client.request::<ObjectList<K>>(req).await
+            if self.shard_selector.is_none() {
+                return self.client.request::<ObjectList<K>>(req).await;
+            }
+            // Sharded: read the server's echo of the selector besides the items.
+            let text = self.client.request_text(req).await?;
+            let applied = shard_info_selector(text.as_bytes()).is_some();
+            self.note_server_filtering(applied);
+            serde_json::from_str::<ObjectList<K>>(&text).map_err(kube::Error::SerdeError)
         }
         .boxed()
     }

@@ -17,6 +17,7 @@ use crate::error::ReflectorError;
 use crate::lister_watcher::{ApiListerWatcher, ListerWatcher, WatchStream};
 use crate::metrics::ErrorKind;
 use crate::reflector_store::ReflectorStore;
+use crate::shard::ShardFilter;
 
 /// The bound every watched type satisfies: k8s-openapi resource types, and hand-written projected
 /// types implementing `k8s_openapi::Resource + k8s_openapi::Metadata<Ty = ObjectMeta>` plus
@@ -135,7 +136,8 @@ impl<K: Watchable> Reflector<K, ApiListerWatcher<K>> {
     pub fn new(client: kube::Client, namespace: Option<&str>, config: ReflectorConfig) -> Self {
         let lw = ApiListerWatcher::new(client, namespace)
             .label_selector(config.label_selector.clone())
-            .field_selector(config.field_selector.clone());
+            .field_selector(config.field_selector.clone())
+            .shard_selector(config.shard.as_ref().map(|s| s.selector().to_owned()));
         Self::with_lister_watcher(lw, config)
     }
 }
@@ -176,7 +178,15 @@ impl<K: Watchable, L: ListerWatcher<K>> Reflector<K, L> {
             if cancel.is_cancelled() {
                 break;
             }
-            if let Err(err) = self.list_and_watch(store, &cancel).await {
+            let attempt = match self.config.shard.clone() {
+                // Only the share reaches the store, whatever the server sent.
+                Some(scope) => {
+                    let mut filtered = ShardFilter::new(store, &scope);
+                    self.list_and_watch(&mut filtered, &cancel).await
+                }
+                None => self.list_and_watch(store, &cancel).await,
+            };
+            if let Err(err) = attempt {
                 let kind = match &err {
                     ReflectorError::Watch { .. } => ErrorKind::WatchStart,
                     ReflectorError::StreamingList { .. }

@@ -475,7 +475,7 @@ pub(crate) fn run_plan(
         bail!("kcm panicked:\n{}", panicked.join("\n"));
     }
     if plan.replicas > 1 {
-        check_terms(cluster, plan.replicas, upstream, log)?;
+        check_terms(cluster, plan.replicas, upstream, t0, log)?;
     }
     if let Ok(mut l) = log.lock() {
         l.push((
@@ -495,6 +495,7 @@ fn check_terms(
     cluster: &Cluster,
     replicas: usize,
     upstream: bool,
+    t0: Instant,
     log: &Mutex<Vec<(f64, String)>>,
 ) -> anyhow::Result<()> {
     let terms = read_terms(cluster.dir())?;
@@ -517,7 +518,7 @@ fn check_terms(
         outside.extend(t.outside);
     }
     if let Ok(mut l) = log.lock() {
-        l.push((0.0, summary));
+        l.push((t0.elapsed().as_secs_f64(), summary));
     }
     if !outside.is_empty() {
         bail!(
