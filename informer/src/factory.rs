@@ -15,10 +15,10 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::informer::{InformerObject, SharedIndexInformer};
-use crate::options::InformerOptions;
+use crate::options::{InformerOptions, ScopeKey};
 use crate::sync::SYNC_POLL_PERIOD;
 
-type FactoryKey = (TypeId, Option<String>, Option<String>, Option<String>);
+type FactoryKey = (TypeId, ScopeKey);
 
 trait ErasedInformer: Send + Sync {
     fn run(&self, cancel: CancellationToken) -> BoxFuture<'static, ()>;
@@ -109,13 +109,12 @@ impl InformerFactory {
     }
 
     /// The shared informer for `K` with its own options; informers are keyed by type, namespace
-    /// and selectors (the resync period of the first request wins).
+    /// and selectors, the shard selector included (the resync period of the first request wins).
     pub fn informer_with<K: InformerObject>(
         &self,
         options: InformerOptions,
     ) -> SharedIndexInformer<K> {
-        let (ns, labels, fields) = options.scope_key();
-        let key: FactoryKey = (TypeId::of::<K>(), ns, labels, fields);
+        let key: FactoryKey = (TypeId::of::<K>(), options.scope_key());
         let mut state = self.state.lock();
         if let Some(existing) = state.informers.get(&key)
             && let Some(informer) = existing.typed.downcast_ref::<SharedIndexInformer<K>>()

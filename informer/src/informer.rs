@@ -144,6 +144,13 @@ impl<K: InformerObject> SharedIndexInformer<K> {
         if let Some(f) = &options.reflector.field_selector {
             name.push_str(&format!("[fields={f}]"));
         }
+        if let Some(shard) = &options.reflector.shard {
+            // A selector can hold dozens of ranges: named by a digest of it.
+            use std::hash::{Hash, Hasher};
+            let mut digest = std::collections::hash_map::DefaultHasher::new();
+            shard.selector().hash(&mut digest);
+            name.push_str(&format!("[shard={:016x}]", digest.finish()));
+        }
         Self {
             inner: Arc::new(Inner {
                 name,

@@ -60,6 +60,7 @@ pub use informer::{
 };
 pub use kcm_reflector::{
     BackoffConfig, CountingMetrics, InitialListStrategy, ReflectorConfig, ReflectorMetrics,
+    ServerFiltering, ShardScope,
 };
 pub use kcm_store::{Lister, NamespaceLister, ObjectKey, Selector, Store};
 pub use options::InformerOptions;

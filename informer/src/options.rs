@@ -5,6 +5,15 @@ use std::time::Duration;
 
 use kcm_reflector::ReflectorConfig;
 
+/// Namespace, label selector, field selector and shard selector: what makes two informers of
+/// one type distinct in a factory.
+pub(crate) type ScopeKey = (
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
+
 /// Options of one shared informer (and the defaults of an [`InformerFactory`](crate::InformerFactory)).
 ///
 /// Everything about listing and watching (selectors, streaming list, page size, backoff,
@@ -63,11 +72,15 @@ impl InformerOptions {
     }
 
     /// The part of the options that identifies a distinct informer in a factory.
-    pub(crate) fn scope_key(&self) -> (Option<String>, Option<String>, Option<String>) {
+    pub(crate) fn scope_key(&self) -> ScopeKey {
         (
             self.namespace.clone(),
             self.reflector.label_selector.clone(),
             self.reflector.field_selector.clone(),
+            self.reflector
+                .shard
+                .as_ref()
+                .map(|s| s.selector().to_owned()),
         )
     }
 }

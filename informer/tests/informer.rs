@@ -331,6 +331,20 @@ async fn factory_shares_one_informer_per_type_and_scope() {
         0,
         "a different selector is a different informer"
     );
+    let share = |selector: &str| {
+        let scope = kcm_informer::ShardScope::new(selector, |_| true);
+        factory.informer_with::<Lease>(options().with_reflector(|r| r.shard(scope)))
+    };
+    share("shardRange(object.metadata.namespace, '0x0000000000000000', '0x8000000000000000')")
+        .add_event_handler(Recorder::default())
+        .expect("handler");
+    let other_share =
+        share("shardRange(object.metadata.namespace, '0x8000000000000000', '0x10000000000000000')");
+    assert_eq!(
+        (b.handler_count(), other_share.handler_count()),
+        (1, 0),
+        "each share is an informer of its own"
+    );
 
     let cancel = CancellationToken::new();
     let before_start = factory
@@ -345,7 +359,7 @@ async fn factory_shares_one_informer_per_type_and_scope() {
     let synced = factory
         .wait_for_cache_sync(Some(Duration::from_secs(30)), &cancel)
         .await;
-    assert_eq!(synced.len(), 2);
+    assert_eq!(synced.len(), 4);
     assert!(synced.values().all(|ok| *ok), "{synced:?}");
     let lister = factory.lister::<Lease>();
     assert_eq!(lister.list(&Selector::everything()).len(), 10);
