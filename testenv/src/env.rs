@@ -122,6 +122,9 @@ impl TestEnv {
             shutdown: CancellationToken::new(),
             namespace_cleanup: std::sync::atomic::AtomicBool::new(config.namespace_cleanup),
             watch_delay_ms: std::sync::atomic::AtomicU64::new(0),
+            crds: Default::default(),
+            crd_controller: Default::default(),
+            crd_finalizing: Default::default(),
         });
         let ns_res = registry::find("", "v1", "namespaces")
             .ok_or_else(|| TestEnvError::Bootstrap("no namespaces".into()))?;

@@ -5,7 +5,9 @@
 //! generation, status separation), one global resourceVersion, a bounded watch history
 //! (so "too old" really happens), list pagination with consistent snapshots, label and
 //! field selectors, watch with bookmarks and streaming lists, deletion with finalizers and
-//! graceful pods, and merge / JSON / strategic merge patches. [`TestCluster`] adds the
+//! graceful pods, merge / JSON / strategic merge patches, and custom resources from
+//! CustomResourceDefinitions (structural schema pruning, defaulting and validation, status and
+//! scale subresources, discovery). [`TestCluster`] adds the
 //! simulated rest of a cluster ([`sim`]: nodes, scheduler, kubelets, garbage collector,
 //! namespace controller) and [`faults`] injection around it.
 //!

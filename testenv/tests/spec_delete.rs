@@ -216,10 +216,46 @@ async fn checks_42_49_delete() {
         .code,
         404
     );
-    let mut types = Vec::new();
-    while types.last() != Some(&json!("DELETED")) {
-        types.push(w.next().await.expect("event")["type"].clone());
+    // the last finalizer removed: the object is deleted as stored (one DELETED, still with
+    // its finalizer), the update itself is never written
+    let e = w.next().await.expect("event");
+    assert_eq!(
+        (
+            e["type"].clone(),
+            e["object"]["metadata"]["finalizers"].clone()
+        ),
+        (json!("DELETED"), json!(["example.com/x"]))
+    );
+
+    // deletecollection answers the list of what it deleted
+    for n in ["dc1", "dc2"] {
+        let l = json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": n, "labels": {"dc": "yes"}}});
+        req(
+            &env,
+            "POST",
+            &format!("/apis/coordination.k8s.io/v1/namespaces/{t1}/leases"),
+            Some(&l),
+        )
+        .await;
     }
+    let r = req(
+        &env,
+        "DELETE",
+        &format!("/apis/coordination.k8s.io/v1/namespaces/{t1}/leases?labelSelector=dc%3Dyes"),
+        None,
+    )
+    .await
+    .json();
+    let names: Vec<&str> = r["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|i| i["metadata"]["name"].as_str())
+        .collect();
+    assert_eq!(
+        (r["kind"].clone(), names),
+        (json!("LeaseList"), vec!["dc1", "dc2"])
+    );
 
     let t2 = env.ns("t2").await;
     req(

@@ -65,7 +65,12 @@ async fn checks_01_06_discovery() {
     // testenv's groups, in kube-apiserver's order; a real server has more
     let apis = req(&env, "GET", "/apis", None).await.json();
     let groups = apis["groups"].as_array().expect("groups");
-    let ours = ["apps", "events.k8s.io", "coordination.k8s.io"];
+    let ours = [
+        "apps",
+        "events.k8s.io",
+        "apiextensions.k8s.io",
+        "coordination.k8s.io",
+    ];
     let names: Vec<&str> = groups
         .iter()
         .filter_map(|g| g["name"].as_str())

@@ -12,7 +12,10 @@ use super::list::Filter;
 use super::routes::Target;
 use super::server::ApiServer;
 use crate::registry::api_status::{ApiError, ApiResult, FieldError, omit_empty};
+use crate::registry::custom::crd_strategy::CLEANUP_FINALIZER;
+use crate::registry::custom::naming::set_condition;
 use crate::registry::meta::{self, meta_mut};
+use crate::registry::view::view_value;
 use crate::registry::{ResourceInfo, StorageId};
 use crate::storage::{ObjRef, Txn, key_of};
 
@@ -133,6 +136,27 @@ fn shortened_deletion(obj: &Value, cur: i64, g: i64) -> (String, i64) {
     (at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(), g)
 }
 
+/// A CRD's first delete (upstream's CRD registry): a deletion timestamp, the cleanup finalizer
+/// and `Terminating` True `InstanceDeletionPending`.
+fn mark_crd_deleted(mut crd: Value) -> Value {
+    let now = meta::now_rfc3339();
+    let mut fins = meta::finalizers(&crd);
+    if !fins.iter().any(|f| f == CLEANUP_FINALIZER) {
+        fins.push(CLEANUP_FINALIZER.to_string());
+    }
+    meta::set_finalizers(&mut crd, &fins);
+    meta_mut(&mut crd).insert("deletionTimestamp".into(), Value::String(now.clone()));
+    set_condition(
+        &mut crd,
+        "Terminating",
+        "True",
+        "InstanceDeletionPending",
+        "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
+        &now,
+    );
+    crd
+}
+
 /// The outcome of a delete inside the store.
 #[derive(Debug)]
 pub enum Deleted {
@@ -181,6 +205,14 @@ pub fn delete_in_txn(
     }
     let mut obj = old_v.clone();
     let already = meta::at(&obj, &["metadata", "deletionTimestamp"]).is_some();
+    if id == StorageId::CustomResourceDefinitions && !already {
+        // the first delete of a CRD marks it; the server deletes its objects, then the CRD
+        return Ok(Deleted::Pending(if o.dry {
+            old
+        } else {
+            txn.put(id, key, mark_crd_deleted(obj))
+        }));
+    }
     if id == StorageId::Namespaces {
         if already {
             // finalized (no spec or metadata finalizers left): the namespace goes now
@@ -354,17 +386,33 @@ pub fn delete_collection(srv: &Arc<ApiServer>, t: &Target, ctx: &Ctx) -> ApiResu
     let (items, _) = srv
         .store
         .snapshot(t.res.storage, &prefix, &|o| f.matches_obj(o));
+    let mut deleted = Vec::new();
     for it in items {
         let v = it.value();
         let name = meta::name_of(&v).to_string();
         let key = key_of(meta::namespace_of(&v), &name);
-        let _ = srv
+        match srv
             .store
-            .write(|txn| delete_in_txn(txn, t.res, &key, &name, &o));
+            .write(|txn| delete_in_txn(txn, t.res, &key, &name, &o))
+        {
+            Ok(Deleted::Pending(obj) | Deleted::Gone(obj)) => {
+                deleted.push(view_value(t.res, &obj.value()))
+            }
+            Err(_) => {}
+        }
+    }
+    // the answer is the list of what was deleted, as upstream's DeleteCollection returns it
+    let kind = match t.res.custom {
+        Some(cv) => cv.list_kind.clone(),
+        None => format!("{}List", t.res.kind),
+    };
+    let mut meta = json!({"resourceVersion": srv.store.rv().to_string()});
+    if t.res.is_custom() {
+        meta["continue"] = json!("");
     }
     Ok(value_response(
         200,
-        &json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}),
+        &json!({"kind": kind, "apiVersion": t.res.api_version(), "metadata": meta, "items": deleted}),
     ))
 }
 
@@ -374,13 +422,20 @@ fn spawn_namespace_cleanup(srv: Arc<ApiServer>, ns: String) {
     tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(10)).await;
         let prefix = format!("{ns}/");
-        for id in [
+        let custom = srv
+            .crds
+            .custom_buckets()
+            .into_iter()
+            .filter(|(_, namespaced)| *namespaced)
+            .map(|(id, _)| id);
+        let builtin = [
             StorageId::Pods,
             StorageId::Events,
             StorageId::Deployments,
             StorageId::ReplicaSets,
             StorageId::Leases,
-        ] {
+        ];
+        for id in builtin.into_iter().chain(custom) {
             let (items, _) = srv.store.snapshot(id, &prefix, &|_| true);
             for it in items {
                 let key = key_of(&ns, it.field("metadata.name").unwrap_or(""));

@@ -7,7 +7,7 @@ use http::{HeaderValue, header};
 use serde_json::{Value, json};
 
 use super::http::{Body, json_response};
-use crate::registry::{GROUPS, RESOURCES};
+use crate::registry::{GroupVersions, ServedResources};
 
 /// The emulated kube-apiserver version: the one `upstream/go.mod` pins, which the real control
 /// plane (`cargo xtask e2e --cluster upstream`) reports too, with the same empty commit.
@@ -42,35 +42,41 @@ pub fn api_versions(addr: &SocketAddr) -> Value {
     })
 }
 
-fn group_entry(g: &str) -> Value {
-    let gv = json!({"groupVersion": format!("{g}/v1"), "version": "v1"});
-    json!({"name": g, "versions": [gv.clone()], "preferredVersion": gv})
+fn group_entry(g: &GroupVersions) -> Value {
+    let versions: Vec<Value> = g
+        .versions
+        .iter()
+        .map(|v| json!({"groupVersion": format!("{}/{v}", g.name), "version": v}))
+        .collect();
+    let preferred = versions.first().cloned().unwrap_or(Value::Null);
+    json!({"name": g.name, "versions": versions, "preferredVersion": preferred})
 }
 
 /// `/apis`.
-pub fn api_group_list() -> Value {
+pub fn api_group_list(served: &ServedResources) -> Value {
     json!({
         "kind": "APIGroupList",
         "apiVersion": "v1",
-        "groups": GROUPS.iter().map(|g| group_entry(g)).collect::<Vec<_>>(),
+        "groups": served.groups().iter().map(group_entry).collect::<Vec<_>>(),
     })
 }
 
-/// `/apis/{g}`.
-pub fn api_group(g: &str) -> Value {
-    let mut v = group_entry(g);
+/// `/apis/{g}` (the group is served; a custom group not yet in discovery has no versions).
+pub fn api_group(served: &ServedResources, g: &str) -> Value {
+    let group = served.group(g).unwrap_or_else(|| GroupVersions {
+        name: g.to_string(),
+        versions: Vec::new(),
+    });
+    let mut v = group_entry(&group);
     v["kind"] = json!("APIGroup");
     v["apiVersion"] = json!("v1");
     v
 }
 
 /// `/api/v1` or `/apis/{g}/{v}`.
-pub fn resource_list(group: &str, version: &str) -> Value {
+pub fn resource_list(served: &ServedResources, group: &str, version: &str) -> Value {
     let mut out = Vec::new();
-    for r in RESOURCES
-        .iter()
-        .filter(|r| r.group == group && r.version == version)
-    {
+    for r in served.resources(group, version) {
         let mut e = json!({
             "name": r.plural,
             "singularName": r.singular,
@@ -83,6 +89,9 @@ pub fn resource_list(group: &str, version: &str) -> Value {
         }
         if !r.categories.is_empty() {
             e["categories"] = json!(r.categories);
+        }
+        if let Some(cv) = r.custom {
+            e["storageVersionHash"] = json!(cv.storage_version_hash);
         }
         out.push(e);
         for s in r.subresources {
@@ -130,7 +139,8 @@ mod tests {
 
     #[test]
     fn apps_v1_entries() {
-        let l = resource_list("apps", "v1");
+        let served = ServedResources::default();
+        let l = resource_list(&served, "apps", "v1");
         let rs = l["resources"].as_array().expect("resources");
         let d = rs
             .iter()
@@ -151,7 +161,7 @@ mod tests {
             ),
             (Some("autoscaling"), Some("v1"), Some("Scale"))
         );
-        let core = resource_list("", "v1");
+        let core = resource_list(&served, "", "v1");
         let ns = core["resources"]
             .as_array()
             .and_then(|a| a.iter().find(|e| e["name"] == "namespaces").cloned())

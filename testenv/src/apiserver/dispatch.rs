@@ -14,10 +14,15 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
 use super::hook::{HookDecision, RequestInfo};
-use super::http::{Body, Ctx, error_response, json_response, text_response, value_response};
+use super::http::{
+    Body, Ctx, error_response, json_response, text_response, value_response, with_warnings,
+};
 use super::routes::{self, Route, Target};
 use super::server::ApiServer;
-use super::{delete, discovery, handlers, list, metrics, protobuf, scale, table, watch};
+use super::{
+    crd_controller, delete, discovery, handlers, list, metrics, protobuf, scale, table, watch,
+};
+use crate::registry::StorageId;
 use crate::registry::api_status::{ApiError, ApiResult};
 
 fn verb_of(method: &Method, route: &Route, query: &HashMap<String, String>) -> &'static str {
@@ -64,7 +69,7 @@ impl ApiServer {
         let method = req.method().clone();
         let path = req.uri().path().to_string();
         let query = routes::parse_query(req.uri().query());
-        let route = routes::parse(&path);
+        let route = routes::parse(&path, &self.crds);
         let verb = verb_of(&method, &route, &query);
         let (resource, sub, namespace, name) = match &route {
             Route::Resource(t) => (
@@ -185,9 +190,12 @@ impl ApiServer {
                 Ok(r)
             }
             Route::Api => Ok(value_response(200, &discovery::api_versions(&self.addr))),
-            Route::Apis => Ok(value_response(200, &discovery::api_group_list())),
-            Route::ApiGroup(g) => Ok(value_response(200, &discovery::api_group(&g))),
-            Route::ResourceList(g, v) => Ok(value_response(200, &discovery::resource_list(&g, &v))),
+            Route::Apis => Ok(value_response(200, &discovery::api_group_list(&self.crds))),
+            Route::ApiGroup(g) => Ok(value_response(200, &discovery::api_group(&self.crds, &g))),
+            Route::ResourceList(g, v) => Ok(value_response(
+                200,
+                &discovery::resource_list(&self.crds, &g, &v),
+            )),
             Route::OpenApiV2 => Ok(discovery::openapi_v2(&ctx.accept)),
             Route::OpenApiV3 => Err(ApiError::path_not_found()),
             Route::NotFound => Err(ApiError::path_not_found()),
@@ -226,7 +234,38 @@ impl ApiServer {
                 return Err(ApiError::unsupported_media_type(&ctx.content_type));
             }
         }
+        let res = t.res;
+        let result = self.clone().serve(method, t, verb, ctx).await;
+        if res.storage == StorageId::CustomResourceDefinitions
+            && result.is_ok()
+            && matches!(
+                verb,
+                "create" | "update" | "patch" | "delete" | "deletecollection"
+            )
+        {
+            crd_controller::reconcile(&self);
+        }
+        // a deprecated custom resource version warns on every request, failed ones too
+        match (result, res.custom.and_then(|c| c.warning.as_ref())) {
+            (Ok(r), Some(w)) => Ok(with_warnings(r, std::slice::from_ref(w))),
+            (Err(e), Some(w)) => Ok(with_warnings(error_response(&e), std::slice::from_ref(w))),
+            (r, None) => r,
+        }
+    }
+
+    async fn serve(
+        self: Arc<Self>,
+        method: &Method,
+        t: Target,
+        verb: &'static str,
+        ctx: Ctx,
+    ) -> ApiResult<Response<Body>> {
         let sub = t.sub.clone();
+        if let Some(s) = sub.as_deref()
+            && !t.res.has_subresource(s)
+        {
+            return Err(ApiError::not_found(t.res, t.name.as_deref().unwrap_or("")));
+        }
         match (verb, sub.as_deref()) {
             ("list", None) => {
                 if ctx.wants_table() {

@@ -11,9 +11,12 @@ use super::routes::Target;
 use super::server::ApiServer;
 use super::table;
 use crate::registry::api_status::{ApiError, ApiResult, FieldError, go_quote};
-use crate::registry::events_v1::{self, view_value};
+use crate::registry::events_v1;
 use crate::registry::meta::{self, meta_mut};
-use crate::registry::{self, ResourceInfo, StorageId, defaults, patch, strategy, validation};
+use crate::registry::view::view_value;
+use crate::registry::{
+    self, ResourceInfo, StorageId, custom, defaults, patch, strategy, validation,
+};
 use crate::storage::{Obj, ObjRef, Txn, key_of};
 
 /// Decode a body into the stored (core) form of the resource.
@@ -57,7 +60,17 @@ fn decode_with(
     } else {
         v
     };
-    let (out, unknown) = strategy::normalize_checked(storage_res, v)?;
+    let (out, unknown) = match res.custom {
+        Some(cv) => {
+            let raw = if patched {
+                serde_json::to_vec(&v).unwrap_or_default()
+            } else {
+                ctx.body.to_vec()
+            };
+            custom::strategy::decode(res, cv, v, &raw)?
+        }
+        None => strategy::normalize_checked(storage_res, v)?,
+    };
     if unknown.is_empty() {
         return Ok((out, Vec::new()));
     }
@@ -191,6 +204,22 @@ fn prepare_create(t: &Target, obj: &mut Value) -> ApiResult<()> {
         }
         m.insert("name".into(), Value::String(meta::generate_name(&gen_name)));
     }
+    if let Some(cv) = t.res.custom {
+        if cv.terminating {
+            return Err(custom::strategy::terminating_create(
+                t.res,
+                meta::name_of(obj),
+            ));
+        }
+        // decoding defaulted it already
+        custom::strategy::prepare_for_create(cv, obj);
+        let errs = custom::strategy::validate_object(t.res, cv, obj, None, None);
+        if !errs.is_empty() {
+            return Err(custom::strategy::invalid(t.res, obj, &errs));
+        }
+        custom::strategy::to_storage_version(t.res, cv, obj);
+        return Ok(());
+    }
     // defaulting happens at decode time upstream, before the strategy (QoS sees defaults)
     defaults::apply(id, obj);
     strategy::prepare_for_create(id, obj);
@@ -266,11 +295,22 @@ pub fn update_in_txn(
     let id = res.storage;
     let old_v = old.value();
     let name = meta::name_of(&old_v).to_string();
-    defaults::apply(id, &mut new);
-    strategy::prepare_for_update(id, sub, &old_v, &mut new);
-    let errs = validation::validate(id, &new, Some(&old_v), sub);
-    if !errs.is_empty() {
-        return Err(ApiError::invalid_object(res, &name, &errs));
+    if let Some(cv) = res.custom {
+        // the strategy sees both in the request's version; storage gets the storage version
+        let old_view = view_value(res, &old_v);
+        custom::strategy::prepare_for_update(cv, sub, &old_view, &mut new);
+        let errs = custom::strategy::validate_object(res, cv, &new, Some(&old_view), sub);
+        if !errs.is_empty() {
+            return Err(custom::strategy::invalid(res, &new, &errs));
+        }
+        custom::strategy::to_storage_version(res, cv, &mut new);
+    } else {
+        defaults::apply(id, &mut new);
+        strategy::prepare_for_update(id, sub, &old_v, &mut new);
+        let errs = validation::validate(id, &new, Some(&old_v), sub);
+        if !errs.is_empty() {
+            return Err(ApiError::invalid_object(res, &name, &errs));
+        }
     }
     meta_mut(&mut new).insert("resourceVersion".into(), Value::String(old.rv.to_string()));
     if new == old_v {
@@ -285,10 +325,12 @@ pub fn update_in_txn(
         .and_then(Value::as_i64)
         .unwrap_or(0);
     if deleting && grace == 0 && meta::finalizers(&new).is_empty() && id != StorageId::Namespaces {
-        txn.put(id, &key, new);
-        return txn
-            .remove(id, &key)
-            .ok_or_else(|| ApiError::internal("object vanished during update"));
+        // the last finalizer gone: the object is deleted as stored, the update itself is not
+        // written (upstream's deleteWithoutFinalizers): watchers see one DELETED with the
+        // stored state, the client gets its updated object at the revision it updated
+        txn.remove(id, &key)
+            .ok_or_else(|| ApiError::internal("object vanished during update"))?;
+        return Ok(Arc::new(Obj::at(id, new, old.rv)));
     }
     Ok(txn.put(id, &key, new))
 }
@@ -371,6 +413,9 @@ pub fn patch(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body>
     let kind = patch::PatchKind::from_content_type(&ctx.content_type)?;
     if kind == patch::PatchKind::Apply {
         return Err(patch::apply_unsupported());
+    }
+    if kind == patch::PatchKind::Strategic && t.res.is_custom() {
+        return Err(patch::strategic_unsupported());
     }
     let body = parse_body(ctx)?;
     let name = url_name(t).to_string();

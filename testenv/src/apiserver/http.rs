@@ -10,7 +10,7 @@ use http_body_util::{BodyExt, Full, combinators::UnsyncBoxBody};
 use serde_json::Value;
 
 use crate::registry::api_status::{ApiError, ApiResult};
-use crate::registry::{ResourceInfo, events_v1};
+use crate::registry::{ResourceInfo, view};
 use crate::storage::ObjRef;
 
 /// Response body type: a full body or a stream of watch lines.
@@ -74,10 +74,11 @@ pub fn text_response(code: u16, ct: &'static str, body: &'static str) -> Respons
 }
 
 /// The serialized form of a stored object as seen through `res` (the events.k8s.io/v1 view
-/// of a core Event is converted, everything else is the stored bytes).
+/// of a core Event and custom resources read in another version than the stored one are
+/// converted, everything else is the stored bytes).
 pub fn view_json(res: &ResourceInfo, obj: &ObjRef) -> Bytes {
-    if res.is_events_v1() {
-        Bytes::from(serde_json::to_vec(&events_v1::to_v1(&obj.value())).unwrap_or_default())
+    if view::needs_conversion(res) {
+        Bytes::from(serde_json::to_vec(&view::view_value(res, &obj.value())).unwrap_or_default())
     } else {
         obj.json.clone()
     }

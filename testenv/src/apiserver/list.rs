@@ -28,7 +28,7 @@ impl Filter {
     pub fn from_ctx(t: &Target, ctx: &Ctx) -> ApiResult<Filter> {
         let labels = Selector::parse(ctx.q("labelSelector"))
             .map_err(|e| ApiError::bad_request(e.to_string()))?;
-        let fields = FieldSelector::parse(ctx.q("fieldSelector"), t.res.storage)
+        let fields = FieldSelector::parse_for(ctx.q("fieldSelector"), t.res)
             .map_err(ApiError::bad_request)?;
         Ok(Filter { labels, fields })
     }
@@ -240,7 +240,18 @@ pub fn list_meta(page: &Page) -> Value {
 
 /// Serialize a list response from shared item bytes.
 pub fn render(t: &Target, page: &Page, items: &[ObjRef]) -> Vec<u8> {
-    let head = json!({"kind": format!("{}List", t.res.kind), "apiVersion": t.res.api_version(), "metadata": list_meta(page)});
+    let mut meta = list_meta(page);
+    let kind = match t.res.custom {
+        Some(cv) => {
+            // an unstructured list always carries its continue token, empty at the end
+            if meta.get("continue").is_none() {
+                meta["continue"] = json!("");
+            }
+            cv.list_kind.clone()
+        }
+        None => format!("{}List", t.res.kind),
+    };
+    let head = json!({"kind": kind, "apiVersion": t.res.api_version(), "metadata": meta});
     let mut out = serde_json::to_vec(&head).unwrap_or_default();
     out.pop(); // the closing brace
     out.extend_from_slice(b",\"items\":[");

@@ -68,6 +68,8 @@ pub struct Metrics {
     by_client: Mutex<BTreeMap<(String, String, String, u16), u64>>,
     /// Watch events sent, per entry of [`RESOURCES`] (lock-free: hot path).
     watch: Vec<AtomicU64>,
+    /// Watch events sent for custom resources, by plural.
+    custom_watch: Mutex<BTreeMap<String, u64>>,
 }
 
 impl Default for Metrics {
@@ -75,6 +77,7 @@ impl Default for Metrics {
         Self {
             by_client: Mutex::new(BTreeMap::new()),
             watch: RESOURCES.iter().map(|_| AtomicU64::new(0)).collect(),
+            custom_watch: Mutex::new(BTreeMap::new()),
         }
     }
 }
@@ -100,6 +103,12 @@ impl Metrics {
             && let Some(c) = self.watch.get(i)
         {
             c.fetch_add(n, Ordering::Relaxed);
+        } else if res.is_custom() {
+            *self
+                .custom_watch
+                .lock()
+                .entry(res.plural.to_string())
+                .or_insert(0) += n;
         }
     }
 
@@ -117,6 +126,9 @@ impl Metrics {
                 *s.watch_events.entry(r.plural.to_string()).or_insert(0) += n;
             }
         }
+        for (r, n) in self.custom_watch.lock().iter() {
+            *s.watch_events.entry(r.clone()).or_insert(0) += n;
+        }
         s
     }
 
@@ -126,6 +138,7 @@ impl Metrics {
         for c in &self.watch {
             c.store(0, Ordering::Relaxed);
         }
+        self.custom_watch.lock().clear();
     }
 
     /// Prometheus text exposition.

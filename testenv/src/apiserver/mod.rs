@@ -9,12 +9,15 @@
 //! - The handlers, one concept each: [`handlers`] (get, create, update, patch), [`list`],
 //!   [`watch`], [`delete`], [`scale`] (`/scale` and `pods/binding`), [`table`] (server-side
 //!   printing), [`discovery`]; [`protobuf`] decodes protobuf request bodies.
+//! - [`crd_controller`]: the CRD controllers kube-apiserver runs in-process (names,
+//!   Established, served resources, deleting a deleted CRD's objects).
 //! - [`metrics`]: request and watch-event counters (`/metrics`).
 //!
 //! Within this folder, files only import files listed before them in the dependency order
 //! `http`, `routes`, `metrics`, `hook` → `server` → `list` → `table` → `handlers`, `watch`,
-//! `delete` → `scale` → `dispatch`.
+//! `delete` → `scale`, `crd_controller` → `dispatch`.
 
+pub mod crd_controller;
 pub mod delete;
 pub mod discovery;
 pub mod dispatch;

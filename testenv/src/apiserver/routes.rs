@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use crate::registry::{self, ResourceInfo};
+use crate::registry::{GROUPS, ResourceInfo, ServedResources};
 
 /// A resource request target.
 #[derive(Debug, Clone)]
@@ -48,8 +48,8 @@ pub enum Route {
     NoHandler,
 }
 
-/// Parse a request path.
-pub fn parse(path: &str) -> Route {
+/// Parse a request path against the resources served now.
+pub fn parse(path: &str, served: &ServedResources) -> Route {
     let segs: Vec<&str> = path
         .trim_matches('/')
         .split('/')
@@ -64,29 +64,38 @@ pub fn parse(path: &str) -> Route {
         ["openapi", "v2"] => Route::OpenApiV2,
         ["openapi", "v3", ..] => Route::OpenApiV3,
         ["api", "v1"] => Route::ResourceList(String::new(), "v1".into()),
-        ["apis", g] if registry::GROUPS.contains(g) => Route::ApiGroup(g.to_string()),
-        ["apis", g, v] if registry::GROUPS.contains(g) && *v == "v1" => {
+        ["apis", g] if served.serves_group(g) => Route::ApiGroup(g.to_string()),
+        ["apis", g, v] if served.serves_group_version(g, v) => {
             Route::ResourceList(g.to_string(), v.to_string())
         }
-        ["api", "v1", rest @ ..] => resource("", "v1", rest),
-        ["apis", g, v, rest @ ..] if registry::GROUPS.contains(g) => resource(g, v, rest),
+        ["api", "v1", rest @ ..] => resource(served, "", "v1", rest),
+        ["apis", g, v, rest @ ..] if served.serves_group(g) => {
+            match resource(served, g, v, rest) {
+                // in a custom resources' group the CRD handler passes what it does not serve
+                // on to the last handler: Go's plain-text 404
+                Route::NotFound if !GROUPS.contains(g) => Route::NoHandler,
+                r => r,
+            }
+        }
         ["api", ..] | ["version", ..] => Route::NotFound,
-        ["apis", g, ..] if registry::GROUPS.contains(g) => Route::NotFound,
+        ["apis", g, ..] if served.serves_group(g) => Route::NotFound,
         _ => Route::NoHandler,
     }
 }
 
-fn resource(group: &str, version: &str, rest: &[&str]) -> Route {
+fn resource(served: &ServedResources, group: &str, version: &str, rest: &[&str]) -> Route {
     let t = |plural: &str, ns: Option<&str>, name: Option<&str>, sub: Option<&str>| -> Route {
-        let Some(res) = registry::find(group, version, plural) else {
+        let Some(res) = served.find(group, version, plural) else {
             return Route::NotFound;
         };
         if ns.is_some() && !res.namespaced {
             return Route::NotFound;
         }
         if !res.namespaced || ns.is_some() || name.is_none() {
+            // a custom resource's unknown subresource is the object's 404 (dispatch answers it)
             if let Some(s) = sub
                 && !res.has_subresource(s)
+                && !res.is_custom()
             {
                 return Route::NotFound;
             }
@@ -172,6 +181,10 @@ pub fn parse_query(q: Option<&str>) -> HashMap<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn parse(p: &str) -> Route {
+        super::parse(p, &ServedResources::default())
+    }
 
     fn target(p: &str) -> Target {
         match parse(p) {

@@ -7,10 +7,12 @@ use super::handlers::update_in_txn;
 use super::http::{Body, Ctx, parse_body, value_response};
 use super::routes::Target;
 use super::server::ApiServer;
-use crate::registry::StorageId;
 use crate::registry::api_status::{ApiError, ApiResult, FieldError};
+use crate::registry::custom::scale as custom_scale;
 use crate::registry::meta::{self, selector_string};
 use crate::registry::patch;
+use crate::registry::view::view_value;
+use crate::registry::{ResourceInfo, StorageId};
 use crate::storage::{ObjRef, key_of};
 
 fn scale_doc(obj: &ObjRef) -> Value {
@@ -37,17 +39,29 @@ fn scale_invalid(name: &str, errs: &[FieldError]) -> ApiError {
     ApiError::invalid("Scale.autoscaling", "autoscaling", "Scale", name, errs)
 }
 
+/// The replicas a custom resource's Scale shows when its spec has none (upstream's marker).
+const UNSET_REPLICAS: i64 = i32::MIN as i64;
+
+/// The Scale of a stored object as the request's resource shows it.
+fn scale_of(res: &ResourceInfo, obj: &ObjRef) -> ApiResult<Value> {
+    match res.custom.and_then(|c| c.scale.as_ref()) {
+        Some(paths) => custom_scale::scale_doc(&view_value(res, &obj.value()), obj.rv, paths),
+        None => Ok(scale_doc(obj)),
+    }
+}
+
 /// GET, PUT or PATCH on `/scale`.
 pub fn scale(srv: &ApiServer, t: &Target, verb: &str, ctx: &Ctx) -> ApiResult<Response<Body>> {
     let ns = t.namespace.as_deref().unwrap_or("");
     let name = t.name.as_deref().unwrap_or("").to_string();
     let key = key_of(ns, &name);
+    let custom = t.res.custom.and_then(|c| c.scale.as_ref());
     if verb == "get" {
         let obj = srv
             .store
             .get(t.res.storage, &key)
             .ok_or_else(|| ApiError::not_found(t.res, &name))?;
-        return Ok(value_response(200, &scale_doc(&obj)));
+        return Ok(value_response(200, &scale_of(t.res, &obj)?));
     }
     let kind = if verb == "patch" {
         Some(patch::PatchKind::from_content_type(&ctx.content_type)?)
@@ -57,13 +71,26 @@ pub fn scale(srv: &ApiServer, t: &Target, verb: &str, ctx: &Ctx) -> ApiResult<Re
     if kind == Some(patch::PatchKind::Apply) {
         return Err(patch::apply_unsupported());
     }
+    if kind == Some(patch::PatchKind::Strategic) && custom.is_some() {
+        return Err(patch::strategic_unsupported());
+    }
     let body = parse_body(ctx)?;
     let dry = ctx.dry_run();
     let obj = srv.store.write(|txn| -> ApiResult<ObjRef> {
         let old = txn
             .get(t.res.storage, &key)
             .ok_or_else(|| ApiError::not_found(t.res, &name))?;
-        let doc = scale_doc(&old);
+        let doc = match custom {
+            Some(paths) => {
+                let (mut doc, found) =
+                    custom_scale::scale_for_update(&view_value(t.res, &old.value()), old.rv, paths);
+                if !found {
+                    doc["spec"]["replicas"] = json!(UNSET_REPLICAS);
+                }
+                doc
+            }
+            None => scale_doc(&old),
+        };
         let new_scale = match kind {
             Some(k) => patch::apply(k, StorageId::Deployments, doc, &body)?,
             None => body.clone(),
@@ -71,7 +98,15 @@ pub fn scale(srv: &ApiServer, t: &Target, verb: &str, ctx: &Ctx) -> ApiResult<Re
         let replicas = meta::at(&new_scale, &["spec", "replicas"])
             .and_then(Value::as_i64)
             .unwrap_or(0);
-        if replicas < 0 {
+        if let Some(paths) = custom
+            && replicas == UNSET_REPLICAS
+        {
+            return Err(ApiError::bad_request(format!(
+                "the spec replicas field {:?} cannot be empty",
+                paths.spec_replicas
+            )));
+        }
+        if replicas < 0 && custom.is_none() {
             return Err(scale_invalid(
                 &name,
                 &[FieldError::invalid(
@@ -91,13 +126,18 @@ pub fn scale(srv: &ApiServer, t: &Target, verb: &str, ctx: &Ctx) -> ApiResult<Re
         if !rv.is_empty() && rv != old.rv.to_string() {
             return Err(ApiError::conflict(t.res, &name));
         }
-        let mut parent = old_v.clone();
-        if let Some(s) = parent.get_mut("spec").and_then(Value::as_object_mut) {
-            s.insert("replicas".into(), json!(replicas));
+        let mut parent = view_value(t.res, &old_v);
+        match custom {
+            Some(paths) => custom_scale::set_spec_replicas(&mut parent, paths, replicas),
+            None => {
+                if let Some(s) = parent.get_mut("spec").and_then(Value::as_object_mut) {
+                    s.insert("replicas".into(), json!(replicas));
+                }
+            }
         }
         update_in_txn(txn, t.res, None, &old, parent, dry)
     })?;
-    Ok(value_response(200, &scale_doc(&obj)))
+    Ok(value_response(200, &scale_of(t.res, &obj)?))
 }
 
 /// POST `pods/{name}/binding`: assign the pod to a node.

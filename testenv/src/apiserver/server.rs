@@ -1,6 +1,7 @@
 //! [`ApiServer`]: the state every handler works on (storage, counters, the request hook, the
 //! watch settings). Serving it over HTTP is [`dispatch`](super::dispatch)'s part.
 
+use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -10,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::hook::RequestHook;
 use super::metrics::Metrics;
+use crate::registry::ServedResources;
 use crate::storage::Store;
 
 /// The API server state shared by every connection.
@@ -32,4 +34,10 @@ pub struct ApiServer {
     pub namespace_cleanup: AtomicBool,
     /// Extra delay before each watch event is sent, in milliseconds (fault injection).
     pub watch_delay_ms: AtomicU64,
+    /// The resources served now: built-in and custom (from the stored CRDs).
+    pub crds: ServedResources,
+    /// Serializes the CRD controllers' passes.
+    pub crd_controller: parking_lot::Mutex<()>,
+    /// Uids of the deleted CRDs whose objects are being deleted.
+    pub crd_finalizing: parking_lot::Mutex<HashSet<String>>,
 }

@@ -27,7 +27,7 @@ use super::server::ApiServer;
 use super::table;
 use crate::registry::ResourceInfo;
 use crate::registry::api_status::{ApiError, ApiResult, FieldError, go_quote};
-use crate::registry::events_v1::view_value;
+use crate::registry::view::{self, view_value};
 use crate::storage::{EventType, StoredEvent, watch_line};
 
 /// How the watch starts.
@@ -214,7 +214,7 @@ pub fn watch(srv: Arc<ApiServer>, t: &Target, ctx: &Ctx) -> ApiResult<Response<B
     };
     let mode = if ctx.wants_table() {
         Render::Table
-    } else if t.res.is_events_v1() {
+    } else if view::needs_conversion(t.res) {
         Render::Converted
     } else {
         Render::Shared
@@ -265,6 +265,8 @@ async fn run(
 ) {
     let store = &srv.store;
     let mut changes = store.subscribe_storage(res.storage);
+    // a custom resource's watch ends when its CRD changes or goes
+    let generation = srv.crds.generation(res.storage);
     let mut epoch = store.subscribe_epoch();
     changes.borrow_and_update();
     epoch.borrow_and_update();
@@ -338,6 +340,9 @@ async fn run(
                 }
                 last = last.max(cur);
             }
+        }
+        if srv.crds.generation(res.storage) != generation {
+            return;
         }
         tokio::select! {
             _ = changes.changed() => {}

@@ -72,9 +72,16 @@ fn touch_conflicting_object(server: &ApiServer, req: &RequestInfo) {
         return;
     };
     let group = group_of_path(&req.path);
+    // a custom resource: the served version the path names
+    let version = req
+        .path
+        .strip_prefix("/apis/")
+        .and_then(|rest| rest.split('/').nth(1))
+        .unwrap_or("");
     let Some(info) = RESOURCES
         .iter()
         .find(|r| r.plural == req.resource && r.group == group)
+        .or_else(|| server.crds.find(group, version, req.resource))
     else {
         return;
     };

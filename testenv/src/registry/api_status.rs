@@ -21,6 +21,10 @@ pub enum FieldErrorType {
     TooLong,
     /// `Not found`
     NotFound,
+    /// `Invalid value: <v>` for a value of the wrong type
+    TypeInvalid,
+    /// `Too many: <n>`
+    TooMany,
 }
 
 impl FieldErrorType {
@@ -33,6 +37,8 @@ impl FieldErrorType {
             FieldErrorType::Duplicate => "FieldValueDuplicate",
             FieldErrorType::TooLong => "FieldValueTooLong",
             FieldErrorType::NotFound => "FieldValueNotFound",
+            FieldErrorType::TypeInvalid => "FieldValueTypeInvalid",
+            FieldErrorType::TooMany => "FieldValueTooMany",
         }
     }
 }
@@ -118,9 +124,13 @@ impl FieldError {
     pub fn body(&self) -> String {
         let head = match self.kind {
             FieldErrorType::Required => "Required value".to_string(),
-            FieldErrorType::Invalid => {
+            FieldErrorType::Invalid | FieldErrorType::TypeInvalid => {
                 format!("Invalid value: {}", self.value.as_deref().unwrap_or("null"))
             }
+            FieldErrorType::TooMany => match &self.value {
+                Some(v) => format!("Too many: {v}"),
+                None => "Too many".to_string(),
+            },
             FieldErrorType::NotSupported => {
                 format!(
                     "Unsupported value: {}",

@@ -53,7 +53,13 @@ pub fn apply(id: StorageId, obj: &mut Value) {
             let spec = obj_entry(o, "spec");
             pod_spec(spec, true);
         }
-        StorageId::Namespaces | StorageId::Events | StorageId::Leases | StorageId::Nodes => {}
+        StorageId::CustomResourceDefinitions => super::custom::crd_strategy::apply_defaults(obj),
+        // custom resources are defaulted from their schema while decoding
+        StorageId::Namespaces
+        | StorageId::Events
+        | StorageId::Leases
+        | StorageId::Nodes
+        | StorageId::Custom(_) => {}
     }
 }
 

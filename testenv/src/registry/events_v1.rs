@@ -3,8 +3,6 @@
 
 use serde_json::{Map, Value};
 
-use super::resources::ResourceInfo;
-
 /// `(events.k8s.io/v1 name, core/v1 name)` pairs of renamed fields.
 const RENAMES: &[(&str, &str)] = &[
     ("regarding", "involvedObject"),
@@ -62,15 +60,6 @@ pub fn to_core(v1: Value) -> Value {
     out.insert("apiVersion".into(), Value::String("v1".into()));
     out.insert("kind".into(), Value::String("Event".into()));
     Value::Object(out)
-}
-
-/// A stored object value as seen through `res`.
-pub fn view_value(res: &ResourceInfo, v: &Value) -> Value {
-    if res.is_events_v1() {
-        to_v1(v)
-    } else {
-        v.clone()
-    }
 }
 
 #[cfg(test)]

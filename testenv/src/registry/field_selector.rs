@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::resources::StorageId;
+use super::resources::{ResourceInfo, StorageId};
 
 /// One field requirement.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,11 +52,27 @@ pub fn extra_fields(id: StorageId) -> &'static [&'static str] {
             "source",
             "type",
         ],
-        StorageId::Deployments | StorageId::Leases => &[],
+        StorageId::Deployments
+        | StorageId::Leases
+        | StorageId::CustomResourceDefinitions
+        | StorageId::Custom(_) => &[],
     }
 }
 
 impl FieldSelector {
+    /// Parse and check the field labels a resource serves: a custom resource serves
+    /// `metadata.name`, and `metadata.namespace` when namespaced.
+    pub fn parse_for(s: &str, res: &ResourceInfo) -> Result<FieldSelector, String> {
+        let sel = FieldSelector::parse(s, res.storage)?;
+        if res.is_custom()
+            && !res.namespaced
+            && let Some(r) = sel.0.iter().find(|r| r.field == "metadata.namespace")
+        {
+            return Err(format!("field label not supported: {}", r.field));
+        }
+        Ok(sel)
+    }
+
     /// Parse and check the field labels against the bucket (400 text on error).
     pub fn parse(s: &str, id: StorageId) -> Result<FieldSelector, String> {
         let mut reqs = Vec::new();

@@ -95,17 +95,20 @@ pub fn uid_of(obj: &Value) -> &str {
     meta_str(obj, "uid")
 }
 
-/// `metadata.finalizers` as strings.
-pub fn finalizers(obj: &Value) -> Vec<String> {
-    obj.get("metadata")
-        .and_then(|m| m.get("finalizers"))
-        .and_then(Value::as_array)
+/// The strings of a JSON list (none when it is missing or not a list).
+pub fn strings(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
         .map(|a| {
             a.iter()
                 .filter_map(|v| v.as_str().map(str::to_string))
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// `metadata.finalizers` as strings.
+pub fn finalizers(obj: &Value) -> Vec<String> {
+    strings(obj.get("metadata").and_then(|m| m.get("finalizers")))
 }
 
 /// Set `metadata.finalizers` (removed when empty).

@@ -7,6 +7,8 @@
 //!   [`strategy`] (system fields, generation, status separation), [`validation`].
 //! - [`patch`]: JSON, merge and strategic merge patches; [`events_v1`]: the events.k8s.io/v1
 //!   view of core Events; [`field_selector`]: the field labels each kind serves.
+//! - [`custom`]: custom resources (CRD validation, served versions, schema pruning,
+//!   defaulting and validation); [`view`]: objects as seen through the requested resource.
 //! - [`api_status`]: errors as metav1 `Status` objects with upstream's reasons and texts;
 //!   [`meta`]: object metadata accessors.
 //!
@@ -14,6 +16,7 @@
 //! [`apiserver`](crate::apiserver).
 
 pub mod api_status;
+pub mod custom;
 pub mod defaults;
 pub mod events_v1;
 pub mod field_selector;
@@ -23,7 +26,9 @@ pub mod quantity;
 pub mod resources;
 pub mod strategy;
 pub mod validation;
+pub mod view;
 
+pub use custom::{CustomVersion, GroupVersions, ServedResources};
 pub use resources::{
     GROUPS, RESOURCES, ResourceInfo, STORAGE_COUNT, StorageId, SubresourceInfo, find, for_storage,
 };

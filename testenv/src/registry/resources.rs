@@ -1,40 +1,63 @@
-//! The table of served resources: group, version, names, scope, verbs and subresources.
+//! The table of built-in resources: group, version, names, scope, verbs and subresources.
 //!
 //! Adding a kind means adding one [`ResourceInfo`] entry here, a storage slot
-//! ([`StorageId`]) and, where needed, strategy rules in `strategy.rs`.
+//! ([`StorageId`]) and, where needed, strategy rules in `strategy.rs`. Custom resources get
+//! their entries at run time from their CustomResourceDefinitions ([`custom`](super::custom)).
+
+use super::custom::CustomVersion;
 
 /// Index of a storage bucket. Two API resources may share one bucket
 /// (core/v1 and events.k8s.io/v1 events).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum StorageId {
     /// core/v1 namespaces
-    Namespaces = 0,
+    Namespaces,
     /// core/v1 pods
-    Pods = 1,
+    Pods,
     /// core/v1 events (also served as events.k8s.io/v1)
-    Events = 2,
+    Events,
     /// core/v1 nodes
-    Nodes = 3,
+    Nodes,
     /// apps/v1 deployments
-    Deployments = 4,
+    Deployments,
     /// apps/v1 replicasets
-    ReplicaSets = 5,
+    ReplicaSets,
     /// coordination.k8s.io/v1 leases
-    Leases = 6,
+    Leases,
+    /// apiextensions.k8s.io/v1 customresourcedefinitions
+    CustomResourceDefinitions,
+    /// The objects of one custom resource (every served version of a CRD shares it), numbered
+    /// by the server in the order the CRDs' names first appeared.
+    Custom(u32),
 }
 
-/// Number of storage buckets.
-pub const STORAGE_COUNT: usize = 7;
+/// Number of built-in storage buckets (custom resources' buckets follow them).
+pub const STORAGE_COUNT: usize = 8;
 
 impl StorageId {
     /// Position in storage vectors.
     pub fn index(self) -> usize {
-        self as usize
+        match self {
+            StorageId::Namespaces => 0,
+            StorageId::Pods => 1,
+            StorageId::Events => 2,
+            StorageId::Nodes => 3,
+            StorageId::Deployments => 4,
+            StorageId::ReplicaSets => 5,
+            StorageId::Leases => 6,
+            StorageId::CustomResourceDefinitions => 7,
+            StorageId::Custom(n) => STORAGE_COUNT + n as usize,
+        }
+    }
+
+    /// Whether the bucket holds custom resources.
+    pub fn is_custom(self) -> bool {
+        matches!(self, StorageId::Custom(_))
     }
 }
 
 /// A subresource entry as published in discovery.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SubresourceInfo {
     /// `status`, `scale`, `binding`, `finalize`
     pub name: &'static str,
@@ -73,6 +96,8 @@ pub struct ResourceInfo {
     pub subresources: &'static [SubresourceInfo],
     /// Where the objects are stored.
     pub storage: StorageId,
+    /// The definition of a custom resource version (`None` for built-in kinds).
+    pub custom: Option<&'static CustomVersion>,
 }
 
 const ALL8: &[&str] = &[
@@ -127,6 +152,7 @@ pub static RESOURCES: &[ResourceInfo] = &[
             },
         ],
         storage: StorageId::Namespaces,
+        custom: None,
     },
     ResourceInfo {
         group: "",
@@ -149,6 +175,7 @@ pub static RESOURCES: &[ResourceInfo] = &[
             },
         ],
         storage: StorageId::Pods,
+        custom: None,
     },
     ResourceInfo {
         group: "",
@@ -162,6 +189,7 @@ pub static RESOURCES: &[ResourceInfo] = &[
         verbs: ALL8,
         subresources: &[],
         storage: StorageId::Events,
+        custom: None,
     },
     ResourceInfo {
         group: "",
@@ -175,6 +203,7 @@ pub static RESOURCES: &[ResourceInfo] = &[
         verbs: ALL8,
         subresources: &[STATUS],
         storage: StorageId::Nodes,
+        custom: None,
     },
     ResourceInfo {
         group: "apps",
@@ -188,6 +217,7 @@ pub static RESOURCES: &[ResourceInfo] = &[
         verbs: ALL8,
         subresources: &[STATUS, SCALE],
         storage: StorageId::Deployments,
+        custom: None,
     },
     ResourceInfo {
         group: "apps",
@@ -201,6 +231,7 @@ pub static RESOURCES: &[ResourceInfo] = &[
         verbs: ALL8,
         subresources: &[STATUS, SCALE],
         storage: StorageId::ReplicaSets,
+        custom: None,
     },
     ResourceInfo {
         group: "coordination.k8s.io",
@@ -214,6 +245,7 @@ pub static RESOURCES: &[ResourceInfo] = &[
         verbs: ALL8,
         subresources: &[],
         storage: StorageId::Leases,
+        custom: None,
     },
     ResourceInfo {
         group: "events.k8s.io",
@@ -227,12 +259,33 @@ pub static RESOURCES: &[ResourceInfo] = &[
         verbs: ALL8,
         subresources: &[],
         storage: StorageId::Events,
+        custom: None,
+    },
+    ResourceInfo {
+        group: "apiextensions.k8s.io",
+        version: "v1",
+        plural: "customresourcedefinitions",
+        singular: "customresourcedefinition",
+        kind: "CustomResourceDefinition",
+        namespaced: false,
+        short_names: &["crd", "crds"],
+        categories: &["api-extensions"],
+        verbs: ALL8,
+        subresources: &[STATUS],
+        storage: StorageId::CustomResourceDefinitions,
+        custom: None,
     },
 ];
 
-/// The served API groups other than core, in discovery order.
-/// In kube-apiserver's `/apis` order (group priority: apps, events.k8s.io, …, coordination.k8s.io).
-pub const GROUPS: &[&str] = &["apps", "events.k8s.io", "coordination.k8s.io"];
+/// The built-in API groups other than core, in kube-apiserver's `/apis` order (group priority:
+/// apps, events.k8s.io, …, apiextensions.k8s.io, coordination.k8s.io). Custom resources' groups
+/// follow them.
+pub const GROUPS: &[&str] = &[
+    "apps",
+    "events.k8s.io",
+    "apiextensions.k8s.io",
+    "coordination.k8s.io",
+];
 
 impl ResourceInfo {
     /// `apps/v1` or `v1`.
@@ -267,20 +320,26 @@ impl ResourceInfo {
         self.group == "events.k8s.io"
     }
 
+    /// Whether this is a custom resource (served from a CustomResourceDefinition).
+    pub fn is_custom(&self) -> bool {
+        self.custom.is_some()
+    }
+
     /// Whether the subresource is served.
     pub fn has_subresource(&self, name: &str) -> bool {
         self.subresources.iter().any(|s| s.name == name)
     }
 }
 
-/// Look up a resource by group, version and plural.
+/// Look up a built-in resource by group, version and plural (custom resources:
+/// [`ServedResources::find`](super::custom::ServedResources::find)).
 pub fn find(group: &str, version: &str, plural: &str) -> Option<&'static ResourceInfo> {
     RESOURCES
         .iter()
         .find(|r| r.group == group && r.version == version && r.plural == plural)
 }
 
-/// The canonical (core or primary) resource of a storage bucket.
+/// The canonical (core or primary) resource of a built-in storage bucket.
 pub fn for_storage(id: StorageId) -> &'static ResourceInfo {
     RESOURCES
         .iter()

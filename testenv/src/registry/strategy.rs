@@ -2,21 +2,26 @@
 //! (spec §2.3) and generation (spec §2.2).
 
 use k8s_openapi::api::{apps::v1 as apps, coordination::v1 as coord, core::v1 as core};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::{Map, Value, json};
 
 use super::api_status::{ApiError, ApiResult};
+use super::custom::crd_strategy;
 use super::meta::{self, at, meta_mut, semantic_eq};
 use super::resources::{ResourceInfo, StorageId};
 
-/// Whether a PUT on a missing object creates it.
+/// Whether a PUT on a missing object creates it (never for custom resources).
 pub fn allow_create_on_update(id: StorageId) -> bool {
     matches!(id, StorageId::Events | StorageId::Leases)
 }
 
 /// Whether a PUT without `metadata.resourceVersion` is accepted.
 pub fn allow_unconditional_update(id: StorageId) -> bool {
-    !matches!(id, StorageId::Leases)
+    !matches!(
+        id,
+        StorageId::Leases | StorageId::CustomResourceDefinitions | StorageId::Custom(_)
+    )
 }
 
 fn roundtrip<T: DeserializeOwned + Serialize>(v: Value) -> Result<Value, serde_json::Error> {
@@ -108,9 +113,15 @@ pub fn normalize_checked(res: &ResourceInfo, mut v: Value) -> ApiResult<(Value, 
         StorageId::Deployments => roundtrip::<apps::Deployment>(v),
         StorageId::ReplicaSets => roundtrip::<apps::ReplicaSet>(v),
         StorageId::Leases => roundtrip::<coord::Lease>(v),
+        StorageId::CustomResourceDefinitions => roundtrip::<apiext::CustomResourceDefinition>(v),
+        // custom resources are decoded with their schema (custom::strategy::decode)
+        StorageId::Custom(_) => Ok(v),
     };
     let mut out =
         r.map_err(|e| ApiError::bad_request(format!("error decoding request body: {e}")))?;
+    if res.storage == StorageId::CustomResourceDefinitions {
+        crd_strategy::integral_bounds(&mut out);
+    }
     if !had_selector
         && matches!(res.storage, StorageId::Deployments | StorageId::ReplicaSets)
         && let Some(spec) = out.get_mut("spec").and_then(Value::as_object_mut)
@@ -219,6 +230,9 @@ pub fn prepare_for_create(id: StorageId, obj: &mut Value) {
         StorageId::Events | StorageId::Nodes => {
             meta_mut(obj).remove("generation");
         }
+        StorageId::CustomResourceDefinitions => crd_strategy::prepare_for_create(obj),
+        // custom resources: custom::strategy::prepare_for_create
+        StorageId::Custom(_) => {}
     }
     if id == StorageId::Namespaces {
         let name = meta::name_of(obj).to_string();
@@ -296,7 +310,10 @@ pub fn prepare_for_update(id: StorageId, sub: Option<&str>, old: &Value, new: &m
                     }
                 }
                 StorageId::Leases => drop_lease_gated(new),
-                StorageId::Events => {}
+                StorageId::CustomResourceDefinitions => {
+                    crd_strategy::prepare_for_update(old, new, false)
+                }
+                StorageId::Events | StorageId::Custom(_) => {}
             }
             let spec_changed = !semantic_eq(old.get("spec"), new.get("spec"));
             let bump = match id {
@@ -317,6 +334,9 @@ pub fn prepare_for_update(id: StorageId, sub: Option<&str>, old: &Value, new: &m
         Some("status") => {
             put_opt(new, "spec", take(old, "spec"));
             match id {
+                StorageId::CustomResourceDefinitions => {
+                    crd_strategy::prepare_for_update(old, new, true)
+                }
                 StorageId::Deployments => {
                     let labels = at(old, &["metadata", "labels"]).cloned();
                     let m = meta_mut(new);

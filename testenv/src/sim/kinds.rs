@@ -91,6 +91,60 @@ impl KindInfo {
     }
 }
 
+/// The namespaced custom resources the server serves, from its Established CRDs, each in its
+/// storage version: `(<plural>.<group>, resource)`.
+pub(crate) async fn custom_kinds(
+    client: &kube::Client,
+) -> Result<Vec<(String, ApiResource)>, kube::Error> {
+    let crds = ApiResource {
+        group: "apiextensions.k8s.io".into(),
+        version: "v1".into(),
+        api_version: "apiextensions.k8s.io/v1".into(),
+        kind: "CustomResourceDefinition".into(),
+        plural: "customresourcedefinitions".into(),
+    };
+    let api: Api<DynamicObject> = Api::all_with(client.clone(), &crds);
+    let list = match api.list(&kube::api::ListParams::default()).await {
+        Ok(l) => l.items,
+        // a server without CRDs
+        Err(kube::Error::Api(s)) if s.code == 404 => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut out = Vec::new();
+    for crd in list {
+        let spec = &crd.data["spec"];
+        let established = crd.data["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| c["type"] == "Established" && c["status"] == "True");
+        if !established || spec["scope"] != "Namespaced" {
+            continue;
+        }
+        let versions = spec["versions"].as_array().cloned().unwrap_or_default();
+        let version = versions
+            .iter()
+            .find(|v| v["storage"] == true && v["served"] == true)
+            .or_else(|| versions.iter().find(|v| v["served"] == true));
+        let Some(version) = version.and_then(|v| v["name"].as_str()) else {
+            continue;
+        };
+        let group = spec["group"].as_str().unwrap_or("");
+        let plural = spec["names"]["plural"].as_str().unwrap_or("");
+        out.push((
+            format!("{plural}.{group}"),
+            ApiResource {
+                group: group.to_string(),
+                version: version.to_string(),
+                api_version: format!("{group}/{version}"),
+                kind: spec["names"]["kind"].as_str().unwrap_or("").to_string(),
+                plural: plural.to_string(),
+            },
+        ));
+    }
+    Ok(out)
+}
+
 /// The kind named by an owner reference's `apiVersion` and `kind` (the version is ignored, as the
 /// GC resolves group and kind through the REST mapper).
 pub(crate) fn resolve(api_version: &str, kind: &str) -> Option<&'static KindInfo> {

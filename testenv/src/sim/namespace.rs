@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::clock::now_time;
 use super::informer::{Change, spawn_informer};
-use super::kinds::KINDS;
+use super::kinds::{KINDS, custom_kinds};
 
 /// The spec finalizer the namespace controller owns.
 pub const KUBERNETES_FINALIZER: &str = "kubernetes";
@@ -103,14 +103,22 @@ async fn delete_namespace(client: &kube::Client, ns: Arc<Namespace>, token: &Can
     }
 }
 
-/// What is left per kind: (instances, instances with finalizers).
-type Remaining = BTreeMap<&'static str, (usize, BTreeMap<String, usize>)>;
+/// What is left per resource: (instances, instances with finalizers).
+type Remaining = BTreeMap<String, (usize, BTreeMap<String, usize>)>;
 
-/// Delete what is not yet terminating and count what remains.
+/// Delete what is not yet terminating and count what remains, in every namespaced kind and
+/// custom resource (found through the server's CRDs, as upstream finds them in discovery).
 async fn sweep(client: &kube::Client, ns: &str) -> Result<Remaining, kube::Error> {
     let mut remaining = Remaining::new();
-    for kind in KINDS.iter().filter(|k| k.namespaced) {
-        let api = kind.api(client, Some(ns));
+    let mut targets: Vec<(String, Api<DynamicObject>)> = KINDS
+        .iter()
+        .filter(|k| k.namespaced)
+        .map(|k| (k.plural.to_string(), k.api(client, Some(ns))))
+        .collect();
+    for (name, ar) in custom_kinds(client).await? {
+        targets.push((name, Api::namespaced_with(client.clone(), ns, &ar)));
+    }
+    for (resource, api) in targets {
         let items: Vec<DynamicObject> = match api.list(&ListParams::default()).await {
             Ok(l) => l.items,
             Err(kube::Error::Api(s)) if s.code == 404 || s.code == 405 => continue,
@@ -166,7 +174,7 @@ async fn sweep(client: &kube::Client, ns: &str) -> Result<Remaining, kube::Error
                     *finalizers.entry(f.clone()).or_default() += 1;
                 }
             }
-            remaining.insert(kind.plural, (left.len(), finalizers));
+            remaining.insert(resource, (left.len(), finalizers));
         }
     }
     Ok(remaining)
@@ -336,7 +344,7 @@ mod tests {
         assert_eq!(empty[4]["status"], "False");
         let mut r = Remaining::new();
         r.insert(
-            "pods",
+            "pods".to_string(),
             (2, BTreeMap::from([("foregroundDeletion".to_string(), 1)])),
         );
         let c = conditions(&r);

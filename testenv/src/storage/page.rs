@@ -59,7 +59,8 @@ impl Store {
             Some(s) if s > prefix => s.to_string(),
             _ => prefix.to_string(),
         };
-        let bucket = &g.buckets[id.index()];
+        let empty = BTreeMap::new();
+        let bucket = g.bucket(id).unwrap_or(&empty);
         let mut cur = bucket
             .range(from.clone()..)
             .take_while(|(k, _)| k.starts_with(prefix))

@@ -47,10 +47,27 @@ pub struct Store {
     pub(super) state: RwLock<State>,
     /// Revision changes of any bucket.
     pub(super) notify: watch::Sender<u64>,
-    /// Revision changes per bucket (and compactions).
-    pub(super) per_storage: Vec<watch::Sender<u64>>,
+    /// Revision changes per bucket (and compactions); custom resources' buckets are added as
+    /// they are first used.
+    pub(super) per_storage: RwLock<Vec<watch::Sender<u64>>>,
     /// "Close every watch" requests.
     pub(super) epoch: watch::Sender<u64>,
+}
+
+impl State {
+    /// A bucket, if anything was ever stored in it.
+    pub(super) fn bucket(&self, id: StorageId) -> Option<&BTreeMap<String, ObjRef>> {
+        self.buckets.get(id.index())
+    }
+
+    /// A bucket to write to (custom resources' buckets are created on first use).
+    pub(super) fn bucket_mut(&mut self, id: StorageId) -> &mut BTreeMap<String, ObjRef> {
+        let i = id.index();
+        while self.buckets.len() <= i {
+            self.buckets.push(BTreeMap::new());
+        }
+        &mut self.buckets[i]
+    }
 }
 
 impl Store {
@@ -68,9 +85,11 @@ impl Store {
                 continue_floor: 0,
             }),
             notify: watch::channel(start_rv).0,
-            per_storage: (0..STORAGE_COUNT)
-                .map(|_| watch::channel(start_rv).0)
-                .collect(),
+            per_storage: RwLock::new(
+                (0..STORAGE_COUNT)
+                    .map(|_| watch::channel(start_rv).0)
+                    .collect(),
+            ),
             epoch: watch::channel(0).0,
         }
     }
@@ -82,12 +101,12 @@ impl Store {
 
     /// Current object.
     pub fn get(&self, id: StorageId, key: &str) -> Option<ObjRef> {
-        self.state.read().buckets[id.index()].get(key).cloned()
+        self.state.read().bucket(id)?.get(key).cloned()
     }
 
     /// Number of objects in a bucket.
     pub fn count(&self, id: StorageId) -> usize {
-        self.state.read().buckets[id.index()].len()
+        self.state.read().bucket(id).map_or(0, BTreeMap::len)
     }
 
     /// All objects under `prefix` and the revision they were read at.
@@ -98,9 +117,13 @@ impl Store {
         filter: &dyn Fn(&Obj) -> bool,
     ) -> (Vec<ObjRef>, u64) {
         let g = self.state.read();
-        let items = g.buckets[id.index()]
-            .range(prefix.to_string()..)
-            .take_while(|(k, _)| k.starts_with(prefix))
+        let items = g
+            .bucket(id)
+            .into_iter()
+            .flat_map(|b| {
+                b.range(prefix.to_string()..)
+                    .take_while(|(k, _)| k.starts_with(prefix))
+            })
             .filter(|(_, v)| filter(v))
             .map(|(_, v)| v.clone())
             .collect();
@@ -115,7 +138,23 @@ impl Store {
     /// Subscribe to changes of one bucket (and compactions): watchers of other kinds are
     /// not woken by its writes.
     pub fn subscribe_storage(&self, id: StorageId) -> watch::Receiver<u64> {
-        self.per_storage[id.index()].subscribe()
+        if let Some(tx) = self.per_storage.read().get(id.index()) {
+            return tx.subscribe();
+        }
+        let mut all = self.per_storage.write();
+        let rv = self.rv();
+        while all.len() <= id.index() {
+            all.push(watch::channel(rv).0);
+        }
+        all[id.index()].subscribe()
+    }
+
+    /// Wake the watchers of one bucket without a change (they look again at what they serve).
+    pub fn wake(&self, id: StorageId) {
+        let rv = self.rv();
+        if let Some(tx) = self.per_storage.read().get(id.index()) {
+            tx.send_replace(rv);
+        }
     }
 
     /// Subscribe to "close every watch" requests.

@@ -16,14 +16,14 @@ pub struct Txn<'a> {
     st: &'a mut State,
     /// Whether anything was written.
     changed: bool,
-    /// Bit per storage bucket written in this transaction.
-    touched: u32,
+    /// Index of every storage bucket written in this transaction.
+    touched: Vec<usize>,
 }
 
 impl Txn<'_> {
     /// Current object.
     pub fn get(&self, id: StorageId, key: &str) -> Option<ObjRef> {
-        self.st.buckets[id.index()].get(key).cloned()
+        self.st.bucket(id)?.get(key).cloned()
     }
 
     /// Current revision.
@@ -33,9 +33,13 @@ impl Txn<'_> {
 
     /// All objects whose key starts with `prefix`.
     pub fn list_prefix(&self, id: StorageId, prefix: &str) -> Vec<ObjRef> {
-        self.st.buckets[id.index()]
-            .range(prefix.to_string()..)
-            .take_while(|(k, _)| k.starts_with(prefix))
+        self.st
+            .bucket(id)
+            .into_iter()
+            .flat_map(|b| {
+                b.range(prefix.to_string()..)
+                    .take_while(|(k, _)| k.starts_with(prefix))
+            })
             .map(|(_, v)| v.clone())
             .collect()
     }
@@ -44,7 +48,7 @@ impl Txn<'_> {
     pub fn put(&mut self, id: StorageId, key: &str, value: Value) -> ObjRef {
         let rv = self.st.rv + 1;
         let obj = Arc::new(Obj::at(id, value, rv));
-        let prev = self.st.buckets[id.index()].insert(key.to_string(), obj.clone());
+        let prev = self.st.bucket_mut(id).insert(key.to_string(), obj.clone());
         let kind = if prev.is_some() {
             EventType::Modified
         } else {
@@ -56,7 +60,7 @@ impl Txn<'_> {
 
     /// Remove an object; emits DELETED carrying the delete's revision.
     pub fn remove(&mut self, id: StorageId, key: &str) -> Option<ObjRef> {
-        let prev = self.st.buckets[id.index()].remove(key)?;
+        let prev = self.st.bucket_mut(id).remove(key)?;
         let tomb = Arc::new(Obj::at(id, prev.value(), self.st.rv + 1));
         self.push(id, key, EventType::Deleted, tomb.clone(), Some(prev));
         Some(tomb)
@@ -72,7 +76,9 @@ impl Txn<'_> {
     ) {
         self.st.rv += 1;
         self.changed = true;
-        self.touched |= 1 << id.index();
+        if !self.touched.contains(&id.index()) {
+            self.touched.push(id.index());
+        }
         self.st.history.push_back(Arc::new(StoredEvent::new(
             self.st.rv, id, key, kind, obj, prev,
         )));
@@ -88,19 +94,21 @@ impl Store {
             let mut txn = Txn {
                 st: &mut g,
                 changed: false,
-                touched: 0,
+                touched: Vec::new(),
             };
             let r = f(&mut txn);
             let changed = txn.changed;
-            let touched = txn.touched;
+            let touched = std::mem::take(&mut txn.touched);
             (r, changed.then_some(touched), g.rv)
         };
         if let Some(touched) = changed {
-            for (i, tx) in self.per_storage.iter().enumerate() {
-                if touched & (1 << i) != 0 {
+            let senders = self.per_storage.read();
+            for i in touched {
+                if let Some(tx) = senders.get(i) {
                     tx.send_replace(rv);
                 }
             }
+            drop(senders);
             self.notify.send_replace(rv);
         }
         r

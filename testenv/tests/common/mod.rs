@@ -3,6 +3,7 @@
 //! a real kube-apiserver (`KCM_SPEC_SERVER`).
 #![allow(dead_code)]
 
+pub mod crd;
 pub mod server;
 pub mod spec;
 

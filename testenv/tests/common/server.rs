@@ -25,6 +25,8 @@ pub struct Server {
     tag: String,
     suffix: String,
     namespaces: Mutex<Vec<String>>,
+    /// CRDs to delete at the end on a real server (`track_crd`).
+    crds: Mutex<Vec<String>>,
     /// A kubeconfig written for the proxy (real server without `KUBECONFIG`).
     scratch: Option<PathBuf>,
 }
@@ -65,6 +67,7 @@ impl Server {
             tag: tag.to_string(),
             suffix,
             namespaces: Mutex::new(Vec::new()),
+            crds: Mutex::new(Vec::new()),
             scratch: None,
         }
     }
@@ -97,6 +100,17 @@ impl Server {
             .expect("namespaces")
             .push(full.clone());
         full
+    }
+
+    /// An API group of this check's own (`<tag>-<name>-<random>.checks.kcm-rs.io`), for its
+    /// CRDs (cluster-scoped, so a real server's checks must not share names).
+    pub fn group(&self, name: &str) -> String {
+        format!("{}-{name}-{}.checks.kcm-rs.io", self.tag, self.suffix)
+    }
+
+    /// Delete the CRD `name` when the check ends on a real server (also after a failure).
+    pub fn track_crd(&self, name: &str) {
+        self.crds.lock().expect("crds").push(name.to_string());
     }
 
     /// Create this check's namespace `name` and return its full name (see `ns_name`); ready
@@ -211,6 +225,13 @@ impl Drop for Server {
         for ns in namespaces {
             if let Err(e) = delete_sync(&self.host, &format!("/api/v1/namespaces/{ns}")) {
                 eprintln!("[{}] could not delete namespace {ns}: {e}", self.tag);
+            }
+        }
+        let crds = std::mem::take(&mut *self.crds.lock().unwrap_or_else(|e| e.into_inner()));
+        for crd in crds {
+            let path = format!("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd}");
+            if let Err(e) = delete_sync(&self.host, &path) {
+                eprintln!("[{}] could not delete CRD {crd}: {e}", self.tag);
             }
         }
     }

@@ -85,6 +85,11 @@ pub(super) fn cells(res: &ResourceInfo, v: &Value) -> Vec<Value> {
     let name = meta::name_of(v);
     let age = since(at(v, &["metadata", "creationTimestamp"]));
     match res.storage {
+        StorageId::CustomResourceDefinitions => super::custom::crd_cells(v),
+        StorageId::Custom(_) => match res.custom {
+            Some(cv) => super::custom::custom_cells(cv, v),
+            None => vec![json!(name), json!(age)],
+        },
         StorageId::Deployments => {
             let (c, i) = template_containers(v);
             let ready = format!(

@@ -15,6 +15,11 @@ pub(super) fn columns(res: &ResourceInfo) -> Vec<Value> {
     let name = col("Name", "string", "name", 0, NAME_DESC);
     let age = col("Age", "string", "", 0, AGE_DESC);
     match res.storage {
+        StorageId::CustomResourceDefinitions => super::custom::crd_columns(NAME_DESC, AGE_DESC),
+        StorageId::Custom(_) => match res.custom {
+            Some(cv) => super::custom::custom_columns(cv, NAME_DESC),
+            None => vec![name, age],
+        },
         StorageId::Deployments => vec![
             name,
             col(

@@ -3,7 +3,9 @@
 
 mod cells;
 mod columns;
+mod custom;
 mod human_duration;
+mod jsonpath;
 
 use http::{HeaderValue, Response, header};
 use serde_json::{Value, json};
@@ -14,8 +16,8 @@ use super::routes::Target;
 use super::server::ApiServer;
 use crate::registry::ResourceInfo;
 use crate::registry::api_status::ApiResult;
-use crate::registry::events_v1::view_value;
 use crate::registry::meta;
+use crate::registry::view::view_value;
 use cells::cells;
 pub use cells::pod_reason;
 use columns::columns;

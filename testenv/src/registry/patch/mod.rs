@@ -50,6 +50,16 @@ pub fn apply_unsupported() -> ApiError {
     )
 }
 
+/// The answer to a strategic merge patch of a custom resource: custom resources have no
+/// patch strategies, so only JSON, merge and apply patches are accepted, as upstream.
+pub fn strategic_unsupported() -> ApiError {
+    ApiError::new(
+        415,
+        "UnsupportedMediaType",
+        "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+    )
+}
+
 /// Apply a patch to a document.
 pub fn apply(kind: PatchKind, id: StorageId, mut doc: Value, patch: &Value) -> ApiResult<Value> {
     match kind {

@@ -4,13 +4,14 @@
 
 mod apps;
 mod core;
-mod formats;
+pub mod formats;
 mod object_meta;
 
 use serde_json::Value;
 
 use crate::registry::StorageId;
 use crate::registry::api_status::FieldError;
+use crate::registry::custom::crd_validation::validate_crd;
 use object_meta::object_meta;
 
 /// Validate an object about to be stored. `old` is the stored object on updates; `sub` the
@@ -40,6 +41,9 @@ pub fn validate(
         }
         (StorageId::Events, _) => core::event(obj, &mut errs),
         (StorageId::Leases, _) => core::lease(obj, &mut errs),
+        (StorageId::CustomResourceDefinitions, sub) => {
+            errs.extend(validate_crd(obj, old, sub == Some("status")));
+        }
         _ => {}
     }
     errs
