@@ -326,6 +326,30 @@ mod tests {
     }
 
     #[test]
+    fn refused_writes_of_a_watched_fence_are_counted() {
+        let m = Metrics::new();
+        assert!(
+            !render(&m).contains("kcm_leader_election_fenced_writes"),
+            "no family without a fence"
+        );
+        let fence = WriteFence::new("kube-system/kcm");
+        m.watch_fence("kcm", fence.clone());
+        assert!(render(&m).contains("kcm_leader_election_fenced_writes_total{name=\"kcm\"} 0\n"));
+        for _ in 0..3 {
+            assert!(fence.check().is_err(), "closed: the lease is not held");
+        }
+        let text = render(&m);
+        assert!(
+            text.contains("# TYPE kcm_leader_election_fenced_writes counter\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("kcm_leader_election_fenced_writes_total{name=\"kcm\"} 3\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn sync_durations_are_split_by_controller_and_result() {
         let m = Metrics::new();
         m.observe_sync("deployment", Duration::from_millis(3), SyncOutcome::Success);
