@@ -62,10 +62,12 @@ impl LabelIndex {
     /// Indexes an object under `namespace/value` of the label (nothing without the label).
     pub fn index_fn<T: Object>(&self) -> IndexFn<T> {
         let index = *self;
-        Arc::new(move |obj: &T| match obj.labels().and_then(|l| l.get(index.label)) {
-            Some(v) => vec![index.key(obj.namespace().unwrap_or_default(), v)],
-            None => Vec::new(),
-        })
+        Arc::new(
+            move |obj: &T| match obj.labels().and_then(|l| l.get(index.label)) {
+                Some(v) => vec![index.key(obj.namespace().unwrap_or_default(), v)],
+                None => Vec::new(),
+            },
+        )
     }
 
     /// The objects of `namespace` whose labels `selector` matches (a lister's
@@ -129,7 +131,11 @@ mod tests {
             pod("a", "h1-db", &[("app", "db"), ("pod-template-hash", "h")]),
             pod("a", "g1", &[("app", "web"), ("pod-template-hash", "g")]),
             pod("a", "bare", &[("app", "web")]),
-            pod("b", "h-other-ns", &[("app", "web"), ("pod-template-hash", "h")]),
+            pod(
+                "b",
+                "h-other-ns",
+                &[("app", "web"), ("pod-template-hash", "h")],
+            ),
         ];
         let selectors = [
             ("app=web,pod-template-hash=h", vec!["h1"]),
@@ -143,7 +149,10 @@ mod tests {
             let store: Store<PodView> = Store::new();
             if indexed {
                 store
-                    .add_indexer(POD_TEMPLATE_HASH_INDEX.name, POD_TEMPLATE_HASH_INDEX.index_fn())
+                    .add_indexer(
+                        POD_TEMPLATE_HASH_INDEX.name,
+                        POD_TEMPLATE_HASH_INDEX.index_fn(),
+                    )
                     .expect("index");
             }
             for p in &pods {

@@ -142,6 +142,13 @@ fn controlled_in<T: Dependent>(obj: &Arc<T>, namespace: &str, uid: &str) -> bool
     namespace_of(obj) == namespace && controller_ref(meta(obj)).is_some_and(|r| r.uid == uid)
 }
 
+/// Two buckets of the index: the objects with one controller UID (in any namespace), and the
+/// orphans of one namespace.
+struct Buckets<T> {
+    owned: Vec<Arc<T>>,
+    orphans: Vec<Arc<T>>,
+}
+
 /// The orphans of `namespace` then the objects with controller `uid`, read in that order
 /// (see the module docs); `None` without the index.
 fn read_buckets<T: Dependent>(
@@ -149,7 +156,7 @@ fn read_buckets<T: Dependent>(
     namespace: &str,
     uid: &str,
     with_orphans: bool,
-) -> Option<(Vec<Arc<T>>, Vec<Arc<T>>)> {
+) -> Option<Buckets<T>> {
     let store = lister.store();
     let orphans = if with_orphans {
         store
@@ -159,7 +166,7 @@ fn read_buckets<T: Dependent>(
         Vec::new()
     };
     let owned = store.by_index(CONTROLLER_UID_INDEX, uid).ok()?;
-    Some((owned, orphans))
+    Some(Buckets { owned, orphans })
 }
 
 /// The namespace's objects, without the index.
@@ -192,11 +199,12 @@ pub fn filter_by_owner<T: Dependent>(
 ) -> Vec<Arc<T>> {
     let is_owner = |obj: &Arc<T>| {
         controlled_in(obj, owner.namespace, owner.uid)
-            && controller_ref(meta(obj)).is_some_and(|r| r.kind == owner.kind && r.name == owner.name)
+            && controller_ref(meta(obj))
+                .is_some_and(|r| r.kind == owner.kind && r.name == owner.name)
     };
     let (mut owned, mut orphans) =
         match read_buckets(lister, owner.namespace, owner.uid, include_orphans) {
-            Some((mut owned, orphans)) => {
+            Some(Buckets { mut owned, orphans }) => {
                 owned.retain(is_owner);
                 (owned, orphans)
             }
@@ -229,7 +237,10 @@ pub fn claim_candidates<T: Dependent>(
     uid: &str,
 ) -> Vec<Arc<T>> {
     let mut candidates = match read_buckets(lister, namespace, uid, true) {
-        Some((mut owned, mut orphans)) => {
+        Some(Buckets {
+            mut owned,
+            mut orphans,
+        }) => {
             owned.retain(|o| controlled_in(o, namespace, uid));
             sort_by_name(&mut owned);
             drop_adopted(&mut orphans, &owned);
@@ -262,9 +273,7 @@ pub fn controlled_by<T: Dependent>(lister: &Lister<T>, uid: &str) -> Vec<Arc<T>>
             all
         }
     };
-    objs.sort_unstable_by(|a, b| {
-        (namespace_of(a), name_of(a)).cmp(&(namespace_of(b), name_of(b)))
-    });
+    objs.sort_unstable_by(|a, b| (namespace_of(a), name_of(a)).cmp(&(namespace_of(b), name_of(b))));
     objs
 }
 

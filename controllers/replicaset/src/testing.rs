@@ -249,7 +249,10 @@ impl Harness {
             .add_indexer(CONTROLLER_UID_INDEX, controller_uid_index_fn())
             .expect("index");
         pod_store
-            .add_indexer(POD_TEMPLATE_HASH_INDEX.name, POD_TEMPLATE_HASH_INDEX.index_fn())
+            .add_indexer(
+                POD_TEMPLATE_HASH_INDEX.name,
+                POD_TEMPLATE_HASH_INDEX.index_fn(),
+            )
             .expect("index");
         let pods = Arc::new(FakePodControl::default());
         let api = Arc::new(FakeRsApi::default());
