@@ -22,14 +22,14 @@
 //!
 //! Case count: 1,024 per property (`PROPTEST_CASES` overrides it).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::future::BoxFuture;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
-    LabelSelector, LabelSelectorRequirement, ObjectMeta, OwnerReference, Time,
+    LabelSelector, LabelSelectorRequirement, Time,
 };
 use k8s_openapi::jiff::Timestamp;
 use kcm_controller::ControlError;
@@ -37,182 +37,19 @@ use kcm_controller::PodView;
 use kcm_controller::controller_ref_manager::{ControllerRefManager, ControllerRefOwner};
 use kcm_controller::label_index::POD_TEMPLATE_HASH_INDEX;
 use kcm_controller::owner_index::{
-    CONTROLLER_UID_INDEX, Dependent, Owner, claim_candidates, controller_uid_index_fn,
-    filter_by_owner,
+    CONTROLLER_UID_INDEX, Owner, claim_candidates, controller_uid_index_fn, filter_by_owner,
 };
 use kcm_controller::pod_util::controller_ref;
 use kcm_controller::related_pods::indirectly_related_pods;
 use kcm_controller::rs_control::ReplicaSetControl;
-use kcm_store::{Lister, ObjectKey, Selector, Store};
+use kcm_store::{Lister, Selector};
 use parking_lot::Mutex;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 
-const NS: &str = "a";
-const OTHER_NS: &str = "b";
-const OWNER_UID: &str = "uid-owner";
-const OWNER_NAME: &str = "web";
-
-/// Who controls a generated object.
-#[derive(Debug, Clone, Copy)]
-enum Ctrl {
-    /// Nobody: an orphan.
-    Orphan,
-    /// The owner (its kind, name and UID).
-    Owner,
-    /// The owner's UID under another kind and name.
-    OwnerUidOtherRef,
-    /// Another live controller.
-    Foreign,
-    /// A deleted owner of the same name (an old UID).
-    DeletedOwner,
-    /// A reference to the owner without `controller: true` (still an orphan).
-    NonController,
-}
-
-fn ctrl() -> impl Strategy<Value = Ctrl> {
-    prop_oneof![
-        3 => Just(Ctrl::Orphan),
-        3 => Just(Ctrl::Owner),
-        1 => Just(Ctrl::OwnerUidOtherRef),
-        2 => Just(Ctrl::Foreign),
-        1 => Just(Ctrl::DeletedOwner),
-        1 => Just(Ctrl::NonController),
-    ]
-}
-
-/// Label sets the generated selectors match or not.
-const LABELS: &[&[(&str, &str)]] = &[
-    &[],
-    &[("app", "web")],
-    &[("app", "db")],
-    &[("app", "web"), ("tier", "x")],
-    &[("app", "web"), ("pod-template-hash", "h1")],
-    &[("app", "web"), ("pod-template-hash", "h2")],
-    &[("app", "db"), ("pod-template-hash", "h1")],
-    &[("pod-template-hash", "h1")],
-];
-
-/// One generated object: namespace, name, controller, labels, being deleted.
-#[derive(Debug, Clone)]
-struct Obj {
-    other_ns: bool,
-    name: u8,
-    ctrl: Ctrl,
-    labels: usize,
-    deleting: bool,
-}
-
-fn obj() -> impl Strategy<Value = Obj> {
-    (
-        prop::bool::weighted(0.2),
-        0u8..16,
-        ctrl(),
-        0..LABELS.len(),
-        prop::bool::weighted(0.2),
-    )
-        .prop_map(|(other_ns, name, ctrl, labels, deleting)| Obj {
-            other_ns,
-            name,
-            ctrl,
-            labels,
-            deleting,
-        })
-}
-
-/// A change after the objects were added: a new controller and labels, or a deletion.
-#[derive(Debug, Clone)]
-enum Change {
-    Update(usize, Ctrl, usize),
-    Delete(usize),
-}
-
-fn change() -> impl Strategy<Value = Change> {
-    prop_oneof![
-        3 => (any::<prop::sample::Index>(), ctrl(), 0..LABELS.len())
-            .prop_map(|(i, c, l)| Change::Update(i.index(usize::MAX), c, l)),
-        1 => any::<prop::sample::Index>().prop_map(|i| Change::Delete(i.index(usize::MAX))),
-    ]
-}
-
-fn labels(i: usize) -> Option<BTreeMap<String, String>> {
-    let set = LABELS[i % LABELS.len()];
-    (!set.is_empty()).then(|| {
-        set.iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    })
-}
-
-fn owner_ref(kind: &str, name: &str, uid: &str, controller: bool) -> OwnerReference {
-    OwnerReference {
-        api_version: "apps/v1".into(),
-        kind: kind.into(),
-        name: name.into(),
-        uid: uid.into(),
-        controller: Some(controller),
-        block_owner_deletion: Some(true),
-    }
-}
-
-/// The metadata of `o` for an owner of kind `owner_kind`.
-fn metadata(o: &Obj, owner_kind: &str) -> ObjectMeta {
-    let namespace = if o.other_ns { OTHER_NS } else { NS };
-    let refs = match o.ctrl {
-        Ctrl::Orphan => None,
-        Ctrl::Owner => Some(owner_ref(owner_kind, OWNER_NAME, OWNER_UID, true)),
-        Ctrl::OwnerUidOtherRef => Some(owner_ref("StatefulSet", "other", OWNER_UID, true)),
-        Ctrl::Foreign => Some(owner_ref(owner_kind, "db", "uid-foreign", true)),
-        Ctrl::DeletedOwner => Some(owner_ref(owner_kind, OWNER_NAME, "uid-deleted", true)),
-        Ctrl::NonController => Some(owner_ref(owner_kind, OWNER_NAME, OWNER_UID, false)),
-    };
-    ObjectMeta {
-        namespace: Some(namespace.into()),
-        name: Some(format!("obj-{:02}", o.name)),
-        uid: Some(format!("{namespace}-{}", o.name)),
-        labels: labels(o.labels),
-        owner_references: refs.map(|r| vec![r]),
-        deletion_timestamp: o.deleting.then_some(Time(Timestamp::UNIX_EPOCH)),
-        ..Default::default()
-    }
-}
-
-/// Two stores with the same history: one with `indexes`, one without any.
-fn stores<T: Dependent>(
-    objs: Vec<T>,
-    changes: &[Change],
-    update: impl Fn(&T, Ctrl, usize) -> T,
-    indexes: &[(&str, kcm_store::IndexFn<T>)],
-) -> (Lister<T>, Lister<T>) {
-    let indexed: Store<T> = Store::new();
-    for (name, f) in indexes {
-        indexed.add_indexer(name, f.clone()).expect("index");
-    }
-    let plain: Store<T> = Store::new();
-    let objs: Vec<Arc<T>> = objs.into_iter().map(Arc::new).collect();
-    for o in &objs {
-        indexed.add(o.clone());
-        plain.add(o.clone());
-    }
-    for c in changes {
-        if objs.is_empty() {
-            break;
-        }
-        match *c {
-            Change::Update(i, ctrl, labels) => {
-                let new = Arc::new(update(&objs[i % objs.len()], ctrl, labels));
-                indexed.update(new.clone());
-                plain.update(new);
-            }
-            Change::Delete(i) => {
-                let key = ObjectKey::from_meta(objs[i % objs.len()].metadata());
-                indexed.delete(&key);
-                plain.delete(&key);
-            }
-        }
-    }
-    (Lister::new(indexed), Lister::new(plain))
-}
+#[path = "owner_index_equivalence/namespaces.rs"]
+mod namespaces;
+use namespaces::*;
 
 /// What a patch of one ReplicaSet answers.
 #[derive(Debug, Clone, Copy)]
@@ -332,47 +169,6 @@ async fn claim(
         patches: control.patches.lock().clone(),
         error: result.error.map(|e| e.to_string()),
         rechecks: rechecks.load(Ordering::SeqCst),
-    }
-}
-
-fn names<T: Dependent>(objs: &[Arc<T>]) -> Vec<String> {
-    objs.iter()
-        .map(|o| ObjectKey::from_meta(o.metadata()).to_string())
-        .collect()
-}
-
-fn by_name<T: Dependent>(mut objs: Vec<Arc<T>>) -> Vec<Arc<T>> {
-    objs.sort_by(|a, b| a.metadata().name.cmp(&b.metadata().name));
-    objs
-}
-
-fn replica_set(o: &Obj) -> ReplicaSet {
-    ReplicaSet {
-        metadata: metadata(o, "Deployment"),
-        ..Default::default()
-    }
-}
-
-fn pod(o: &Obj) -> PodView {
-    PodView {
-        metadata: metadata(o, "ReplicaSet"),
-        ..Default::default()
-    }
-}
-
-/// A copy of `meta` with the controller and labels of a change.
-fn changed(meta: &ObjectMeta, ctrl: Ctrl, labels: usize, owner_kind: &str) -> ObjectMeta {
-    let o = Obj {
-        other_ns: meta.namespace.as_deref() == Some(OTHER_NS),
-        name: 0,
-        ctrl,
-        labels,
-        deleting: meta.deletion_timestamp.is_some(),
-    };
-    ObjectMeta {
-        name: meta.name.clone(),
-        uid: meta.uid.clone(),
-        ..metadata(&o, owner_kind)
     }
 }
 
