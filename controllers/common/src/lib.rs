@@ -7,7 +7,9 @@
 //! | [`api_write`] | — | one debug line (`-v=2`) per API write: verb, resource, key, reason, result |
 //! | [`expectations`] | `ControllerExpectations`, `UIDTrackingControllerExpectations` | pending creates/deletes per controller key, 5-minute TTL |
 //! | [`pod`] | — | [`PodView`], a ~12× smaller cached Pod |
-//! | [`pod_index`] | `PodControllerIndex`, `FilterPodsByOwner` | pods by controller, orphans per namespace |
+//! | [`owner_index`] | `PodControllerIndex`, `FilterPodsByOwner`, the `controllerUID` index | pods and ReplicaSets by controller, orphans per namespace |
+//! | [`label_index`] | — | objects by the value of one label (`pod-template-hash`) |
+//! | [`related_pods`] | `getReplicaSetsWithSameController`, `getIndirectlyRelatedPods` | pods of a ReplicaSet's siblings, through the indexes |
 //! | [`pod_util`] | `IsPodActive`, `IsPodReady`, `IsPodAvailable`, deletion cost | pod predicates over [`PodLike`](pod_util::PodLike) |
 //! | [`ranking`] | `ActivePodsWithRanks`, `getPodsToDelete` | which pods to delete first |
 //! | [`slow_start`] | `slowStartBatch` | 1, 2, 4, … concurrent calls, stop at first failing batch |
@@ -73,14 +75,16 @@ pub mod error;
 pub mod event_correlator;
 pub mod event_recorder;
 pub mod expectations;
+pub mod label_index;
 mod lru;
 pub mod names;
+pub mod owner_index;
 mod patch;
 pub mod pod;
 pub mod pod_control;
-pub mod pod_index;
 pub mod pod_util;
 pub mod ranking;
+pub mod related_pods;
 pub mod rs_control;
 pub mod slow_start;
 pub mod sync_metrics;

@@ -21,7 +21,8 @@ use parking_lot::Mutex;
 
 use crate::config::{ReplicaSetControllerConfig, ReplicaSetFeatures};
 use crate::controller::{ReplicaSetController, ReplicaSetControllerParts};
-use kcm_controller::pod_index::{POD_CONTROLLER_UID_INDEX, pod_controller_uid_index_fn};
+use kcm_controller::label_index::POD_TEMPLATE_HASH_INDEX;
+use kcm_controller::owner_index::{CONTROLLER_UID_INDEX, controller_uid_index_fn};
 
 static UIDS: AtomicU64 = AtomicU64::new(1);
 
@@ -238,10 +239,20 @@ impl Harness {
         consistency: Option<Arc<kcm_controller::consistency::ConsistencyStore>>,
         config: ReplicaSetControllerConfig,
     ) -> Self {
+        // The indexes the controller registers on the informers.
         let rs_store = Store::new();
+        rs_store
+            .add_indexer(CONTROLLER_UID_INDEX, controller_uid_index_fn())
+            .expect("index");
         let pod_store = Store::new();
         pod_store
-            .add_indexer(POD_CONTROLLER_UID_INDEX, pod_controller_uid_index_fn())
+            .add_indexer(CONTROLLER_UID_INDEX, controller_uid_index_fn())
+            .expect("index");
+        pod_store
+            .add_indexer(
+                POD_TEMPLATE_HASH_INDEX.name,
+                POD_TEMPLATE_HASH_INDEX.index_fn(),
+            )
             .expect("index");
         let pods = Arc::new(FakePodControl::default());
         let api = Arc::new(FakeRsApi::default());

@@ -8,7 +8,7 @@ use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use kcm_controller::PodView;
 use kcm_controller::event_correlator::EventCorrelator;
 use kcm_controller::event_recorder::{EventBroadcaster, KubeEventSink, MAX_QUEUED_EVENTS};
-use kcm_controller::pod_index::{POD_CONTROLLER_UID_INDEX, pod_controller_uid_index_fn};
+use kcm_controller::owner_index::{CONTROLLER_UID_INDEX, controller_uid_index_fn, ensure_index};
 use kcm_controller::worker::{DEPLOYMENT_MAX_RETRIES, RetryPolicy, WorkerPool};
 use kcm_informer::{
     CancellationToken, HandlerRegistration, InformerError, InformerFactory, ObjectKey,
@@ -125,13 +125,19 @@ impl DeploymentController {
         let d_informer = factory.informer::<Deployment>();
         let rs_informer = factory.informer::<ReplicaSet>();
         let pod_informer = factory.informer::<PodView>();
-        // Shared with the ReplicaSet controller: whichever is built first registers it.
-        if !pod_informer.store().has_index(POD_CONTROLLER_UID_INDEX)
-            && let Err(e) =
-                pod_informer.add_indexer(POD_CONTROLLER_UID_INDEX, pod_controller_uid_index_fn())
-        {
-            tracing::warn!(error = %e, "pod controller index unavailable; listing whole namespaces");
-        }
+        // Shared with the ReplicaSet controller: whichever is built first registers them.
+        ensure_index(
+            rs_informer.store(),
+            CONTROLLER_UID_INDEX,
+            controller_uid_index_fn(),
+            |name, f| rs_informer.add_indexer(name, f),
+        );
+        ensure_index(
+            pod_informer.store(),
+            CONTROLLER_UID_INDEX,
+            controller_uid_index_fn(),
+            |name, f| pod_informer.add_indexer(name, f),
+        );
         let broadcaster = EventBroadcaster::start_with_queue(
             KubeEventSink::new(client.clone()),
             EventCorrelator::default(),

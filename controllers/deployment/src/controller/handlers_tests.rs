@@ -20,7 +20,7 @@ use crate::controller::context::Context;
 use crate::controller::pod_map::pod_map_for_deployment;
 use crate::features::FeatureGates;
 use crate::testing::{labels, rolling_deployment, rs, ts};
-use kcm_controller::pod_index::{POD_CONTROLLER_UID_INDEX, pod_controller_uid_index_fn};
+use kcm_controller::owner_index::{CONTROLLER_UID_INDEX, controller_uid_index_fn};
 
 fn inner(ds: &[Deployment], rss: &[ReplicaSet]) -> Arc<Context> {
     inner_with_pods(ds, rss, &[])
@@ -34,6 +34,9 @@ fn inner_with_pods(ds: &[Deployment], rss: &[ReplicaSet], pods: &[PodView]) -> A
         d_store.add(Arc::new(d.clone()));
     }
     let rs_store: Store<ReplicaSet> = Store::new();
+    rs_store
+        .add_indexer(CONTROLLER_UID_INDEX, controller_uid_index_fn())
+        .expect("index");
     for r in rss {
         rs_store.add(Arc::new(r.clone()));
     }
@@ -45,7 +48,7 @@ fn inner_with_pods(ds: &[Deployment], rss: &[ReplicaSet], pods: &[PodView]) -> A
         pod_lister: {
             let store = Store::<PodView>::new();
             store
-                .add_indexer(POD_CONTROLLER_UID_INDEX, pod_controller_uid_index_fn())
+                .add_indexer(CONTROLLER_UID_INDEX, controller_uid_index_fn())
                 .expect("index");
             for p in pods {
                 store.add(Arc::new(p.clone()));

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use kcm_controller::PodView;
-use kcm_controller::pod_index::{Owner, filter_pods_by_owner};
+use kcm_controller::owner_index::{Owner, filter_by_owner};
 use kcm_informer::{Lister, Selector};
 
 use crate::util::fields::{name_of, uid_of};
@@ -44,7 +44,7 @@ pub fn pod_map_for_deployment(pod_lister: &Lister<PodView>, rs_list: &[&ReplicaS
             };
             (
                 owner.uid.to_string(),
-                filter_pods_by_owner(pod_lister, owner, false),
+                filter_by_owner(pod_lister, owner, false),
             )
         })
         .collect()

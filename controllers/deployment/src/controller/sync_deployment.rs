@@ -11,7 +11,8 @@ use kcm_controller::consistency::record_stale_sync_skip;
 use kcm_controller::controller_ref_manager::{
     ControllerRefManager, ControllerRefOwner, live_can_adopt,
 };
-use kcm_informer::{ObjectKey, Selector};
+use kcm_controller::owner_index::claim_candidates;
+use kcm_informer::ObjectKey;
 use kube::api::Api;
 
 use crate::dispatch::{Strategy, SyncPath, sync_path};
@@ -125,21 +126,21 @@ async fn selecting_all(
     Ok(())
 }
 
-/// `getReplicaSetsForDeployment`: every ReplicaSet of the namespace (also those that stopped
-/// matching) goes through the ControllerRef claim: orphans matching the selector are adopted
-/// (after an uncached re-read of the Deployment proving it is not being deleted), owned ones
-/// that stopped matching are released. Returns the claimed ReplicaSets in cache order.
+/// `getReplicaSetsForDeployment`: the ReplicaSets the Deployment controls (also those that
+/// stopped matching) and the namespace's orphans go through the ControllerRef claim: orphans
+/// matching the selector are adopted (after an uncached re-read of the Deployment proving it is
+/// not being deleted), owned ones that stopped matching are released. Upstream claims every
+/// ReplicaSet of the namespace; the others have another controller, which the claim ignores, so
+/// reading these through the controller index ([`claim_candidates`]) claims and writes the same.
+/// Returns the claimed ReplicaSets in name order.
 pub(crate) async fn get_replica_sets_for_deployment(
     ctx: &Context,
     d: &Deployment,
 ) -> Result<Vec<Arc<ReplicaSet>>, SyncError> {
-    let namespace = d.metadata.namespace.as_deref().unwrap_or_default();
-    let rs_list = ctx
-        .rs_lister
-        .namespaced(namespace)
-        .list(&Selector::everything());
     let selector = deployment_selector(d)?;
     let owner = ControllerRefOwner::of(d);
+    let rs_list = claim_candidates(&ctx.rs_lister, &owner.namespace, &owner.uid);
+    let namespace = owner.namespace.as_str();
     let api: Api<Deployment> = Api::namespaced(ctx.client.clone(), namespace);
     let name = owner.name.clone();
     let get_owner = async move {

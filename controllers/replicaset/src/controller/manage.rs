@@ -12,10 +12,11 @@ use kcm_controller::controller_ref_manager::ControllerRefOwner;
 use kcm_controller::error::NAMESPACE_TERMINATING_CAUSE;
 use kcm_controller::event_recorder::object_reference;
 use kcm_controller::pod::PodView;
-use kcm_controller::pod_util::{controller_ref, pod_key};
-use kcm_controller::ranking::{self, get_pods_to_delete};
+use kcm_controller::pod_util::pod_key;
+use kcm_controller::ranking::get_pods_to_delete;
+use kcm_controller::related_pods::indirectly_related_pods;
 use kcm_controller::slow_start::{SLOW_START_INITIAL_BATCH_SIZE, slow_start_batch};
-use kcm_informer::{ObjectKey, Selector};
+use kcm_informer::ObjectKey;
 
 use crate::status::spec_replicas;
 
@@ -129,25 +130,10 @@ async fn scale_down(
 }
 
 /// Pods selected by any ReplicaSet with the same controller as `rs`
-/// (including `rs`), for co-location ranking (upstream `getIndirectlyRelatedPods`).
+/// (including `rs`), for co-location ranking (upstream `getIndirectlyRelatedPods`),
+/// through the cache indexes.
 pub(crate) fn get_indirectly_related_pods(ctx: &Context, rs: &ReplicaSet) -> Vec<Arc<PodView>> {
-    let Some(ctrl) = controller_ref(&rs.metadata) else {
-        tracing::debug!(replicaset = %ObjectKey::from_meta(&rs.metadata), "ReplicaSet has no controller");
-        return Vec::new();
-    };
-    let ns = rs.metadata.namespace.as_deref().unwrap_or_default();
-    let siblings: Vec<Arc<ReplicaSet>> = ctx
-        .rs_lister
-        .namespaced(ns)
-        .list(&Selector::everything())
-        .into_iter()
-        .filter(|r| controller_ref(&r.metadata).is_some_and(|c| c.uid == ctrl.uid))
-        .collect();
-    ranking::get_indirectly_related_pods(&siblings, |r: &Arc<ReplicaSet>| {
-        let spec = &r.spec;
-        let sel = Selector::from_label_selector(&spec.selector).ok()?;
-        Some(ctx.pod_lister.namespaced(ns).list(&sel))
-    })
+    indirectly_related_pods(&ctx.rs_lister, &ctx.pod_lister, rs)
 }
 
 #[cfg(test)]

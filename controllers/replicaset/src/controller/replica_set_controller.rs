@@ -12,6 +12,8 @@ use kcm_controller::clock::real_clock;
 use kcm_controller::consistency::ConsistencyStore;
 use kcm_controller::event_correlator::{CorrelatorOptions, EventCorrelator};
 use kcm_controller::event_recorder::{EventBroadcaster, KubeEventSink};
+use kcm_controller::label_index::POD_TEMPLATE_HASH_INDEX;
+use kcm_controller::owner_index::{CONTROLLER_UID_INDEX, controller_uid_index_fn, ensure_index};
 use kcm_controller::pod::PodView;
 use kcm_controller::pod_control::{KubePodControl, PodControl, WriteObserver};
 use kcm_controller::worker::{RetryPolicy, WorkerPool};
@@ -21,7 +23,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{CONTROLLER_NAME, QUEUE_NAME, ReplicaSetControllerConfig};
 use crate::error::SyncError;
-use kcm_controller::pod_index::{POD_CONTROLLER_UID_INDEX, pod_controller_uid_index_fn};
 
 use super::context::{Context, PODS, REPLICASETS, ReplicaSetControllerParts};
 use super::handlers::{PodHandler, ReplicaSetHandler};
@@ -115,13 +116,26 @@ impl ReplicaSetController {
                 kube_pod_control.with_write_observer(pod_write_recorder(store.clone()));
         }
         let pod_control: Arc<dyn PodControl> = Arc::new(kube_pod_control);
-        // Shared with the Deployment controller: whichever is built first registers it.
-        if !pod_informer.store().has_index(POD_CONTROLLER_UID_INDEX)
-            && let Err(e) =
-                pod_informer.add_indexer(POD_CONTROLLER_UID_INDEX, pod_controller_uid_index_fn())
-        {
-            tracing::warn!(error = %e, "pod controller index unavailable; listing whole namespaces");
-        }
+        // The controller indexes are shared with the Deployment controller: whichever is built
+        // first registers them.
+        ensure_index(
+            rs_informer.store(),
+            CONTROLLER_UID_INDEX,
+            controller_uid_index_fn(),
+            |name, f| rs_informer.add_indexer(name, f),
+        );
+        ensure_index(
+            pod_informer.store(),
+            CONTROLLER_UID_INDEX,
+            controller_uid_index_fn(),
+            |name, f| pod_informer.add_indexer(name, f),
+        );
+        ensure_index(
+            pod_informer.store(),
+            POD_TEMPLATE_HASH_INDEX.name,
+            POD_TEMPLATE_HASH_INDEX.index_fn(),
+            |name, f| pod_informer.add_indexer(name, f),
+        );
         let parts = ReplicaSetControllerParts {
             rs_lister: rs_informer.lister(),
             pod_lister: pod_informer.lister(),

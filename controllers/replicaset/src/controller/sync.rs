@@ -18,7 +18,7 @@ use kcm_informer::{ObjectKey, Selector};
 use crate::config::METRICS_SUBSYSTEM;
 use crate::error::SyncError;
 use crate::status::{calculate_status, min_ready_seconds};
-use kcm_controller::pod_index::{Owner, filter_pods_by_owner};
+use kcm_controller::owner_index::{Owner, filter_by_owner};
 
 use super::context::{Context, REPLICASETS};
 use super::manage::manage_replicas;
@@ -67,7 +67,7 @@ async fn sync_inner(ctx: &Context, key: &ObjectKey) -> Result<(), SyncError> {
     let owner = ControllerRefOwner::of(&*rs);
     let rs_uid = owner.uid.clone();
     // Pods this ReplicaSet controls plus the namespace's orphans.
-    let all_pods = filter_pods_by_owner(
+    let all_pods = filter_by_owner(
         &ctx.pod_lister,
         Owner {
             kind: &owner.kind,
