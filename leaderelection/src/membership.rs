@@ -17,6 +17,12 @@
 //! the handover of `kcm-sharding`); this module only says who is there and what each has
 //! acknowledged.
 //!
+//! The `live` flag is that leader-election rule and nothing more. It is **not** enough to hand
+//! a member's namespaces to another: an observer whose Lease watch stalls can judge a live
+//! member gone by time alone (`docs/sharding.md` §5, found by the handover's model checker).
+//! The handover expires a member only once the observer's own later write is in its view:
+//! feed the Leases to `kcm_sharding::Liveness` for that decision.
+//!
 //! ```no_run
 //! use kcm_leaderelection::membership::{Membership, MembershipConfig};
 //!
