@@ -35,6 +35,7 @@
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
+mod deferred_drop;
 mod index;
 #[cfg(feature = "k8s")]
 mod k8s;

@@ -87,6 +87,12 @@ impl<T: Object> Lister<T> {
         self.store.get_by_name(namespace, name)
     }
 
+    /// Runs `f` on the object `namespace/name`, lent rather than cloned (see
+    /// [`Store::with`]); `None` if there is none.
+    pub fn with<R>(&self, namespace: &str, name: &str, f: impl FnOnce(&T) -> R) -> Option<R> {
+        self.store.with_by_name(namespace, name, f)
+    }
+
     /// A view of one namespace (`""` = all namespaces, as upstream `ListAllByNamespace`).
     pub fn namespaced(&self, ns: &str) -> NamespaceLister<T> {
         NamespaceLister {
@@ -157,5 +163,11 @@ impl<T: Object> NamespaceLister<T> {
     /// The object `name` in this namespace.
     pub fn get(&self, name: &str) -> Option<Arc<T>> {
         self.store.get_by_name(&self.namespace, name)
+    }
+
+    /// Runs `f` on the object `name` of the namespace, lent rather than cloned (see
+    /// [`Store::with`]); `None` if there is none.
+    pub fn with<R>(&self, name: &str, f: impl FnOnce(&T) -> R) -> Option<R> {
+        self.store.with_by_name(&self.namespace, name, f)
     }
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use parking_lot::{RwLock, RwLockUpgradableReadGuard};
 
+use crate::deferred_drop::{Graveyard, drop_later, wait_dropped};
 use crate::index::{
     Hasher, Index, IndexFn, Indexers, Indices, NAMESPACE_INDEX, Slot, insert_all,
     namespace_index_fn, values_of,
@@ -40,6 +41,9 @@ pub enum TxOp<T> {
 struct Inner<T> {
     table: ObjectTable<T>,
     indices: Indices<T>,
+    /// Replaced and removed objects waiting for the background thread that frees them, if
+    /// this store defers drops (see `deferred_drop.rs` and [`Store::set_deferred_drop`]).
+    graveyard: Option<Graveyard<T>>,
 }
 
 /// The store key of an object, as borrowed parts (namespace `""` when cluster-scoped).
@@ -52,6 +56,7 @@ impl<T: Object> Inner<T> {
         Inner {
             table: ObjectTable::new(),
             indices: Indices::new(indexers, builtin_namespace),
+            graveyard: None,
         }
     }
 
@@ -67,6 +72,23 @@ impl<T: Object> Inner<T> {
         old
     }
 
+    /// Starts a write: the batches of replaced objects to hand to the background thread
+    /// once the lock is released (none unless this store defers drops).
+    fn begin_write(&mut self) -> Vec<Vec<Arc<T>>> {
+        self.graveyard
+            .as_mut()
+            .map(Graveyard::begin)
+            .unwrap_or_default()
+    }
+
+    /// With deferred drops, keeps a reference to an object the store let go of, so that its
+    /// last reference is dropped by the background thread.
+    fn bury(&mut self, old: Option<&Arc<T>>) {
+        if let (Some(graveyard), Some(old)) = (self.graveyard.as_mut(), old) {
+            graveyard.bury(old.clone());
+        }
+    }
+
     /// Builds contents and indices from scratch (later duplicates win).
     fn build(indexers: Indexers<T>, builtin_namespace: bool, objs: Vec<Arc<T>>) -> Self {
         let mut inner = Inner::empty(indexers, builtin_namespace);
@@ -75,7 +97,7 @@ impl<T: Object> Inner<T> {
             let (ns, name) = key_parts(&*o);
             inner.table.put(ns, name, o.clone());
         }
-        let Inner { table, indices } = &mut inner;
+        let Inner { table, indices, .. } = &mut inner;
         for (name, f) in indices.indexers.iter() {
             let index = indices.indices.entry(name.clone()).or_default();
             for (slot, obj) in table.objects() {
@@ -137,7 +159,9 @@ impl<T: Object> Inner<T> {
 /// index and 48-byte inline keys); what remains is incrementing the returned `Arc`'s count,
 /// which lives in the object's own, usually cold, allocation. client-go returns a pointer
 /// without touching the object, so that one miss is the price of handing out `Arc<T>`
-/// (and of never handing out a freed object).
+/// (and of never handing out a freed object). Readers that only look use
+/// [`with`](Self::with) instead: the object is lent under the read lock and its count is
+/// not touched.
 ///
 /// ```
 /// use std::collections::BTreeMap;
@@ -226,8 +250,17 @@ impl<T: Object> Store<T> {
 
     /// Inserts or replaces the object under its key; returns the previous object.
     /// Identical to [`Store::update`] (as upstream `Add` ≡ `Update`).
+    ///
+    /// With [deferred drops](Self::set_deferred_drop) the store does not free the previous
+    /// object on this thread: if the caller lets go of it too, a background thread does.
     pub fn add(&self, obj: Arc<T>) -> Option<Arc<T>> {
-        self.inner.write().put(obj)
+        let mut inner = self.inner.write();
+        let ready = inner.begin_write();
+        let old = inner.put(obj);
+        inner.bury(old.as_ref());
+        drop(inner);
+        ready.into_iter().for_each(drop_later);
+        old
     }
 
     /// Inserts or replaces the object under its key; returns the previous object.
@@ -235,9 +268,16 @@ impl<T: Object> Store<T> {
         self.add(obj)
     }
 
-    /// Removes the object with this key from the store and all indices; returns it.
+    /// Removes the object with this key from the store and all indices; returns it (freed
+    /// off this thread with [deferred drops](Self::set_deferred_drop)).
     pub fn delete(&self, key: &ObjectKey) -> Option<Arc<T>> {
-        self.inner.write().remove(&key.namespace, &key.name)
+        let mut inner = self.inner.write();
+        let ready = inner.begin_write();
+        let old = inner.remove(&key.namespace, &key.name);
+        inner.bury(old.as_ref());
+        drop(inner);
+        ready.into_iter().for_each(drop_later);
+        old
     }
 
     /// Applies `ops` in order under one write lock, so readers see either none or all of them
@@ -266,12 +306,21 @@ impl<T: Object> Store<T> {
         // The operations are collected before the lock is taken.
         let ops: Vec<TxOp<T>> = ops.into_iter().collect();
         let mut inner = self.inner.write();
-        ops.into_iter()
-            .map(|op| match op {
-                TxOp::Add(obj) | TxOp::Update(obj) => inner.put(obj),
-                TxOp::Delete(key) => inner.remove(&key.namespace, &key.name),
+        let ready = inner.begin_write();
+        let previous = ops
+            .into_iter()
+            .map(|op| {
+                let old = match op {
+                    TxOp::Add(obj) | TxOp::Update(obj) => inner.put(obj),
+                    TxOp::Delete(key) => inner.remove(&key.namespace, &key.name),
+                };
+                inner.bury(old.as_ref());
+                old
             })
-            .collect()
+            .collect();
+        drop(inner);
+        ready.into_iter().for_each(drop_later);
+        previous
     }
 
     /// The stored object with the same key as `obj`.
@@ -289,6 +338,44 @@ impl<T: Object> Store<T> {
     /// [`get_by_key`](Self::get_by_key) without building an [`ObjectKey`].
     pub fn get_by_name(&self, namespace: &str, name: &str) -> Option<Arc<T>> {
         self.inner.read().table.get(namespace, name).cloned()
+    }
+
+    /// Runs `f` on the stored object with this key, lending it instead of handing out an
+    /// `Arc`: for readers that only look (no reference count is touched, so the object's
+    /// cache line is only read). `None` if there is no such object.
+    ///
+    /// `f` runs while the store's read lock is held, with the same rules as for
+    /// [`for_each`](Self::for_each): it must not call back into this store.
+    ///
+    /// ```
+    /// # use std::{collections::BTreeMap, sync::Arc};
+    /// # use kcm_store::{Object, ObjectKey, Store};
+    /// # struct Cm { name: String, data: String }
+    /// # impl Object for Cm {
+    /// #     fn name(&self) -> &str { &self.name }
+    /// #     fn namespace(&self) -> Option<&str> { Some("ns") }
+    /// #     fn labels(&self) -> Option<&BTreeMap<String, String>> { None }
+    /// # }
+    /// let store = Store::new();
+    /// store.add(Arc::new(Cm { name: "a".into(), data: "hello".into() }));
+    /// let key = ObjectKey::new("ns", "a");
+    /// assert_eq!(store.with(&key, |cm| cm.data.len()), Some(5));
+    /// assert_eq!(store.with(&ObjectKey::new("ns", "b"), |cm| cm.data.len()), None);
+    /// ```
+    pub fn with<R>(&self, key: &ObjectKey, f: impl FnOnce(&T) -> R) -> Option<R> {
+        self.with_by_name(&key.namespace, &key.name, f)
+    }
+
+    /// [`with`](Self::with) by namespace and name (`namespace` empty for a cluster-scoped
+    /// object), without building an [`ObjectKey`].
+    pub fn with_by_name<R>(
+        &self,
+        namespace: &str,
+        name: &str,
+        f: impl FnOnce(&T) -> R,
+    ) -> Option<R> {
+        let inner = self.inner.read();
+        inner.table.get(namespace, name).map(|obj| f(obj))
     }
 
     /// All objects, in unspecified order.
@@ -327,13 +414,71 @@ impl<T: Object> Store<T> {
         };
         let fresh = Inner::build(indexers.clone(), builtin_namespace, objs);
         let mut inner = self.inner.write();
-        if Arc::ptr_eq(&inner.indices.indexers, &indexers) {
-            *inner = fresh;
+        let defer = inner.graveyard.is_some();
+        let old = if Arc::ptr_eq(&inner.indices.indexers, &indexers) {
+            std::mem::replace(&mut *inner, fresh)
         } else {
             // An indexer was added meanwhile: rebuild with the current set under the lock.
             let objs: Vec<Arc<T>> = fresh.table.into_values().collect();
-            *inner = Inner::build(inner.indices.indexers.clone(), builtin_namespace, objs);
+            let rebuilt = Inner::build(inner.indices.indexers.clone(), builtin_namespace, objs);
+            std::mem::replace(&mut *inner, rebuilt)
+        };
+        let Inner {
+            table,
+            indices,
+            graveyard,
+        } = old;
+        // The fresh contents keep this store's choice.
+        inner.graveyard = graveyard.or_else(|| defer.then(Graveyard::new));
+        drop(inner);
+        // The old contents are freed after the lock is released, and off this thread with
+        // deferred drops.
+        if defer {
+            drop_later((table, indices));
         }
+    }
+
+    /// Whether objects this store replaces or removes are freed on a background thread
+    /// instead of by whoever drops the last reference (off by default).
+    ///
+    /// Freeing an object is freeing every allocation in it, about as much work as the update
+    /// that replaced it; deferring takes it off the writer's path (an informer's event loop),
+    /// but it is not free: measured with glibc's allocator, freeing on another thread than
+    /// the one that allocated costs about twice as much CPU in all (`cargo xtask bench
+    /// store`, docs/benchmarks.md). Turning it off hands the objects still waiting over.
+    pub fn set_deferred_drop(&self, on: bool) {
+        let waiting = {
+            let mut inner = self.inner.write();
+            match (on, inner.graveyard.is_some()) {
+                (true, false) => {
+                    inner.graveyard = Some(Graveyard::new());
+                    Vec::new()
+                }
+                (false, true) => inner
+                    .graveyard
+                    .take()
+                    .map(|mut g| g.take_all())
+                    .unwrap_or_default(),
+                _ => Vec::new(),
+            }
+        };
+        waiting.into_iter().for_each(drop_later);
+    }
+
+    /// With [deferred drops](Self::set_deferred_drop): hands every object this store still
+    /// holds for the background thread over, and waits until that thread has freed
+    /// everything handed to it so far (by any store). For tests, and for benchmarks that
+    /// must count the freeing.
+    pub fn drain_drops(&self) {
+        let waiting = self
+            .inner
+            .write()
+            .graveyard
+            .as_mut()
+            .map(Graveyard::take_all)
+            .unwrap_or_default();
+        waiting.into_iter().for_each(drop_later);
+        wait_dropped();
     }
 
     /// Registers a new index and backfills it from every stored object.

@@ -7,7 +7,10 @@
 //!   until 2,000,000 adds, 2 workers doing get + done; shaped as client-go's
 //!   side runs it: the producers are threads that never yield (the kernel
 //!   preempts them, as Go's scheduler preempts goroutines) and the keys are
-//!   `Arc<str>` (a clone copies a pointer, as a Go string);
+//!   `Arc<str>` handed over by reference (`add_ref`: the queue clones a key only
+//!   to keep it, as passing a Go string copies a pointer and touches no count);
+//! * `churn-by-value` — the same with `add(key.clone())`: every add increments
+//!   and decrements the key's reference count;
 //! * `churn-tasks` — the same with producers as tokio tasks that yield every
 //!   256 adds and `String` keys (each clone allocates), then the same on a
 //!   naive queue with the same dirty/processing semantics built on
@@ -24,7 +27,8 @@
 //! time to other load on the machine) and the 1-minute load average.
 //!
 //! All runs use a 2-thread tokio runtime. Pass a workload name (`churn`,
-//! `churn-tasks`, `churn-peer`, `delay`, `ratelimit`) to run just that one in-process.
+//! `churn-by-value`, `churn-tasks`, `churn-peer`, `delay`, `ratelimit`) to run just that
+//! one in-process.
 
 use std::collections::{HashSet, VecDeque};
 use std::process::Command;
@@ -81,6 +85,7 @@ fn run_all() {
         serde_json::from_str(&line).unwrap_or(Value::Null)
     };
     child("churn");
+    child("churn-by-value");
     let ours = child("churn-tasks");
     let peer = child("churn-peer");
     let num = |v: &Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
@@ -122,7 +127,8 @@ fn run(workload: &str) -> Value {
         });
     runtime.block_on(async {
         match workload {
-            "churn" => churn_threads().await,
+            "churn" => churn_threads(true).await,
+            "churn-by-value" => churn_threads(false).await,
             "churn-tasks" => churn_tasks().await,
             "churn-peer" => churn_peer().await,
             "delay" => delay().await,
@@ -188,9 +194,9 @@ async fn drain_churn<K: QueueItem>(
 }
 
 /// Churn as client-go's side runs it: producers that never yield (OS threads, preempted by the
-/// kernel as goroutines are by Go's scheduler) adding keys that are cheap to copy (`Arc<str>`,
-/// as a Go string), workers as tasks of the 2-thread runtime.
-async fn churn_threads() -> Value {
+/// kernel as goroutines are by Go's scheduler) adding `Arc<str>` keys, by reference
+/// (`add_ref`) or by value (a clone per add), workers as tasks of the 2-thread runtime.
+async fn churn_threads(by_ref: bool) -> Value {
     let keys: Arc<Vec<Arc<str>>> = Arc::new((0..CHURN_KEYS).map(|i| Arc::from(key(i))).collect());
     let q: Queue<Arc<str>> = Queue::new();
     let start = Instant::now();
@@ -200,7 +206,12 @@ async fn churn_threads() -> Value {
             let (q, keys) = (q.clone(), keys.clone());
             std::thread::spawn(move || {
                 for n in 0..CHURN_ADDS / 2 {
-                    q.add(keys[(n * 2 + p) % CHURN_KEYS].clone());
+                    let key = &keys[(n * 2 + p) % CHURN_KEYS];
+                    if by_ref {
+                        q.add_ref(key);
+                    } else {
+                        q.add(key.clone());
+                    }
                 }
             })
         })
@@ -209,7 +220,12 @@ async fn churn_threads() -> Value {
         let _ = p.join();
     }
     let gets = drain_churn(&q, workers).await;
-    churn_report("kcm-workqueue", start.elapsed(), gets)
+    let name = if by_ref {
+        "kcm-workqueue"
+    } else {
+        "kcm-workqueue-by-value"
+    };
+    churn_report(name, start.elapsed(), gets)
 }
 
 /// Churn with every party a task of the 2-thread runtime and `String` keys (a clone allocates):

@@ -221,3 +221,61 @@ async fn zero_delay_keeps_pending_entry() {
     step(ms(1)).await;
     assert_eq!(q.len(), 1, "pending entry fired");
 }
+
+/// On the real clock the precise timer moves items at their time, never before, and each
+/// comes out once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_clock_items_come_out_in_time_order_never_early() {
+    let q: DelayingQueue<u64> = DelayingQueue::new();
+    let start = Instant::now();
+    let delays: Vec<u64> = (0..40).map(|i| (i * 7919) % 23 + 1).collect();
+    for (i, &d) in delays.iter().enumerate() {
+        q.add_after(i as u64, ms(d));
+    }
+    let mut seen = Vec::new();
+    while seen.len() < delays.len() {
+        let item = q.get().await.expect("not shut down");
+        let elapsed = start.elapsed();
+        let due = ms(delays[item as usize]);
+        assert!(
+            elapsed >= due,
+            "item {item} out after {elapsed:?}, due at {due:?}"
+        );
+        q.done(&item);
+        seen.push(item);
+    }
+    seen.sort_unstable();
+    assert_eq!(seen, (0..40).collect::<Vec<_>>());
+    assert_eq!(q.waiting_len(), 0);
+    q.shutdown();
+}
+
+/// The timer thread runs on a multi-thread runtime only, and ends at shutdown; when the last
+/// handle is dropped the queue is freed (the thread holds it weakly, and then ends).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timer_thread_ends_with_the_queue() {
+    let a: DelayingQueue<u32> = DelayingQueue::new();
+    a.add_after(1, Duration::from_secs(3600));
+    assert_eq!(a.timer_finished(), Some(false));
+    a.shutdown();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while a.timer_finished() != Some(true) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(ms(1)).await;
+    }
+    assert_eq!(a.timer_finished(), Some(true), "timer thread still running");
+
+    let b: DelayingQueue<u32> = DelayingQueue::new();
+    b.add_after(1, Duration::from_secs(3600));
+    let weak = b.downgrade();
+    drop(b);
+    assert!(
+        weak.upgrade().is_none(),
+        "nothing but the handle keeps the queue"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn no_timer_thread_on_a_current_thread_runtime() {
+    let q: DelayingQueue<u32> = DelayingQueue::new();
+    assert_eq!(q.timer_finished(), None);
+}

@@ -1,14 +1,11 @@
-//! A table of items with a value each, addressed by a stable 4-byte id: the one place
-//! where the queues store and hash their items.
+//! A table of items with a value each, addressed by a stable 4-byte id: where the delaying
+//! queue's timer heap stores and hashes its items.
 //!
-//! client-go keeps three structures per queue — the FIFO, the `dirty` set and the
-//! `processing` set — plus two metric maps (`addTimes`, `processingStartTimes`), so one
-//! `Add` hashes the item up to four times and each of those maps stores its own copy of
-//! the key; its delaying queue keeps the item in a map and again in each heap entry.
-//! Here a queue keeps each item it tracks once, in an [`Entry`] of this table with all its
-//! bookkeeping as the entry's value, and refers to it elsewhere (FIFO, timer heap) by id.
-//! An operation hashes its item once (foldhash), and a `String` key is never cloned by
-//! the queue except when `get` hands it out.
+//! client-go's delaying queue keeps each waiting item in a map and again in each heap
+//! entry. Here the item is kept once, in an [`Entry`] of this table with its due time as
+//! the entry's value, and the heap refers to it by id; an operation hashes its item once
+//! (foldhash). (The work queue itself keeps its items' flags in `item_states.rs`, where
+//! they can be read without the queue's lock.)
 
 use std::hash::{BuildHasher, Hash};
 
@@ -113,11 +110,6 @@ impl<T: Eq + Hash, V> ItemTable<T, V> {
     pub(crate) fn entry_mut(&mut self, id: EntryId) -> Option<&mut Entry<T, V>> {
         self.slots.get_mut(id as usize).and_then(Option::as_mut)
     }
-
-    /// Every live entry.
-    pub(crate) fn entries(&self) -> impl Iterator<Item = &Entry<T, V>> {
-        self.slots.iter().flatten()
-    }
 }
 
 #[cfg(test)]
@@ -145,7 +137,6 @@ mod tests {
         let c = "c".to_string();
         let hc = t.hash(&c);
         assert_eq!(t.insert(hc, c.clone(), 3), id);
-        assert_eq!(t.entries().count(), 2);
         assert_eq!(t.len(), 2);
         t.clear();
         assert_eq!(t.len(), 0);

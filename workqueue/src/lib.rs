@@ -81,6 +81,18 @@
 //! * The delaying queue's callers insert into the timer heap themselves instead
 //!   of sending over a 1000-entry channel, so `add_after` never blocks; there is
 //!   no 10 s heartbeat (tokio timers do not miss deadlines).
+//! * An add of an item that is already dirty does not take the queue's lock: the
+//!   item's flags are read from a lock-free map (`item_states.rs` says why that is
+//!   exact). [`Queue::add_ref`] adds by reference, cloning the item only if the
+//!   queue has to keep it.
+//! * The queue keeps an item's bookkeeping for a while after its last `done`
+//!   (client-go deletes it at once), so a key added again soon finds it: it is
+//!   swept after at most two periods of `max(1024, tracked items)` dones, and its
+//!   memory is reclaimed after that (epoch-based, in batches).
+//! * On a multi-thread runtime a delaying queue also has a timer thread of its own,
+//!   which parks until the next due time (tokio's timers have millisecond ticks)
+//!   and wakes at most every 0.5 ms; on a current-thread runtime, whose clock
+//!   tests pause, its tokio task alone moves due items.
 //! * `shutdown` signals the metrics refresh task but does not wait for it.
 //! * Prometheus output is OpenMetrics text from `prometheus-client` (counter
 //!   families are declared without `_total`; samples keep it).
@@ -88,13 +100,16 @@
 mod bucket_rate_limiter;
 mod default_rate_limiters;
 mod delaying_queue;
+mod item_states;
 mod item_table;
 mod metrics;
+mod precise_timer;
 #[cfg(feature = "prometheus")]
 mod prometheus;
 mod queue;
 mod rate_limiter;
 mod rate_limiting_queue;
+mod sync;
 mod waiters;
 mod waiting;
 
@@ -114,4 +129,9 @@ pub use rate_limiter::RateLimiter;
 pub use rate_limiting_queue::{RateLimitingQueue, RateLimitingQueueBuilder};
 
 #[cfg(test)]
+mod model_tests;
+#[cfg(test)]
 mod proptests;
+// Declared here, not in `queue.rs`, because the model test compiles `queue.rs` a second time.
+#[cfg(test)]
+mod queue_tests;

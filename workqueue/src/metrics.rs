@@ -93,7 +93,7 @@ fn seconds_since(start: Instant, now: Instant) -> f64 {
 /// The metrics of one queue. Always used under the queue's lock.
 ///
 /// client-go's `addTimes` and `processingStartTimes` maps are not here: each item's two
-/// timestamps live in its queue entry ([`Entry`](crate::item_table::Entry)), which exists
+/// timestamps live in its queue entry (`item_states::ItemState`), which exists
 /// exactly as long as either timestamp can be set, so the same rules need no map of their
 /// own (and no second hash of the item).
 pub(crate) struct QueueMetrics {

@@ -18,11 +18,11 @@ use std::sync::{Arc, Weak};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use parking_lot::Mutex;
 use tokio::sync::Notify;
-use tokio::time::Instant;
 
-use crate::item_table::{EntryId, ItemTable};
+// Through `super`, so that the model test can compile this file against its own `sync`.
+use super::item_states::{DIRTY, ItemStates, PROCESSING, Pinned, RECENT, SWEEP_PERIOD_MIN, Times};
+use super::sync::Mutex;
 use crate::metrics::{MetricsProvider, QueueMetrics, resolve_provider};
 use crate::waiters::WaitList;
 
@@ -66,92 +66,104 @@ impl QueueConfig {
     }
 }
 
-/// Everything behind the queue's one lock.
+/// Everything behind the queue's lock.
 ///
-/// # Why one `parking_lot::Mutex`, as client-go
+/// # Why one mutex, as client-go, plus lock-free reads of the dirty flag
 ///
-/// Every operation reads and writes the FIFO and the dirty/processing flags together, and
-/// holds the lock for a few hash-table steps, so a single short-held mutex (client-go's
-/// `sync.Cond` lock) beats finer-grained or lock-free structures: `parking_lot`'s
-/// uncontended lock is one atomic instruction and it spins briefly before parking, which
-/// suits sections this short. The parked workers live under the same lock
-/// ([`WaitList`]), so `add` decides whom to wake without touching another lock.
+/// Every change reads and writes the FIFO and the dirty/processing flags together, and
+/// holds the lock for a few steps, so a single short-held mutex (client-go's `sync.Cond`
+/// lock) beats finer-grained structures (see `sync.rs` for which mutex). The parked workers
+/// live under the same lock ([`WaitList`]), so `add` decides whom to wake without touching
+/// another lock. The one operation that changes nothing, an add of an item already dirty,
+/// is answered without the lock from [`ItemStates`] (see there why that is exact); under
+/// churn it is most adds. The flags' map is read outside the lock by `get` and `done` too
+/// (its lookups are the longest part of either), so the lock covers the FIFO, the counters
+/// and the flag changes only.
 struct State<T> {
-    /// Every item that is dirty or processing (an entry is removed as soon as it is
-    /// neither), with its flags and metric timestamps.
-    items: ItemTable<T, Tracked>,
-    /// Entries waiting to be handed out, in order; each is dirty and not processing.
-    queue: VecDeque<EntryId>,
-    /// Number of entries that are processing.
+    /// Items waiting to be handed out, in order; each is dirty and not processing.
+    queue: VecDeque<T>,
+    /// Number of items that are processing.
     processing: usize,
     /// Workers waiting in `get`.
     waiters: WaitList,
     shutting_down: bool,
     drain: bool,
-    metrics: Option<QueueMetrics>,
-}
-
-/// The bookkeeping of one item the queue tracks.
-#[derive(Default)]
-struct Tracked {
-    /// Needs processing (client-go `dirty`): queued, or re-added while processing.
-    dirty: bool,
-    /// Handed out by `get`, not yet `done` (client-go `processing`).
-    processing: bool,
-    /// First add since the last `get` (client-go metrics `addTimes`), with metrics on.
-    added_at: Option<Instant>,
-    /// When `get` handed the item out (client-go `processingStartTimes`), with metrics on.
-    started_at: Option<Instant>,
+    /// Number of item states, and of those idle (neither dirty nor processing).
+    tracked: usize,
+    idle: usize,
+    /// Items done since the last sweep of idle states, and how many make the next one run
+    /// (`max(1024, states left by the last sweep)`).
+    dones_since_sweep: usize,
+    sweep_period: usize,
 }
 
 impl<T: QueueItem> State<T> {
     /// The add rules; returns whether the item was pushed to the FIFO (a parked worker
     /// must then be woken).
-    fn add(&mut self, item: T) -> bool {
+    fn add(&mut self, items: &Pinned<'_, T>, metrics: Option<&QueueMetrics>, item: T) -> bool {
         if self.shutting_down {
             return false;
         }
-        let hash = self.items.hash(&item);
-        let (id, pushed) = match self.items.find(hash, &item) {
-            // Already tracked: dirty (nothing to do) or processing (becomes dirty, and
-            // `done` queues it again).
-            Some(id) => (id, false),
-            None => (self.items.insert(hash, item, Tracked::default()), true),
+        let times = || {
+            let mut times = Times::default();
+            if let Some(metrics) = metrics {
+                metrics.add(&mut times.added_at);
+            }
+            times
         };
-        let Some(entry) = self.items.entry_mut(id).map(|e| &mut e.value) else {
-            return false;
+        let Some(state) = items.insert_dirty(item.clone(), times) else {
+            self.tracked += 1;
+            self.queue.push_back(item);
+            return true;
         };
-        if entry.dirty {
+        // Already tracked: dirty (nothing to do), processing (becomes dirty, and `done`
+        // queues it again) or idle (queued now, as a new item).
+        let flags = state.flags();
+        if flags & DIRTY != 0 {
             return false;
         }
-        if let Some(metrics) = &self.metrics {
-            metrics.add(&mut entry.added_at);
+        if let Some(metrics) = metrics {
+            metrics.add(&mut state.times.lock().added_at);
         }
-        entry.dirty = true;
-        if pushed {
-            self.queue.push_back(id);
+        if flags & PROCESSING != 0 {
+            state.set_flags(PROCESSING | DIRTY);
+            return false;
         }
-        pushed
+        state.set_flags(DIRTY);
+        self.idle -= 1;
+        self.queue.push_back(item);
+        true
     }
 
-    /// Hands out the next queued item: it stops being dirty and starts processing.
+    /// Takes the next queued item; the caller then marks it processing with [`start`].
     fn take_next(&mut self) -> Option<T> {
-        let id = self.queue.pop_front()?;
-        let entry = self.items.entry_mut(id)?;
-        let tracked = &mut entry.value;
-        if let Some(metrics) = &self.metrics {
-            metrics.get(&mut tracked.added_at, &mut tracked.started_at);
-        }
-        tracked.dirty = false;
-        tracked.processing = true;
+        let item = self.queue.pop_front()?;
         self.processing += 1;
-        Some(entry.item.clone())
+        Some(item)
+    }
+}
+
+/// Marks an item just taken from the FIFO as processing (no longer dirty), after the queue's
+/// lock is released: until then its flags still say dirty, which is true of it for every
+/// add that reads them (such an add is covered by this get).
+fn start<T: QueueItem>(shared: &Shared<T>, item: &T) {
+    let items = shared.items.pin();
+    if let Some(state) = items.get(item) {
+        if let Some(metrics) = &shared.metrics {
+            let times = &mut *state.times.lock();
+            metrics.get(&mut times.added_at, &mut times.started_at);
+        }
+        state.start_processing();
     }
 }
 
 struct Shared<T> {
     name: String,
+    /// The flags of every item that is dirty or processing: changed under `state`'s lock,
+    /// read without it by `add`'s fast path.
+    items: ItemStates<T>,
     state: Mutex<State<T>>,
+    metrics: Option<QueueMetrics>,
     /// Signalled when `processing` becomes empty during a drain, or when a forced
     /// shutdown cancels a drain.
     drained: Notify,
@@ -245,15 +257,19 @@ impl<T: QueueItem> Queue<T> {
         let with_metrics = metrics.is_some();
         let shared = Arc::new(Shared {
             name: config.name,
+            items: ItemStates::new(),
             state: Mutex::new(State {
-                items: ItemTable::new(),
                 queue: VecDeque::new(),
                 processing: 0,
                 waiters: WaitList::new(),
                 shutting_down: false,
                 drain: false,
-                metrics,
+                tracked: 0,
+                idle: 0,
+                dones_since_sweep: 0,
+                sweep_period: SWEEP_PERIOD_MIN,
             }),
+            metrics,
             drained: Notify::new(),
             stop_ticker: Arc::new(Notify::new()),
         });
@@ -274,8 +290,27 @@ impl<T: QueueItem> Queue<T> {
     /// down. If the item is being processed, it is queued again when `done` is
     /// called for it.
     pub fn add(&self, item: T) {
+        let items = self.shared.items.pin();
+        if items.is_dirty(&item) {
+            return;
+        }
+        self.add_locked(&items, item);
+    }
+
+    /// Like [`add`](Self::add), cloning `item` only if the queue has to keep it: an item
+    /// that is already dirty costs no clone (and, for `Arc` keys, no reference count).
+    pub fn add_ref(&self, item: &T) {
+        let items = self.shared.items.pin();
+        if items.is_dirty(item) {
+            return;
+        }
+        self.add_locked(&items, item.clone());
+    }
+
+    /// The locked half of `add`.
+    fn add_locked(&self, items: &Pinned<'_, T>, item: T) {
         let mut state = self.shared.state.lock();
-        if state.add(item) {
+        if state.add(items, self.shared.metrics.as_ref(), item) {
             let waker = state.waiters.notify_one();
             drop(state);
             if let Some(waker) = waker {
@@ -288,10 +323,11 @@ impl<T: QueueItem> Queue<T> {
     /// queue's timer task); same semantics as calling [`add`](Self::add) for each.
     pub(crate) fn add_batch(&self, items: impl IntoIterator<Item = T>) {
         let wakers: Vec<Waker> = {
+            let pinned = self.shared.items.pin();
             let mut state = self.shared.state.lock();
             let mut pushed = 0usize;
             for item in items {
-                pushed += usize::from(state.add(item));
+                pushed += usize::from(state.add(&pinned, self.shared.metrics.as_ref(), item));
             }
             (0..pushed)
                 .map_while(|_| state.waiters.notify_one())
@@ -322,32 +358,36 @@ impl<T: QueueItem> Queue<T> {
     ///
     /// Like [`get`](Self::get), the item is then processing until `done`.
     pub fn try_get(&self) -> Option<T> {
-        self.shared.state.lock().take_next()
+        let item = self.shared.state.lock().take_next()?;
+        start(&self.shared, &item);
+        Some(item)
     }
 
     /// Marks `item` as no longer being processed.
     ///
     /// If it was added again meanwhile, it goes back to the tail of the queue.
     pub fn done(&self, item: &T) {
+        // Look the state up before taking the lock: the item is processing, so nobody else
+        // removes its state meanwhile (and a caller that is not processing it finds the
+        // flags say so under the lock, and nothing happens).
+        let items = self.shared.items.pin();
+        let Some(tracked) = items.get(item) else {
+            return;
+        };
         let mut guard = self.shared.state.lock();
         let state = &mut *guard;
-        let hash = state.items.hash(item);
-        let Some(id) = state.items.find(hash, item) else {
-            return;
-        };
-        let Some(entry) = state.items.entry_mut(id).map(|e| &mut e.value) else {
-            return;
-        };
-        if !entry.processing {
+        let flags = tracked.flags();
+        if flags & PROCESSING == 0 {
             return;
         }
-        if let Some(metrics) = &state.metrics {
-            metrics.done(&mut entry.started_at);
+        if let Some(metrics) = &self.shared.metrics {
+            metrics.done(&mut tracked.times.lock().started_at);
         }
-        entry.processing = false;
         state.processing -= 1;
-        if entry.dirty {
-            state.queue.push_back(id);
+        if flags & DIRTY != 0 {
+            // Added again meanwhile: back to the tail.
+            tracked.set_flags(DIRTY);
+            state.queue.push_back(item.clone());
             let waker = state.waiters.notify_one();
             drop(guard);
             if let Some(waker) = waker {
@@ -355,7 +395,16 @@ impl<T: QueueItem> Queue<T> {
             }
             return;
         }
-        state.items.remove(id);
+        tracked.set_flags(RECENT);
+        state.idle += 1;
+        state.dones_since_sweep += 1;
+        if state.dones_since_sweep >= state.sweep_period {
+            let removed = items.sweep();
+            state.tracked -= removed;
+            state.idle -= removed;
+            state.dones_since_sweep = 0;
+            state.sweep_period = SWEEP_PERIOD_MIN.max(state.tracked);
+        }
         // Only a drain waits for `processing` to empty (and it sets `drain` under this
         // lock before looking), so the common case touches no other synchronisation.
         if state.processing == 0 && state.drain {
@@ -456,6 +505,10 @@ impl<T: QueueItem> Future for Get<'_, T> {
             // Any wake-up this worker got is used up by this return.
             state.waiters.release(id);
         }
+        drop(state);
+        if let Some(item) = &outcome {
+            start(this.shared, item);
+        }
         Poll::Ready(outcome)
     }
 }
@@ -502,15 +555,10 @@ fn spawn_unfinished_work_ticker<T: QueueItem>(shared: &Arc<Shared<T>>, period: D
             if state.shutting_down {
                 return;
             }
-            if let Some(metrics) = state.metrics.as_ref() {
-                metrics.update_unfinished_work(
-                    state.items.entries().filter_map(|e| e.value.started_at),
-                );
+            drop(state);
+            if let Some(metrics) = shared.metrics.as_ref() {
+                metrics.update_unfinished_work(shared.items.processing_since().into_iter());
             }
         }
     });
 }
-
-#[cfg(test)]
-#[path = "queue_tests.rs"]
-mod tests;

@@ -1,7 +1,12 @@
 //! Ports of upstream `util/workqueue/queue_test.go` plus metric checks.
 
-use super::*;
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+
 use crate::metrics::testing::TestProvider;
+use crate::queue::*;
 use std::collections::{HashMap, HashSet};
 
 /// Lets every other task on a current-thread runtime run until it blocks.
@@ -251,7 +256,9 @@ async fn test_queue_drainage_using_shut_down_with_drain_with_dirty_item() {
     drain.await.unwrap();
 }
 
-/// TestGarbageCollection: after get/done the queue keeps no reference.
+/// TestGarbageCollection: after get/done the queue keeps no reference — here once the item
+/// has been idle for two sweep periods of 1,024 dones (see "Differences from client-go"),
+/// and its state's deferred free has run.
 #[tokio::test]
 async fn test_garbage_collection() {
     let q: Queue<Arc<String>> = Queue::new();
@@ -260,7 +267,40 @@ async fn test_garbage_collection() {
     let o = q.get().await.unwrap();
     q.done(&o);
     drop(o);
+    // Kept for a while: a key added again soon finds its state.
+    assert!(Arc::strong_count(&item) > 1);
+    for i in 0..4 * 1024 {
+        q.add(Arc::new(i.to_string()));
+        let o = q.get().await.unwrap();
+        q.done(&o);
+    }
     assert_eq!(Arc::strong_count(&item), 1);
+}
+
+/// An idle key added again is queued again; a key re-added within each sweep period keeps
+/// its state through the sweeps while an idle one is dropped.
+#[tokio::test]
+async fn idle_keys_are_requeued_and_swept() {
+    let q: Queue<Arc<String>> = Queue::new();
+    let hot = Arc::new("hot".to_string());
+    let cold = Arc::new("cold".to_string());
+    q.add(cold.clone());
+    let o = q.get().await.unwrap();
+    q.done(&o);
+    drop(o);
+    for i in 0..4 * 1024 {
+        q.add(hot.clone());
+        assert_eq!(q.get().await.as_ref(), Some(&hot), "round {i}");
+        q.done(&hot);
+    }
+    assert!(
+        Arc::strong_count(&hot) > 1,
+        "the re-added key keeps its state"
+    );
+    assert_eq!(Arc::strong_count(&cold), 1, "the idle key was swept");
+    q.add(cold.clone());
+    assert_eq!(q.len(), 1);
+    assert_eq!(q.get().await.as_ref(), Some(&cold));
 }
 
 /// A get waiting before an add is woken by the add (no lost wake-up).

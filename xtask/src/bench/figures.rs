@@ -23,6 +23,8 @@ use Better::{Higher, Lower, Neither};
 const CHURN_GO: &[(&str, &str)] = &[("workload", "churn"), ("impl", "client-go")];
 const CHURN_RS: &[(&str, &str)] = &[("workload", "churn"), ("impl", "kcm-workqueue")];
 const CHURN_TASKS_RS: &[(&str, &str)] = &[("workload", "churn"), ("impl", "kcm-workqueue-tasks")];
+const CHURN_BY_VALUE_RS: &[(&str, &str)] =
+    &[("workload", "churn"), ("impl", "kcm-workqueue-by-value")];
 const DELAY_GO: &[(&str, &str)] = &[("workload", "delay"), ("impl", "client-go")];
 const DELAY_RS: &[(&str, &str)] = &[("workload", "delay"), ("impl", "kcm-workqueue")];
 const RL_GO: &[(&str, &str)] = &[("workload", "ratelimit"), ("impl", "client-go")];
@@ -42,6 +44,29 @@ pub const WORKQUEUE: &[Figure] = &[
     ),
     // How many adds the workers saw (the rest were merged into a key still queued).
     fig("churn: gets", "gets", CHURN_GO, CHURN_RS, Neither),
+    // The same producers adding by value (`add(key.clone())`: a reference count touched twice
+    // per add, which a Go string copy does not do).
+    fig(
+        "churn, add by value: adds/s",
+        "adds_per_s",
+        CHURN_GO,
+        CHURN_BY_VALUE_RS,
+        Higher,
+    ),
+    fig(
+        "churn, add by value: process CPU ms",
+        "cpu_ms",
+        CHURN_GO,
+        CHURN_BY_VALUE_RS,
+        Lower,
+    ),
+    fig(
+        "churn, add by value: gets",
+        "gets",
+        CHURN_GO,
+        CHURN_BY_VALUE_RS,
+        Neither,
+    ),
     // The tokio-shaped variant (task producers yielding every 256 adds, String keys), as context.
     fig(
         "churn, task producers: adds/s",
@@ -118,6 +143,14 @@ pub const STORE: &[Figure] = &[
     store("insert 100k: CPU ms", "insert_cpu_ms", Lower),
     store("get by key: ops/s", "get_ops_per_s", Higher),
     store("get by key: ops/CPU s", "get_ops_per_cpu_s", Higher),
+    // kcm-store's lending read (`with`), against the same client-go figure (its `GetByKey`
+    // returns a pointer and touches nothing: it lends already).
+    store("get by key, lending: ops/s", "get_lend_ops_per_s", Higher),
+    store(
+        "get by key, lending: ops/CPU s",
+        "get_lend_ops_per_cpu_s",
+        Higher,
+    ),
     store("list all: wall ms", "list_all_ms", Lower),
     store("list all: CPU ms", "list_all_cpu_ms", Lower),
     store(
@@ -147,7 +180,25 @@ pub const STORE: &[Figure] = &[
         Higher,
     ),
     store("update 100k: wall ms", "update_ms", Lower),
-    store("update 100k: CPU ms", "update_cpu_ms", Lower),
+    store("update 100k: process CPU ms", "update_cpu_ms", Lower),
+    // kcm-store with deferred drops (`Store::set_deferred_drop`): the replaced Pods freed on a
+    // background thread, waited for in the span (process CPU includes it); client-go's row is
+    // its update (its collector frees on other threads too, counted as far as it runs).
+    store(
+        "update 100k, deferred drop: wall ms",
+        "update_deferred_ms",
+        Lower,
+    ),
+    store(
+        "update 100k, deferred drop: process CPU ms",
+        "update_deferred_cpu_ms",
+        Lower,
+    ),
+    store(
+        "update 100k, deferred drop: writer thread CPU ms",
+        "update_deferred_writer_cpu_ms",
+        Lower,
+    ),
     store(
         "concurrent get (2 threads): ops/s",
         "concurrent_get_ops_per_s",
@@ -156,6 +207,16 @@ pub const STORE: &[Figure] = &[
     store(
         "concurrent get: ops/CPU s",
         "concurrent_get_ops_per_cpu_s",
+        Higher,
+    ),
+    store(
+        "concurrent get, lending: ops/s",
+        "concurrent_get_lend_ops_per_s",
+        Higher,
+    ),
+    store(
+        "concurrent get, lending: ops/CPU s",
+        "concurrent_get_lend_ops_per_cpu_s",
         Higher,
     ),
     store("resident bytes per object", "bytes_per_object", Lower),

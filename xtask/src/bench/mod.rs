@@ -10,9 +10,13 @@
 //! medians and their ratios is printed per workload, and kept with every JSON line in
 //! `target/bench/<name>.md` and `target/bench/<name>.jsonl`; `--table` prints the table of the
 //! last run again from that JSONL file without running anything.
+//!
+//! `workqueue` and `store` run each round twice, quiet and beside a fixed background load
+//! this command starts itself (see `load.rs`), and print a table for each.
 
 mod controllers;
 mod figures;
+mod load;
 mod peer;
 mod table;
 
@@ -43,6 +47,8 @@ struct AgainstClientGo {
     peer_runs: &'static [&'static [&'static str]],
     /// The rows of its table.
     figures: &'static [Figure],
+    /// The conditions each round runs in (`load::LOADS`, or quiet only).
+    loads: &'static [&'static str],
 }
 
 const AGAINST_CLIENT_GO: &[AgainstClientGo] = &[
@@ -54,16 +60,19 @@ const AGAINST_CLIENT_GO: &[AgainstClientGo] = &[
             &["workqueue", "ratelimit"],
         ],
         figures: figures::WORKQUEUE,
+        loads: load::LOADS,
     },
     AgainstClientGo {
         name: "store",
         peer_runs: &[&["store"]],
         figures: figures::STORE,
+        loads: load::LOADS,
     },
     AgainstClientGo {
         name: "informer",
         peer_runs: &[],
         figures: figures::INFORMER,
+        loads: &["quiet"],
     },
 ];
 
@@ -100,7 +109,7 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
                     format!("reading {} (run the benchmark first)", path.display())
                 })?;
                 let lines = peer::parse_json_lines(&text);
-                report(name, rounds_in(&lines), &lines, w.figures)?;
+                report(name, rounds_in(&lines), &lines, w.figures, w.loads)?;
                 continue;
             }
             let ours = peer::build_example(name, package, example, extra)?;
@@ -115,24 +124,33 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
             } else {
                 let mut lines = Vec::new();
                 for round in 1..=rounds {
-                    // Alternate which side runs first, so neither always meets the same load.
-                    let ours_lines = |lines: &mut Vec<Value>| -> anyhow::Result<()> {
-                        lines.extend(peer::json_lines(&mut Command::new(&ours), round)?);
-                        Ok(())
-                    };
-                    if round % 2 == 1 {
-                        ours_lines(&mut lines)?;
-                    }
-                    for a in w.peer_runs {
-                        lines.extend(peer::json_lines(Command::new(&peer).args(*a), round)?);
-                    }
-                    if round % 2 == 0 {
-                        ours_lines(&mut lines)?;
+                    for condition in w.loads {
+                        let _load = load::BackgroundLoad::start(condition)?;
+                        let mut these = Vec::new();
+                        // Alternate which side runs first, so neither always meets the same
+                        // moment of the machine.
+                        let ours_lines = |lines: &mut Vec<Value>| -> anyhow::Result<()> {
+                            lines.extend(peer::json_lines(&mut Command::new(&ours), round)?);
+                            Ok(())
+                        };
+                        if round % 2 == 1 {
+                            ours_lines(&mut these)?;
+                        }
+                        for a in w.peer_runs {
+                            these.extend(peer::json_lines(Command::new(&peer).args(*a), round)?);
+                        }
+                        if round % 2 == 0 {
+                            ours_lines(&mut these)?;
+                        }
+                        for line in &mut these {
+                            line["load"] = (*condition).into();
+                        }
+                        lines.extend(these);
                     }
                 }
                 lines
             };
-            report(name, rounds, &lines, w.figures)?;
+            report(name, rounds, &lines, w.figures, w.loads)?;
             continue;
         }
         let mut cargo_args = vec![
@@ -184,22 +202,42 @@ fn rounds_in(lines: &[Value]) -> usize {
         .map_or(1, |r| r as usize)
 }
 
-/// Prints the comparison table and keeps it with the JSON lines under `target/bench/`.
-fn report(name: &str, rounds: usize, lines: &[Value], figures: &[Figure]) -> anyhow::Result<()> {
-    let rows = table::rows(lines, figures);
-    let loads: Vec<f64> = lines
-        .iter()
-        .filter_map(|l| l.get("loadavg_1m").and_then(Value::as_f64))
-        .collect();
+/// Prints the comparison tables (one per load condition) and keeps them with the JSON lines
+/// under `target/bench/`.
+fn report(
+    name: &str,
+    rounds: usize,
+    lines: &[Value],
+    figures: &[Figure],
+    conditions: &[&str],
+) -> anyhow::Result<()> {
     let mut md = format!(
         "`cargo xtask bench {name} --rounds {rounds}`: medians of {rounds} rounds, both sides \
-         alternating{}.\n\n",
-        match table::median(&loads) {
-            Some(l) => format!(" (median 1-minute load average {l:.1} on this machine)"),
-            None => String::new(),
-        }
+         alternating.\n"
     );
-    md.push_str(&table::markdown(&rows));
+    for condition in conditions {
+        let these = load::lines_of(lines, condition);
+        let rows = table::rows(&these, figures);
+        let loads: Vec<f64> = these
+            .iter()
+            .filter_map(|l| l.get("loadavg_1m").and_then(Value::as_f64))
+            .collect();
+        let what = match *condition {
+            "loaded" => format!(
+                "loaded ({} spinning processes started by the benchmark)",
+                load::LOAD_PROCESSES
+            ),
+            other => other.to_string(),
+        };
+        md.push_str(&format!(
+            "\n{what}{}:\n\n",
+            match table::median(&loads) {
+                Some(l) => format!(", median 1-minute load average {l:.1}"),
+                None => String::new(),
+            }
+        ));
+        md.push_str(&table::markdown(&rows));
+    }
     let dir = crate::cluster::target_dir().join("bench");
     std::fs::create_dir_all(&dir)?;
     let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
