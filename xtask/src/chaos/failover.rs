@@ -431,22 +431,21 @@ mod tests {
 
     #[test]
     fn rounds_cycle_through_every_kind() {
-        let upstream: Vec<Round> = (0..6).map(|r| Round::of(r, true)).collect();
-        assert_eq!(
-            upstream,
-            [
-                Round::Kill,
-                Round::Term,
-                Round::Outage,
-                Round::Pause(PAUSE_PAST_LEASE),
-                Round::Pause(PAUSE_WITHIN_WINDOW),
-                Round::Pause(PAUSE_PAST_WINDOW),
-            ]
-        );
-        assert_eq!(Round::of(6, true), Round::Kill);
-        let testenv: Vec<Round> = (0..5).map(|r| Round::of(r, false)).collect();
-        assert!(!testenv.contains(&Round::Outage));
-        assert_eq!(testenv.len(), 5);
+        // Every kind once per cycle, the outage only on the upstream control plane.
+        for (upstream, cycle) in [(true, 6), (false, 5)] {
+            let rounds: Vec<Round> = (0..cycle).map(|r| Round::of(r, upstream)).collect();
+            let distinct: std::collections::HashSet<String> =
+                rounds.iter().map(|r| format!("{r:?}")).collect();
+            assert_eq!(distinct.len(), cycle as usize, "{rounds:?}");
+            assert_eq!(rounds.contains(&Round::Outage), upstream);
+            assert_eq!(Round::of(cycle, upstream), rounds[0], "the cycle repeats");
+            for kind in [Round::Kill, Round::Term] {
+                assert!(rounds.contains(&kind));
+            }
+            for pause in [PAUSE_PAST_LEASE, PAUSE_WITHIN_WINDOW, PAUSE_PAST_WINDOW] {
+                assert!(rounds.contains(&Round::Pause(pause)));
+            }
+        }
         // The pauses straddle the fence window (lease less 15 %) and the lease.
         let window = LEASE_DURATION_S * 0.85;
         assert!(PAUSE_WITHIN_WINDOW.as_secs_f64() < window);
