@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kcm_store::Lister;
 use parking_lot::Mutex;
 use tokio::task::JoinHandle;
@@ -24,6 +25,7 @@ trait ErasedInformer: Send + Sync {
     fn run(&self, cancel: CancellationToken) -> BoxFuture<'static, ()>;
     fn synced(&self) -> bool;
     fn name(&self) -> String;
+    fn redeliver_where(&self, matches: &dyn Fn(&ObjectMeta) -> bool) -> usize;
 }
 
 impl<K: InformerObject> ErasedInformer for SharedIndexInformer<K> {
@@ -36,6 +38,9 @@ impl<K: InformerObject> ErasedInformer for SharedIndexInformer<K> {
     }
     fn name(&self) -> String {
         SharedIndexInformer::name(self).to_owned()
+    }
+    fn redeliver_where(&self, matches: &dyn Fn(&ObjectMeta) -> bool) -> usize {
+        SharedIndexInformer::redeliver_where(self, matches)
     }
 }
 
@@ -188,6 +193,21 @@ impl InformerFactory {
                 () = tokio::time::sleep(SYNC_POLL_PERIOD) => {}
             }
         }
+    }
+
+    /// [`SharedIndexInformer::redeliver_where`] on every informer of the factory; returns how
+    /// many objects were delivered.
+    pub fn redeliver_where(&self, matches: &dyn Fn(&ObjectMeta) -> bool) -> usize {
+        let informers: Vec<Arc<dyn ErasedInformer>> = {
+            let state = self.state.lock();
+            state
+                .order
+                .iter()
+                .filter_map(|k| state.informers.get(k))
+                .map(|r| Arc::clone(&r.erased))
+                .collect()
+        };
+        informers.iter().map(|i| i.redeliver_where(matches)).sum()
     }
 
     /// Marks the factory as shutting down and waits for every informer task to end. Cancel the

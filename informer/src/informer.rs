@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kcm_reflector::{LastSyncResourceVersion, Reflector};
 use kcm_store::{IndexFn, Lister, Store, StoreError};
 use parking_lot::Mutex;
@@ -290,6 +291,28 @@ impl<K: InformerObject> SharedIndexInformer<K> {
         self.inner.processor.lock().remove(registration.id);
     }
 
+    /// Delivers every cached object `matches` accepts to every handler as an update with the
+    /// same old and new object (what a resync delivers, but to all handlers at once). A sharded
+    /// controller calls it when namespaces become its own, so that their objects are synced.
+    /// Returns how many objects were delivered.
+    pub fn redeliver_where(&self, matches: &dyn Fn(&ObjectMeta) -> bool) -> usize {
+        let processor = self.inner.processor.lock();
+        let mut delivered = 0;
+        self.inner.store.for_each(|obj| {
+            if matches(kube::Resource::meta(obj.as_ref())) {
+                delivered += 1;
+                processor.distribute(
+                    &Notification::Update {
+                        old: Arc::clone(obj),
+                        new: Arc::clone(obj),
+                    },
+                    false,
+                );
+            }
+        });
+        delivered
+    }
+
     /// Waits until the cache synced; false on timeout or cancellation.
     pub async fn wait_for_cache_sync(
         &self,
@@ -306,7 +329,12 @@ impl<K: InformerObject> SharedIndexInformer<K> {
             tracing::warn!(informer = %self.inner.name, "the informer has already been started");
             return;
         }
-        let config = self.inner.options.reflector.clone().name(&self.inner.name);
+        let mut config = self.inner.options.reflector.clone().name(&self.inner.name);
+        if config.dynamic_share.is_some() && !is_namespaced::<K>() {
+            // A namespace share would put every cluster-scoped object on one member.
+            tracing::debug!(informer = %self.inner.name, "cluster-scoped: not sharded");
+            config.dynamic_share = None;
+        }
         let mut reflector = Reflector::<K>::new(
             self.inner.client.clone(),
             self.inner.options.namespace.as_deref(),
@@ -327,6 +355,11 @@ impl<K: InformerObject> SharedIndexInformer<K> {
         }
         tracing::debug!(informer = %self.inner.name, "informer stopped");
     }
+}
+
+/// Whether `K` lives in namespaces (its URL path has a namespace segment).
+fn is_namespaced<K: InformerObject>() -> bool {
+    K::url_path(&(), Some("ns")).contains("/namespaces/ns/")
 }
 
 /// Every resync check period: mark due handlers as syncing and re-deliver the cache to them as
@@ -472,6 +505,30 @@ mod tests {
         keys.sort();
         assert_eq!(keys, ["ns/b", "ns/d"]);
         assert_eq!(inf.store_resource_version(), "6");
+    }
+
+    #[tokio::test]
+    async fn redelivery_sends_the_matching_cache_to_every_handler_as_updates() {
+        let inf = informer();
+        let (first, second) = (Recorder::default(), Recorder::default());
+        let r1 = inf.add_event_handler(first.clone()).expect("add handler");
+        let r2 = inf.add_event_handler(second.clone()).expect("add handler");
+        inf.inner.processor.lock().start();
+        let mut sink = InformerStore {
+            inner: Arc::clone(&inf.inner),
+            transform: None,
+        };
+        sink.replace(vec![cm("a", "1"), cm("b", "2")], "2".into());
+        let delivered = inf.redeliver_where(&|m: &ObjectMeta| m.name.as_deref() == Some("b"));
+        assert_eq!(delivered, 1);
+        drained(&r1).await;
+        drained(&r2).await;
+        for rec in [first, second] {
+            assert_eq!(
+                *rec.0.lock(),
+                ["add a@1 true", "add b@2 true", "update b@2 -> b@2"]
+            );
+        }
     }
 
     #[tokio::test]

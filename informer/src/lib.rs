@@ -59,8 +59,8 @@ pub use informer::{
     HandlerRegistration, InformerError, InformerObject, SharedIndexInformer, Transform,
 };
 pub use kcm_reflector::{
-    BackoffConfig, CountingMetrics, InitialListStrategy, ReflectorConfig, ReflectorMetrics,
-    ServerFiltering, ShardScope,
+    BackoffConfig, CountingMetrics, DynamicShare, InitialListStrategy, ReflectorConfig,
+    ReflectorMetrics, ServerFiltering, ShardScope, ShareFilter,
 };
 pub use kcm_store::{Lister, NamespaceLister, ObjectKey, Selector, Store};
 pub use options::InformerOptions;

@@ -29,18 +29,29 @@ use std::task::{Context, Poll};
 use http::Method;
 use tower::BoxError;
 
-use crate::fence::WriteFence;
+use crate::fence::{Fenced, WriteFence};
+use crate::share_gate::{ShareGate, namespace_of_path};
 
 /// Wraps a client's service so that writes pass the fence (see the [module docs](self)).
 #[derive(Clone, Debug)]
 pub struct FenceLayer {
     fence: WriteFence,
+    share: Option<ShareGate>,
 }
 
 impl FenceLayer {
     /// A layer checking `fence` before every write.
     pub fn new(fence: WriteFence) -> Self {
-        FenceLayer { fence }
+        FenceLayer { fence, share: None }
+    }
+
+    /// Also checks every namespaced write against a sharded member's active share, and counts
+    /// it in flight until it is answered (see [`ShareGate`]). Writes outside the share are
+    /// refused with [`Fenced`]; cluster-scoped writes pass (they belong to no share).
+    #[must_use]
+    pub fn with_share(mut self, share: ShareGate) -> Self {
+        self.share = Some(share);
+        self
     }
 }
 
@@ -50,6 +61,7 @@ impl<S> tower::Layer<S> for FenceLayer {
         FencedService {
             inner,
             fence: self.fence.clone(),
+            share: self.share.clone(),
         }
     }
 }
@@ -59,6 +71,7 @@ impl<S> tower::Layer<S> for FenceLayer {
 pub struct FencedService<S> {
     inner: S,
     fence: WriteFence,
+    share: Option<ShareGate>,
 }
 
 /// Whether a request with `method` changes something on the server.
@@ -85,19 +98,43 @@ where
     }
 
     fn call(&mut self, request: http::Request<B>) -> Self::Future {
-        if is_write(request.method())
-            && let Err(refused) = self.fence.check()
-        {
-            tracing::debug!(
-                method = %request.method(),
-                path = %request.uri().path(),
-                error = %refused,
-                "write refused by the fence"
-            );
-            return Box::pin(std::future::ready(Err(Box::new(refused) as BoxError)));
+        let mut in_flight = None;
+        if is_write(request.method()) {
+            let checked = self.fence.check().and_then(|()| {
+                match (&self.share, namespace_of_path(request.uri().path())) {
+                    (Some(share), Some(namespace)) => match share.begin_write(namespace) {
+                        Ok(write) => {
+                            in_flight = Some(write);
+                            Ok(())
+                        }
+                        Err(outside) => Err(Fenced {
+                            lease: self.fence.lease().to_owned(),
+                            why: format!(
+                                "namespace {} (shard key {:016x}) is not in this member's active share",
+                                outside.namespace, outside.hash
+                            ),
+                        }),
+                    },
+                    _ => Ok(()),
+                }
+            });
+            if let Err(refused) = checked {
+                tracing::debug!(
+                    method = %request.method(),
+                    path = %request.uri().path(),
+                    error = %refused,
+                    "write refused by the fence"
+                );
+                return Box::pin(std::future::ready(Err(Box::new(refused) as BoxError)));
+            }
         }
         let response = self.inner.call(request);
-        Box::pin(async move { response.await.map_err(Into::into) })
+        Box::pin(async move {
+            let answer = response.await.map_err(Into::into);
+            // Answered (or failed): no longer in flight.
+            drop(in_flight);
+            answer
+        })
     }
 }
 
@@ -112,6 +149,7 @@ mod tests {
 
     use super::*;
     use crate::fence::is_fenced;
+    use crate::share_gate::ShareGate;
 
     #[tokio::test(start_paused = true)]
     async fn writes_wait_for_an_open_fence_reads_never_do() {
@@ -163,5 +201,80 @@ mod tests {
         tokio::time::advance(Duration::from_secs(1)).await;
         assert!(!post().await);
         assert_eq!(sent.load(Ordering::SeqCst), 4);
+    }
+
+    #[tokio::test]
+    async fn a_share_refuses_writes_outside_it_and_counts_those_in_flight() {
+        let release = Arc::new(tokio::sync::Semaphore::new(0));
+        let held = release.clone();
+        let inner = tower::service_fn(move |_: http::Request<()>| {
+            let held = held.clone();
+            async move {
+                let _permit = held.acquire().await.expect("open semaphore");
+                Ok::<_, std::convert::Infallible>(http::Response::new(()))
+            }
+        });
+        let fence = WriteFence::new("ns/member");
+        fence.open_until(Instant::now() + Duration::from_secs(60));
+        let share = ShareGate::new();
+        let h = kcm_sharding::hash_field("mine");
+        let mine = kcm_sharding::ShardRanges::from_ranges([kcm_sharding::ShardRange::new(
+            h,
+            u128::from(h) + 1,
+        )
+        .expect("range")]);
+        share.set_active(mine.clone());
+        let layer = FenceLayer::new(fence.clone()).with_share(share.clone());
+        let mut svc = tower::Layer::layer(&layer, inner);
+        let request = |method: &str, path: &str| {
+            http::Request::builder()
+                .method(method)
+                .uri(path)
+                .body(())
+                .expect("request")
+        };
+        let err = svc
+            .ready()
+            .await
+            .expect("ready")
+            .call(request("POST", "/api/v1/namespaces/theirs/pods"))
+            .await
+            .expect_err("outside the share");
+        assert!(is_fenced(err.as_ref()), "{err}");
+        assert!(
+            err.to_string()
+                .contains("not in this member's active share")
+        );
+        // Reads of any namespace, and cluster-scoped writes, pass.
+        let read = svc
+            .ready()
+            .await
+            .expect("ready")
+            .call(request("GET", "/api/v1/namespaces/theirs/pods"));
+        let write = svc
+            .ready()
+            .await
+            .expect("ready")
+            .call(request("DELETE", "/api/v1/namespaces/mine/pods/p"));
+        assert_eq!(
+            share.in_flight(),
+            1,
+            "the write is in flight until answered"
+        );
+        assert!(!share.is_drained(&mine));
+        let drained = tokio::spawn({
+            let share = share.clone();
+            let mine = mine.clone();
+            async move { share.drained(&mine).await }
+        });
+        tokio::task::yield_now().await;
+        release.add_permits(2);
+        let (read, write) = tokio::join!(read, write);
+        assert!(read.is_ok() && write.is_ok());
+        tokio::time::timeout(Duration::from_secs(5), drained)
+            .await
+            .expect("drained once answered")
+            .expect("task");
+        assert_eq!(share.in_flight(), 0);
     }
 }

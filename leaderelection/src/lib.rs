@@ -52,6 +52,8 @@ pub mod fence;
 pub mod fence_layer;
 pub mod lease_lock;
 pub mod membership;
+pub mod shard_member;
+pub mod share_gate;
 
 pub use config::{
     ConfigError, DEFAULT_FENCE_MARGIN_PERCENT, JITTER_FACTOR, LeaderElectionConfig,
@@ -61,3 +63,4 @@ pub use elector::{Attempt, LeaderElector};
 pub use fence::{FENCED_PREFIX, Fenced, WriteFence, is_fenced};
 pub use fence_layer::{FenceLayer, FencedService};
 pub use lease_lock::{KubeLeaseLock, LeaderElectionRecord, LeaseLock, LockError};
+pub use share_gate::{ShareGate, namespace_of_path};

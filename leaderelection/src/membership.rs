@@ -208,6 +208,11 @@ impl Membership {
         &self.lease_name
     }
 
+    /// The lease timing (duration, renew deadline, retry period, fence margin).
+    pub fn timing(&self) -> &LeaderElectionConfig {
+        &self.config.timing
+    }
+
     /// This member's identity.
     pub fn identity(&self) -> &str {
         &self.config.identity
@@ -259,9 +264,10 @@ impl Membership {
     }
 
     /// Creates or renews this member's Lease (with the applied ring), and on success opens the
-    /// fence for the window from the start of this call. A conflict (somebody else wrote the
-    /// Lease) re-reads it; the next call writes on top.
-    pub async fn renew(&self) -> Result<(), MembershipError> {
+    /// fence for the window from the start of this call and returns the Lease's new
+    /// `resourceVersion`. A conflict (somebody else wrote the Lease) re-reads it; the next call
+    /// writes on top.
+    pub async fn renew(&self) -> Result<String, MembershipError> {
         let started = Instant::now();
         let base = self.own.lock().clone();
         let result = match base {
@@ -289,10 +295,15 @@ impl Membership {
         tracing::trace!(lease = %self.lease_name, ok = result.is_ok(), "API write: renew membership lease");
         match result {
             Ok(written) => {
+                let version = written
+                    .metadata
+                    .resource_version
+                    .clone()
+                    .unwrap_or_default();
                 *self.own.lock() = Some(written);
                 self.fence
                     .open_until(started + self.config.timing.fence_window());
-                Ok(())
+                Ok(version)
             }
             Err(e) => {
                 // Read it afresh next time (a 409: somebody wrote it; a 404: it was deleted).

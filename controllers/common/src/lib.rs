@@ -78,6 +78,7 @@ pub mod expectations;
 pub mod label_index;
 mod lru;
 pub mod names;
+pub mod namespace_gate;
 pub mod owner_index;
 mod patch;
 pub mod pod;
@@ -94,4 +95,5 @@ pub mod worker;
 
 pub use error::ControlError;
 pub use expectations::{ControllerExpectations, UIDTrackingControllerExpectations};
+pub use namespace_gate::NamespaceGate;
 pub use pod::PodView;

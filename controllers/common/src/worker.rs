@@ -161,11 +161,25 @@ impl<K, E> RetryPolicy<K, E> {
 /// run.await.unwrap();
 /// # }
 /// ```
-#[derive(Debug)]
 pub struct WorkerPool<K: WorkKey, E> {
     queue: RateLimitingQueue<K>,
     workers: usize,
     policy: RetryPolicy<K, E>,
+    gate: Option<KeyGate<K>>,
+}
+
+/// Which keys may be synced now.
+type KeyGate<K> = Arc<dyn Fn(&K) -> bool + Send + Sync>;
+
+impl<K: WorkKey, E> fmt::Debug for WorkerPool<K, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WorkerPool")
+            .field("queue", &self.queue)
+            .field("workers", &self.workers)
+            .field("policy", &self.policy)
+            .field("gated", &self.gate.is_some())
+            .finish()
+    }
 }
 
 impl<K: WorkKey, E: fmt::Display + Send + 'static> WorkerPool<K, E> {
@@ -175,7 +189,18 @@ impl<K: WorkKey, E: fmt::Display + Send + 'static> WorkerPool<K, E> {
             queue,
             workers: workers.max(1),
             policy,
+            gate: None,
         }
+    }
+
+    /// Syncs only the keys `allows` accepts: a worker drops any other key it takes (forgets
+    /// its backoff, marks it done) without syncing it. A sharded controller gates by the
+    /// namespaces it owns ([`NamespaceGate`](crate::NamespaceGate)); whoever opens the gate
+    /// for more keys later must enqueue them again.
+    #[must_use]
+    pub fn gate(mut self, allows: impl Fn(&K) -> bool + Send + Sync + 'static) -> Self {
+        self.gate = Some(Arc::new(allows));
+        self
     }
 
     /// Runs until `shutdown` completes (or the queue is shut down and empty),
@@ -192,6 +217,7 @@ impl<K: WorkKey, E: fmt::Display + Send + 'static> WorkerPool<K, E> {
             let sync = sync.clone();
             let policy = self.policy.clone();
             let mut stop = stop_rx.clone();
+            let gate = self.gate.clone();
             set.spawn(async move {
                 loop {
                     let key = tokio::select! {
@@ -200,6 +226,14 @@ impl<K: WorkKey, E: fmt::Display + Send + 'static> WorkerPool<K, E> {
                         key = queue.get() => key,
                     };
                     let Some(key) = key else { break };
+                    if let Some(gate) = &gate
+                        && !gate(&key)
+                    {
+                        tracing::trace!(key = %key, "not in this controller's share: dropped");
+                        queue.forget(&key);
+                        queue.done(&key);
+                        continue;
+                    }
                     process_item(&queue, &policy, sync.as_ref(), key).await;
                 }
             });

@@ -280,3 +280,44 @@ async fn fenced_sync_is_requeued_without_counting_a_failure() {
     process_item(&q, &policy, &failing, "k".to_string()).await;
     assert_eq!(q.num_requeues(&"k".to_string()), 2);
 }
+
+/// A gated pool syncs only the keys the gate allows; the others are dropped (done and
+/// forgotten), and synced once the gate opens and they are added again.
+#[tokio::test(start_paused = true)]
+async fn a_gate_drops_keys_outside_it_until_they_are_added_again() {
+    use std::sync::atomic::AtomicBool;
+
+    let q = queue();
+    let open_b = Arc::new(AtomicBool::new(false));
+    let synced = Arc::new(parking_lot::Mutex::new(Vec::<String>::new()));
+    let (stop_tx, stop_rx) = oneshot::channel::<()>();
+    let gate = open_b.clone();
+    let pool = WorkerPool::new(q.clone(), 2, RetryPolicy::<String, String>::unlimited())
+        .gate(move |k: &String| k.starts_with("a/") || gate.load(Ordering::SeqCst));
+    let seen = synced.clone();
+    let run = tokio::spawn(pool.run(
+        move |k: &String| {
+            let seen = seen.clone();
+            let k = k.clone();
+            Box::pin(async move {
+                seen.lock().push(k);
+                Ok::<(), String>(())
+            })
+        },
+        async move {
+            let _ = stop_rx.await;
+        },
+    ));
+    q.add_rate_limited("b/x".to_string());
+    q.add("a/x".to_string());
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(*synced.lock(), ["a/x"]);
+    assert_eq!(q.len(), 0, "the gated key was taken and dropped");
+    assert_eq!(q.num_requeues(&"b/x".to_string()), 0, "and forgotten");
+    open_b.store(true, Ordering::SeqCst);
+    q.add("b/x".to_string());
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(*synced.lock(), ["a/x", "b/x"]);
+    stop_tx.send(()).unwrap();
+    run.await.unwrap();
+}

@@ -19,6 +19,9 @@ pub struct DeploymentControllerConfig {
     pub features: FeatureGates,
     /// Source of "now" for conditions and progress deadlines.
     pub clock: SharedClock,
+    /// Sync only Deployments of the namespaces the gate allows (a sharded controller manager's
+    /// share); `None`: every namespace.
+    pub namespace_gate: Option<kcm_controller::NamespaceGate>,
 }
 
 impl Default for DeploymentControllerConfig {
@@ -27,6 +30,7 @@ impl Default for DeploymentControllerConfig {
             workers: DEFAULT_WORKERS,
             features: FeatureGates::default(),
             clock: real_clock(),
+            namespace_gate: None,
         }
     }
 }

@@ -93,6 +93,9 @@ pub struct ReplicaSetControllerConfig {
     pub features: ReplicaSetFeatures,
     /// How long `run` waits for the informer caches (`None`: until cancelled).
     pub cache_sync_timeout: Option<Duration>,
+    /// Sync only ReplicaSets of the namespaces the gate allows (a sharded controller manager's
+    /// share); `None`: every namespace.
+    pub namespace_gate: Option<kcm_controller::NamespaceGate>,
 }
 
 impl Default for ReplicaSetControllerConfig {
@@ -102,6 +105,7 @@ impl Default for ReplicaSetControllerConfig {
             burst_replicas: BURST_REPLICAS,
             features: ReplicaSetFeatures::default(),
             cache_sync_timeout: None,
+            namespace_gate: None,
         }
     }
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 use crate::backoff::BackoffConfig;
 use crate::metrics::{NoopMetrics, ReflectorMetrics};
 use crate::shard::ShardScope;
+use crate::share::DynamicShare;
 
 /// How the reflector obtains the initial state (and the state after each relist).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -32,6 +33,9 @@ pub struct ReflectorConfig {
     /// The share of a sharded resource: its selector is sent with every list and watch, and
     /// only its objects reach the store (see [`crate::shard`]).
     pub shard: Option<ShardScope>,
+    /// A share that changes while the reflector runs (see [`crate::share`]); when set it takes
+    /// the place of `shard`.
+    pub dynamic_share: Option<DynamicShare>,
     /// Explicit page size (upstream `WatchListPageSize`); `None` lets the reflector decide
     /// (500, or unlimited when relisting at a specific resourceVersion, see spec A.4).
     pub page_size: Option<u32>,
@@ -59,6 +63,7 @@ impl Default for ReflectorConfig {
             label_selector: None,
             field_selector: None,
             shard: None,
+            dynamic_share: None,
             page_size: None,
             initial_list: InitialListStrategy::List,
             min_watch_timeout: DEFAULT_MIN_WATCH_TIMEOUT,
@@ -95,6 +100,14 @@ impl ReflectorConfig {
     #[must_use]
     pub fn shard(mut self, scope: ShardScope) -> Self {
         self.shard = Some(scope);
+        self
+    }
+
+    /// Lists and watches whatever `share` selects at the moment: a change of the share ends the
+    /// watch and lists afresh with the new selector.
+    #[must_use]
+    pub fn dynamic_share(mut self, share: DynamicShare) -> Self {
+        self.dynamic_share = Some(share);
         self
     }
 

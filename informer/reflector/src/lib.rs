@@ -41,6 +41,7 @@ pub mod metrics;
 pub mod reflector;
 pub mod reflector_store;
 pub mod shard;
+pub mod share;
 pub mod streaming_list;
 pub mod watch;
 
@@ -53,4 +54,5 @@ pub use metrics::{CountingMetrics, ErrorKind, NoopMetrics, ReflectorMetrics};
 pub use reflector::{LastSyncResourceVersion, Reflector, Watchable};
 pub use reflector_store::ReflectorStore;
 pub use shard::{ServerFiltering, ShardFilter, ShardScope};
+pub use share::{DynamicShare, Share, ShareFilter};
 pub use tokio_util::sync::CancellationToken;

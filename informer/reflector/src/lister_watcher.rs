@@ -73,6 +73,11 @@ pub trait ListerWatcher<K>: Send + Sync {
         K: Clone;
     /// Opens a watch.
     fn watch(&self, opts: &WatchOptions) -> BoxFuture<'_, Result<WatchStream<K>, kube::Error>>;
+    /// Changes the shard selector sent from the next request on (a [`DynamicShare`] moved);
+    /// lister-watchers that cannot send one ignore it (the reflector filters on the client).
+    ///
+    /// [`DynamicShare`]: crate::share::DynamicShare
+    fn set_shard_selector(&mut self, _selector: Option<String>) {}
 }
 
 /// [`ListerWatcher`] on a `kube::Client` for a resource type, in a namespace or cluster-wide,
@@ -257,6 +262,10 @@ where
             Ok(stream.boxed())
         }
         .boxed()
+    }
+
+    fn set_shard_selector(&mut self, selector: Option<String>) {
+        self.shard_selector = selector.filter(|s| !s.is_empty());
     }
 }
 

@@ -18,6 +18,7 @@ use crate::lister_watcher::{ApiListerWatcher, ListerWatcher, WatchStream};
 use crate::metrics::ErrorKind;
 use crate::reflector_store::ReflectorStore;
 use crate::shard::ShardFilter;
+use crate::share::{DynamicShare, MarkListed, ShareFilter, ShareFollower};
 
 /// The bound every watched type satisfies: k8s-openapi resource types, and hand-written projected
 /// types implementing `k8s_openapi::Resource + k8s_openapi::Metadata<Ty = ObjectMeta>` plus
@@ -174,18 +175,30 @@ impl<K: Watchable, L: ListerWatcher<K>> Reflector<K, L> {
     /// Runs until `cancel` fires: list-and-watch attempts, separated by a backoff delay.
     pub async fn run<S: ReflectorStore<K>>(&mut self, store: &mut S, cancel: CancellationToken) {
         tracing::debug!(reflector = %self.config.name, "starting reflector");
+        let mut follower = self.config.dynamic_share.as_ref().map(DynamicShare::follow);
         loop {
             if cancel.is_cancelled() {
                 break;
             }
-            let attempt = match self.config.shard.clone() {
+            let attempt = match (&mut follower, self.config.shard.clone()) {
+                (Some(follower), _) => self.follow_share(store, follower, &cancel).await,
                 // Only the share reaches the store, whatever the server sent.
-                Some(scope) => {
+                (None, Some(scope)) => {
                     let mut filtered = ShardFilter::new(store, &scope);
                     self.list_and_watch(&mut filtered, &cancel).await
                 }
-                None => self.list_and_watch(store, &cancel).await,
+                (None, None) => self.list_and_watch(store, &cancel).await,
             };
+            // The share moved: list afresh at once.
+            if follower
+                .as_ref()
+                .is_some_and(|f| f.rx.has_changed().unwrap_or(false))
+            {
+                if let Err(err) = &attempt {
+                    tracing::debug!(reflector = %self.config.name, error = %err, "list and watch ended by a share change");
+                }
+                continue;
+            }
             if let Err(err) = attempt {
                 let kind = match &err {
                     ReflectorError::Watch { .. } => ErrorKind::WatchStart,
@@ -232,6 +245,69 @@ impl<K: Watchable, L: ListerWatcher<K>> Reflector<K, L> {
             self.run(&mut producer, stop).await;
         });
         futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|d| (d, rx)) })
+    }
+
+    /// One list-and-watch attempt of the share's current generation, ended early when the share
+    /// changes. A new generation lists with a consistent read (`resourceVersion` unset), so
+    /// that the list is issued after the generation began and reflects every write completed
+    /// before it.
+    async fn follow_share<S: ReflectorStore<K>>(
+        &mut self,
+        store: &mut S,
+        follower: &mut ShareFollower,
+        cancel: &CancellationToken,
+    ) -> Result<(), ReflectorError> {
+        let share = follower.rx.borrow_and_update().clone();
+        if share.generation != follower.applied {
+            follower.applied = share.generation;
+            self.state.last_sync_rv_unavailable = true;
+        }
+        let generation = share.generation;
+        match share.filter {
+            ShareFilter::Nothing => {
+                self.lw.set_shard_selector(None);
+                let mut marked = MarkListed {
+                    inner: store,
+                    follower,
+                    generation,
+                };
+                marked.replace(Vec::new(), String::new());
+                tracing::debug!(reflector = %self.config.name, generation, "share is empty: not listing");
+                tokio::select! {
+                    () = cancel.cancelled() => {}
+                    _ = follower.rx.changed() => {}
+                }
+                Ok(())
+            }
+            ShareFilter::Everything => {
+                self.lw.set_shard_selector(None);
+                let mut rx = follower.rx.clone();
+                let mut marked = MarkListed {
+                    inner: store,
+                    follower,
+                    generation,
+                };
+                tokio::select! {
+                    res = self.list_and_watch(&mut marked, cancel) => res,
+                    _ = rx.changed() => Ok(()),
+                }
+            }
+            ShareFilter::Scope(scope) => {
+                self.lw
+                    .set_shard_selector(Some(scope.selector().to_owned()));
+                let mut rx = follower.rx.clone();
+                let mut filtered = ShardFilter::new(store, &scope);
+                let mut marked = MarkListed {
+                    inner: &mut filtered,
+                    follower,
+                    generation,
+                };
+                tokio::select! {
+                    res = self.list_and_watch(&mut marked, cancel) => res,
+                    _ = rx.changed() => Ok(()),
+                }
+            }
+        }
     }
 
     /// One list-and-watch attempt (client-go `ListAndWatch`). Returns when the watch must be

@@ -246,3 +246,93 @@ async fn a_server_with_the_gate_filters_and_echoes_the_selector() {
     cancel.cancel();
     run.await.expect("reflector stops");
 }
+
+/// A dynamic share: moving it ends the watch and lists afresh; what left the share vanishes
+/// from the store, what joined it arrives; an empty share lists nothing; `listed` waits for a
+/// list of the new generation.
+#[tokio::test]
+async fn a_dynamic_share_relists_when_it_moves() {
+    use kcm_reflector::share::{DynamicShare, ShareFilter};
+
+    let cluster = TestCluster::builder().start().await.expect("test cluster");
+    let client = cluster.client();
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    for ns in ["team-a", "team-b"] {
+        let namespace = Namespace {
+            metadata: ObjectMeta {
+                name: Some(ns.into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        namespaces
+            .create(&PostParams::default(), &namespace)
+            .await
+            .expect("namespace");
+        let api: Api<Lease> = Api::namespaced(client.clone(), ns);
+        api.create(&PostParams::default(), &lease(ns, "l"))
+            .await
+            .expect("create");
+    }
+    let only = |ns: &'static str| {
+        ShareFilter::Scope(ShardScope::new(SELECTOR, move |m: &ObjectMeta| {
+            m.namespace.as_deref() == Some(ns)
+        }))
+    };
+    let share = DynamicShare::new(only("team-a"));
+    let keys = Keys::default();
+    let mut store = keys.clone();
+    let cancel = CancellationToken::new();
+    let mut reflector: Reflector<Lease, _> = Reflector::new(
+        client.clone(),
+        None,
+        ReflectorConfig::default()
+            .name("leases")
+            .dynamic_share(share.clone()),
+    );
+    let run = {
+        let cancel = cancel.clone();
+        tokio::spawn(async move { reflector.run(&mut store, cancel).await })
+    };
+    let one = |k: &str| BTreeSet::from([k.to_string()]);
+    wait_for(&keys, &one("team-a/l")).await;
+    assert_eq!(share.followers(), 1);
+
+    let generation = share.set(only("team-b"));
+    tokio::time::timeout(Duration::from_secs(10), share.listed(generation))
+        .await
+        .expect("listed the new generation");
+    assert_eq!(*keys.0.lock(), one("team-b/l"));
+    // The watch follows the new share.
+    let b: Api<Lease> = Api::namespaced(client.clone(), "team-b");
+    b.create(&PostParams::default(), &lease("team-b", "m"))
+        .await
+        .expect("create");
+    let a: Api<Lease> = Api::namespaced(client.clone(), "team-a");
+    a.create(&PostParams::default(), &lease("team-a", "m"))
+        .await
+        .expect("create");
+    let both_b: BTreeSet<String> = ["team-b/l", "team-b/m"].map(String::from).into();
+    wait_for(&keys, &both_b).await;
+
+    let generation = share.set(ShareFilter::Nothing);
+    tokio::time::timeout(Duration::from_secs(10), share.listed(generation))
+        .await
+        .expect("an empty share counts as listed");
+    assert!(keys.0.lock().is_empty());
+    let generation = share.set(ShareFilter::Everything);
+    tokio::time::timeout(Duration::from_secs(10), share.listed(generation))
+        .await
+        .expect("listed everything");
+    let all: BTreeSet<String> = ["team-a/l", "team-a/m", "team-b/l", "team-b/m"]
+        .map(String::from)
+        .into();
+    assert_eq!(*keys.0.lock(), all);
+    cancel.cancel();
+    run.await.expect("reflector stops");
+    assert_eq!(
+        share.followers(),
+        0,
+        "a stopped reflector is no longer followed"
+    );
+}

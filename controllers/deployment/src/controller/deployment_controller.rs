@@ -101,6 +101,7 @@ pub struct DeploymentController {
     registrations: Vec<HandlerRegistration>,
     broadcaster: EventBroadcaster,
     workers: usize,
+    namespace_gate: Option<kcm_controller::NamespaceGate>,
 }
 
 impl fmt::Debug for DeploymentController {
@@ -163,6 +164,7 @@ impl DeploymentController {
             registrations,
             broadcaster,
             workers: config.workers,
+            namespace_gate: config.namespace_gate.clone(),
         })
     }
 
@@ -199,6 +201,10 @@ impl DeploymentController {
                 self.workers,
                 retry_policy_with_slow_retry(self.ctx.clone()),
             );
+            let pool = match self.namespace_gate.clone() {
+                Some(gate) => pool.gate(move |key: &ObjectKey| gate.allows(&key.namespace)),
+                None => pool,
+            };
             let ctx = self.ctx.clone();
             let token = cancel.clone();
             pool.run(

@@ -73,6 +73,7 @@ pub struct ReplicaSetController {
     synced: Vec<Arc<dyn Fn() -> bool + Send + Sync>>,
     broadcaster: Option<EventBroadcaster>,
     workers: usize,
+    namespace_gate: Option<kcm_controller::NamespaceGate>,
     cache_sync_timeout: Option<Duration>,
 }
 
@@ -162,6 +163,7 @@ impl ReplicaSetController {
             synced: Vec::new(),
             broadcaster: None,
             workers: config.workers,
+            namespace_gate: config.namespace_gate.clone(),
             cache_sync_timeout: config.cache_sync_timeout,
         }
     }
@@ -213,6 +215,10 @@ impl ReplicaSetController {
                 self.workers,
                 RetryPolicy::unlimited().fenced_if(SyncError::is_fenced),
             );
+            let pool = match self.namespace_gate.clone() {
+                Some(gate) => pool.gate(move |key: &ObjectKey| gate.allows(&key.namespace)),
+                None => pool,
+            };
             pool.run(
                 move |key: &ObjectKey| {
                     let ctx = ctx.clone();

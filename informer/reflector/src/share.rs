@@ -1,0 +1,263 @@
+//! A share that changes while reflectors run: what a sharded controller lists and watches when
+//! its ownership moves between replicas (`docs/sharding.md` §6).
+//!
+//! A [`DynamicShare`] is set by whoever decides the ownership (the handover's I/O shell) and
+//! followed by any number of reflectors ([`ReflectorConfig::dynamic_share`]). Every
+//! [`set`](DynamicShare::set) or [`relist`](DynamicShare::relist) starts a new *generation*: each
+//! following reflector ends its watch at once and lists afresh with a consistent read
+//! (`resourceVersion` unset), sending the new selector. Objects that left the share vanish from
+//! its store as deletes (tombstones), objects that joined arrive as adds.
+//! [`listed`](DynamicShare::listed) waits until every follower has completed a list of at least
+//! a given generation, i.e. a list *issued after* that generation began.
+//!
+//! [`ShareFilter::Nothing`] lists nothing at all (an empty share has no selector: the server
+//! rejects an empty one): the store is emptied and the follower counts as listed.
+//!
+//! [`ReflectorConfig::dynamic_share`]: crate::ReflectorConfig::dynamic_share
+//!
+//! ```
+//! use kcm_reflector::share::{DynamicShare, ShareFilter};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let share = DynamicShare::new(ShareFilter::Nothing);
+//! assert_eq!(share.current().generation, 1);
+//! let generation = share.set(ShareFilter::Everything);
+//! assert_eq!(generation, 2);
+//! // No reflector follows it yet, so nothing is waited for.
+//! share.listed(generation).await;
+//! # }
+//! ```
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+
+use parking_lot::Mutex;
+use tokio::sync::{Notify, watch};
+
+use crate::reflector_store::ReflectorStore;
+use crate::shard::ShardScope;
+
+/// What a share selects.
+#[derive(Clone, Debug)]
+pub enum ShareFilter {
+    /// Every object: no selector is sent.
+    Everything,
+    /// The objects of a shard scope: its selector is sent, and the client filters too.
+    Scope(ShardScope),
+    /// No object: nothing is listed or watched.
+    Nothing,
+}
+
+/// One generation of a [`DynamicShare`].
+#[derive(Clone, Debug)]
+pub struct Share {
+    /// What it selects.
+    pub filter: ShareFilter,
+    /// Starts at 1; every [`DynamicShare::set`] and [`DynamicShare::relist`] adds one.
+    pub generation: u64,
+}
+
+/// A share that can change while reflectors follow it. Cloning shares it.
+#[derive(Clone)]
+pub struct DynamicShare {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    tx: watch::Sender<Share>,
+    followers: Mutex<Vec<Weak<AtomicU64>>>,
+    progress: Notify,
+}
+
+impl fmt::Debug for DynamicShare {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DynamicShare")
+            .field("share", &*self.inner.tx.borrow())
+            .field("followers", &self.followers())
+            .finish()
+    }
+}
+
+impl DynamicShare {
+    /// A share starting with `filter` at generation 1.
+    pub fn new(filter: ShareFilter) -> Self {
+        let (tx, _) = watch::channel(Share {
+            filter,
+            generation: 1,
+        });
+        DynamicShare {
+            inner: Arc::new(Inner {
+                tx,
+                followers: Mutex::new(Vec::new()),
+                progress: Notify::new(),
+            }),
+        }
+    }
+
+    /// The current generation.
+    pub fn current(&self) -> Share {
+        self.inner.tx.borrow().clone()
+    }
+
+    /// Switches every follower to `filter`; returns the new generation.
+    pub fn set(&self, filter: ShareFilter) -> u64 {
+        let mut generation = 0;
+        self.inner.tx.send_modify(|share| {
+            share.filter = filter;
+            share.generation += 1;
+            generation = share.generation;
+        });
+        generation
+    }
+
+    /// Makes every follower list afresh (a consistent read issued from now on) with the same
+    /// filter; returns the new generation.
+    pub fn relist(&self) -> u64 {
+        let mut generation = 0;
+        self.inner.tx.send_modify(|share| {
+            share.generation += 1;
+            generation = share.generation;
+        });
+        generation
+    }
+
+    /// How many reflectors follow the share now.
+    pub fn followers(&self) -> usize {
+        self.inner
+            .followers
+            .lock()
+            .iter()
+            .filter(|f| f.strong_count() > 0)
+            .count()
+    }
+
+    /// Waits until every follower has completed a list of `generation` or a later one. A
+    /// follower that stops (its reflector ended) is no longer waited for.
+    pub async fn listed(&self, generation: u64) {
+        loop {
+            let notified = self.inner.progress.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.all_listed(generation) {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    fn all_listed(&self, generation: u64) -> bool {
+        let mut followers = self.inner.followers.lock();
+        followers.retain(|f| f.strong_count() > 0);
+        followers
+            .iter()
+            .filter_map(Weak::upgrade)
+            .all(|listed| listed.load(Ordering::Acquire) >= generation)
+    }
+
+    /// Registers a follower (a reflector about to run).
+    pub(crate) fn follow(&self) -> ShareFollower {
+        let listed = Arc::new(AtomicU64::new(0));
+        self.inner.followers.lock().push(Arc::downgrade(&listed));
+        ShareFollower {
+            rx: self.inner.tx.subscribe(),
+            applied: 0,
+            listed,
+            share: self.clone(),
+        }
+    }
+}
+
+/// A reflector's side of a [`DynamicShare`].
+pub(crate) struct ShareFollower {
+    pub(crate) rx: watch::Receiver<Share>,
+    /// The generation the reflector last started listing.
+    pub(crate) applied: u64,
+    listed: Arc<AtomicU64>,
+    share: DynamicShare,
+}
+
+impl ShareFollower {
+    /// Records that a list of `generation` completed.
+    pub(crate) fn mark_listed(&self, generation: u64) {
+        self.listed.fetch_max(generation, Ordering::AcqRel);
+        self.share.inner.progress.notify_waiters();
+    }
+}
+
+/// A [`ReflectorStore`] that marks its follower listed when a list (a replace) arrives.
+pub(crate) struct MarkListed<'a, S> {
+    pub(crate) inner: &'a mut S,
+    pub(crate) follower: &'a ShareFollower,
+    pub(crate) generation: u64,
+}
+
+impl<K, S: ReflectorStore<K>> ReflectorStore<K> for MarkListed<'_, S> {
+    fn add(&mut self, obj: K) {
+        self.inner.add(obj);
+    }
+
+    fn update(&mut self, obj: K) {
+        self.inner.update(obj);
+    }
+
+    fn delete(&mut self, obj: K) {
+        self.inner.delete(obj);
+    }
+
+    fn replace(&mut self, objects: Vec<K>, resource_version: String) {
+        self.inner.replace(objects, resource_version);
+        self.follower.mark_listed(self.generation);
+    }
+
+    fn bookmark(&mut self, resource_version: &str) {
+        self.inner.bookmark(resource_version);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn listed_waits_for_every_live_follower() {
+        let share = DynamicShare::new(ShareFilter::Everything);
+        let a = share.follow();
+        let b = share.follow();
+        assert_eq!(share.followers(), 2);
+        let generation = share.relist();
+        let wait = tokio::spawn({
+            let share = share.clone();
+            async move { share.listed(generation).await }
+        });
+        a.mark_listed(generation);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(!wait.is_finished(), "b has not listed yet");
+        // An older generation does not count.
+        b.mark_listed(generation - 1);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(!wait.is_finished());
+        // A follower that stops is no longer waited for.
+        drop(b);
+        a.mark_listed(generation);
+        tokio::time::timeout(Duration::from_secs(5), wait)
+            .await
+            .expect("listed")
+            .expect("task");
+        assert_eq!(share.followers(), 1);
+    }
+
+    #[test]
+    fn generations_count_every_change() {
+        let share = DynamicShare::new(ShareFilter::Nothing);
+        let follower = share.follow();
+        assert_eq!(share.set(ShareFilter::Everything), 2);
+        assert_eq!(share.relist(), 3);
+        let current = follower.rx.borrow().clone();
+        assert_eq!(current.generation, 3);
+        assert!(matches!(current.filter, ShareFilter::Everything));
+    }
+}

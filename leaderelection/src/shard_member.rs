@@ -1,0 +1,375 @@
+//! One replica of a namespace-sharded controller: the I/O shell around the handover protocol
+//! (`docs/sharding.md` §5, §6).
+//!
+//! A [`ShardMember`] owns the replica's membership Lease ([`Membership`]), judges the other
+//! members' liveness ([`Liveness`]), feeds both to the [`Handover`] state machine, and carries
+//! out what it asks:
+//!
+//! | handover action | what the shell does |
+//! | --- | --- |
+//! | `StopTaking` | the [`ShareGate`] refuses the ranges' writes at once; controllers gate their workers with [`ShardMember::gate`] |
+//! | `WaitDrain` | waits until no write of the ranges is in flight ([`ShareGate::drained`]) |
+//! | `Forget`, `Relist` | the informers following [`ShardMember::share`] list and watch the new share; objects that left it vanish from the caches as deletes |
+//! | `Acknowledge` | the next Lease renewal, sent at once, carries the ring's fingerprint |
+//! | `Start` | every informer lists afresh (a consistent read issued now); when all have, the ranges become active and their objects are delivered to the controllers again (`on_activate`) |
+//!
+//! Every `retry_period` the member renews its Lease (opening its write fence for
+//! `lease_duration` × (1 − margin) from the renewal's start) and lists the ring's Leases; a
+//! closed fence is reported to the handover as `FenceClosed`, also when a renewal answered
+//! after the fence had closed (the contract of §5). Leaving ([`ShardMember::leave`]) empties
+//! the share and deletes the Lease once the caller's controllers have stopped.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use kcm_leaderelection::membership::MembershipConfig;
+//! use kcm_leaderelection::shard_member::ShardMember;
+//! use tokio_util::sync::CancellationToken;
+//!
+//! # async fn demo(client: kube::Client) -> anyhow::Result<()> {
+//! let config = MembershipConfig::new("kube-system", "my-controller", "pod-0_1234");
+//! let member = ShardMember::new(client, config, kcm_sharding::DEFAULT_VNODES)?;
+//! // Informers: ReflectorConfig::default().dynamic_share(member.share())
+//! // Client:    FenceLayer::new(member.fence()).with_share(member.gate())
+//! // Workers:   pool.gate(move |key| gate.allows(&key.namespace))
+//! let stop = CancellationToken::new();
+//! let on_activate = Arc::new(|ranges: &kcm_sharding::ShardRanges| {
+//!     println!("now active: {ranges}"); // e.g. factory.redeliver_where(...)
+//! });
+//! member.run(on_activate, stop.clone()).await;
+//! // ... stop the controllers, then:
+//! member.leave().await?;
+//! # Ok(()) }
+//! ```
+
+use std::num::NonZeroU32;
+use std::sync::Arc;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kcm_reflector::shard::ShardScope;
+use kcm_reflector::share::{DynamicShare, ShareFilter};
+use kcm_sharding::{
+    Action, Event, Handover, LeaseRecord, Liveness, RingFingerprint, ShardFilter, ShardKey,
+    ShardRanges, hash_field,
+};
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::fence::WriteFence;
+use crate::membership::{Membership, MembershipConfig, MembershipError};
+use crate::share_gate::ShareGate;
+
+/// Called with the ranges that just became active (after their fresh list).
+pub type OnActivate = Arc<dyn Fn(&ShardRanges) + Send + Sync>;
+
+/// What a member is doing, for metrics, logs and health checks.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MemberStatus {
+    /// The members of the ring being applied (the live ones in the latest view).
+    pub ring_members: Vec<String>,
+    /// That ring's fingerprint.
+    pub ring: Option<RingFingerprint>,
+    /// The fraction of the hash space the member processes now.
+    pub active_fraction: f64,
+    /// The fraction the ring gives it.
+    pub share_fraction: f64,
+    /// What keeps it from holding its whole share, if anything.
+    pub waiting: Option<String>,
+    /// How many times the ring changed.
+    pub ring_changes: u64,
+    /// Renewals of its Lease that failed.
+    pub renew_failures: u64,
+}
+
+/// One replica of a namespace-sharded controller (see the [module docs](self)).
+#[derive(Debug)]
+pub struct ShardMember {
+    membership: Membership,
+    gate: ShareGate,
+    share: DynamicShare,
+    vnodes: NonZeroU32,
+    status: watch::Sender<MemberStatus>,
+}
+
+impl ShardMember {
+    /// A member of `config.ring` with `vnodes` points per member; it owns nothing until it
+    /// runs and a handover gives it a share.
+    pub fn new(
+        client: kube::Client,
+        config: MembershipConfig,
+        vnodes: NonZeroU32,
+    ) -> Result<Self, MembershipError> {
+        Ok(ShardMember {
+            membership: Membership::new(client, config)?,
+            gate: ShareGate::new(),
+            share: DynamicShare::new(ShareFilter::Nothing),
+            vnodes,
+            status: watch::channel(MemberStatus::default()).0,
+        })
+    }
+
+    /// The member's name on the ring.
+    pub fn identity(&self) -> &str {
+        self.membership.identity()
+    }
+
+    /// The fence every write of the member's controllers passes: open while its Lease is
+    /// renewed in time (use with [`gate`](Self::gate) in a [`FenceLayer`](crate::FenceLayer)).
+    pub fn fence(&self) -> WriteFence {
+        self.membership.fence()
+    }
+
+    /// The namespaces the member's controllers may sync and write now.
+    pub fn gate(&self) -> ShareGate {
+        self.gate.clone()
+    }
+
+    /// The share its informers list and watch.
+    pub fn share(&self) -> DynamicShare {
+        self.share.clone()
+    }
+
+    /// What it is doing.
+    pub fn status(&self) -> watch::Receiver<MemberStatus> {
+        self.status.subscribe()
+    }
+
+    /// Runs the membership and the handover until `stop` fires.
+    pub async fn run(&self, on_activate: OnActivate, stop: CancellationToken) {
+        let timing = self.membership.timing().clone();
+        let origin = Instant::now();
+        let mut shell = Shell {
+            member: self,
+            handover: Handover::new(self.identity(), self.vnodes),
+            liveness: Liveness::new(self.identity(), timing.lease_duration),
+            on_activate,
+            pending_ack: None,
+            events: mpsc::unbounded_channel(),
+            status: MemberStatus::default(),
+        };
+        tracing::info!(member = %self.identity(), lease = %self.membership.lease_name(), "joining the ring");
+        let mut next_renewal = Instant::now();
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => break,
+                Some(event) = shell.events.1.recv() => shell.handle(event),
+                () = tokio::time::sleep_until(next_renewal) => {
+                    shell.renew(origin).await;
+                    shell.observe(origin).await;
+                    next_renewal = if shell.pending_ack.is_some() {
+                        Instant::now()
+                    } else {
+                        Instant::now() + timing.retry_period
+                    };
+                }
+            }
+            if shell.pending_ack.is_some() {
+                next_renewal = Instant::now();
+            }
+        }
+    }
+
+    /// Leaves the ring: nothing is active any more, the informers stop listing, the fence is
+    /// closed and the Lease deleted (the others take its share over without waiting for it to
+    /// expire). Call it only once the member's controllers have stopped.
+    pub async fn leave(&self) -> Result<(), MembershipError> {
+        self.gate.set_active(ShardRanges::new());
+        self.share.set(ShareFilter::Nothing);
+        self.membership.leave().await?;
+        tracing::info!(member = %self.identity(), "left the ring; Lease deleted");
+        Ok(())
+    }
+}
+
+/// The run loop's state.
+struct Shell<'a> {
+    member: &'a ShardMember,
+    handover: Handover,
+    liveness: Liveness,
+    on_activate: OnActivate,
+    /// The acknowledgement the next renewal writes, if one was asked for.
+    pending_ack: Option<Option<RingFingerprint>>,
+    events: (mpsc::UnboundedSender<Event>, mpsc::UnboundedReceiver<Event>),
+    status: MemberStatus,
+}
+
+impl Shell<'_> {
+    /// Renews the Lease (with a pending acknowledgement) and reports the answer.
+    async fn renew(&mut self, origin: Instant) {
+        let fence = self.member.membership.fence();
+        if !fence.is_open() {
+            self.handle(Event::FenceClosed);
+        }
+        let ack = self.pending_ack.take();
+        if let Some(ack) = &ack {
+            self.member
+                .membership
+                .set_applied_ring(ack.map(|f| f.to_string()));
+        }
+        let closes_at = fence.deadline();
+        let sent_at = Instant::now();
+        let result = self.member.membership.renew().await;
+        // The fence closed at some moment since the previous answer: say so before this answer.
+        if closes_at.is_none_or(|d| Instant::now() >= d) {
+            self.handle(Event::FenceClosed);
+        }
+        match result.map(|v| v.parse::<u64>()) {
+            Ok(Ok(version)) => {
+                self.liveness
+                    .own_write(version, sent_at.saturating_duration_since(origin));
+                if let Some(applied) = ack {
+                    self.handle(Event::LeaseWritten { applied, version });
+                }
+            }
+            failed => {
+                match failed {
+                    Err(e) => {
+                        tracing::warn!(member = %self.member.identity(), error = %e, "membership Lease renewal failed")
+                    }
+                    Ok(Err(e)) => {
+                        tracing::warn!(member = %self.member.identity(), error = %e, "membership Lease has a non-numeric resourceVersion")
+                    }
+                    Ok(Ok(_)) => {}
+                }
+                self.status.renew_failures += 1;
+                if ack.is_some() {
+                    self.handle(Event::LeaseWriteFailed);
+                }
+            }
+        }
+    }
+
+    /// Lists the ring's Leases and hands the view to the handover.
+    async fn observe(&mut self, origin: Instant) {
+        let view = match self.member.membership.observe().await {
+            Ok(view) => view,
+            Err(e) => {
+                tracing::warn!(member = %self.member.identity(), error = %e, "cannot list the ring's Leases");
+                return;
+            }
+        };
+        let Ok(version) = view.version.parse::<u64>() else {
+            tracing::warn!(version = %view.version, "the Lease list has a non-numeric resourceVersion");
+            return;
+        };
+        let records: Vec<LeaseRecord> = view
+            .members
+            .into_values()
+            .filter_map(|m| {
+                Some(LeaseRecord {
+                    resource_version: m.resource_version.parse().ok()?,
+                    applied: m.applied_ring.and_then(|a| a.parse().ok()),
+                    name: m.identity,
+                })
+            })
+            .collect();
+        self.liveness.observe(
+            version,
+            records,
+            Instant::now().saturating_duration_since(origin),
+        );
+        self.handle(Event::View(self.liveness.view()));
+    }
+
+    /// Feeds one event to the handover, updates the gate, performs the actions.
+    fn handle(&mut self, event: Event) {
+        let before = self.handover.active().clone();
+        let actions = self.handover.handle(event);
+        let after = self.handover.active().clone();
+        // The gate first: a stop takes effect before anything else happens.
+        self.member.gate.set_active(after.clone());
+        for action in actions {
+            self.perform(action);
+        }
+        let gained = after.difference(&before);
+        if !gained.is_empty() {
+            tracing::info!(member = %self.member.identity(), gained = %gained, fraction = after.fraction(), "namespaces became active");
+            (self.on_activate)(&gained);
+        }
+        self.publish();
+    }
+
+    fn perform(&mut self, action: Action) {
+        let me = self.member.identity().to_owned();
+        match action {
+            Action::StopTaking(ranges) => {
+                tracing::info!(member = %me, stopped = %ranges, fraction = ranges.fraction(), "stopped taking namespaces");
+            }
+            Action::WaitDrain(ranges) => {
+                let gate = self.member.gate.clone();
+                let tx = self.events.0.clone();
+                tokio::spawn(async move {
+                    gate.drained(&ranges).await;
+                    let _ = tx.send(Event::Drained(ranges));
+                });
+            }
+            Action::Forget(ranges) => {
+                tracing::info!(member = %me, forgotten = %ranges, "dropping the caches of namespaces no longer owned");
+            }
+            Action::Relist(ranges) => {
+                self.member.share.set(share_filter(&ranges));
+            }
+            Action::Acknowledge(ring) => {
+                tracing::info!(member = %me, ring = ?ring.map(|r| r.to_string()), "acknowledging the ring");
+                self.pending_ack = Some(ring);
+            }
+            Action::Start { ring, ranges } => {
+                tracing::info!(member = %me, ring = %ring, starting = %ranges, "barrier passed; listing the gained namespaces afresh");
+                let generation = self.member.share.relist();
+                let share = self.member.share.clone();
+                let tx = self.events.0.clone();
+                tokio::spawn(async move {
+                    share.listed(generation).await;
+                    let _ = tx.send(Event::Listed { ring });
+                });
+            }
+            Action::DeleteLease => {
+                // Leaving is `ShardMember::leave`, after the controllers stopped.
+            }
+        }
+    }
+
+    fn publish(&mut self) {
+        let ring = self.handover.ring();
+        let members: Vec<String> = ring.map(|r| r.members().to_vec()).unwrap_or_default();
+        if members != self.status.ring_members {
+            self.status.ring_changes += 1;
+            tracing::info!(member = %self.member.identity(), members = ?members, ring = ?ring.map(|r| r.fingerprint().to_string()), "ring changed");
+        }
+        let waiting = self.handover.waiting().map(|w| w.to_string());
+        if waiting != self.status.waiting {
+            tracing::debug!(member = %self.member.identity(), waiting = ?waiting, "handover progress");
+        }
+        self.status = MemberStatus {
+            ring_members: members,
+            ring: ring.map(|r| r.fingerprint()),
+            active_fraction: self.handover.active().fraction(),
+            share_fraction: ring
+                .map(|r| r.ranges(self.member.identity()).fraction())
+                .unwrap_or(0.0),
+            waiting,
+            ring_changes: self.status.ring_changes,
+            renew_failures: self.status.renew_failures,
+        };
+        self.member.status.send_replace(self.status.clone());
+    }
+}
+
+/// What the informers list and watch for `ranges` of the namespace hash space.
+pub fn share_filter(ranges: &ShardRanges) -> ShareFilter {
+    match ShardFilter::new(ShardKey::Namespace, ranges) {
+        ShardFilter::Everything => ShareFilter::Everything,
+        ShardFilter::Nothing => ShareFilter::Nothing,
+        ShardFilter::Ranges(selector) => {
+            let wire = selector.to_string();
+            ShareFilter::Scope(ShardScope::new(wire, move |meta: &ObjectMeta| {
+                selector.matches_hash(hash_field(meta.namespace.as_deref().unwrap_or_default()))
+            }))
+        }
+    }
+}
+
+/// Whether an object with this metadata is in `ranges` (by its namespace).
+pub fn in_ranges(ranges: &ShardRanges, meta: &ObjectMeta) -> bool {
+    ranges.contains(hash_field(meta.namespace.as_deref().unwrap_or_default()))
+}
