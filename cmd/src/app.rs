@@ -25,12 +25,14 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use kcm_informer::{InformerFactory, InformerOptions};
+use kcm_controller::NamespaceGate;
+use kcm_informer::{InformerFactory, InformerOptions, ReflectorConfig};
 
 use crate::client::ClientFactory;
 use crate::metrics::Metrics;
 use crate::options::Options;
 use crate::serving::{Endpoints, Probe};
+use crate::sharding::Sharding;
 use kcm_leaderelection::{
     KubeLeaseLock, LeaderElectionConfig, LeaderElector, MAX_TOLERABLE_EXPIRED_LEASE,
 };
@@ -49,6 +51,9 @@ pub struct ControllerContext {
     pub factory: InformerFactory,
     /// Flag values (worker counts and the like).
     pub options: Options,
+    /// With `--sharding=namespace`: the namespaces the controller may sync now (give it to
+    /// the controller's workers); `None`: every namespace.
+    pub namespace_gate: Option<NamespaceGate>,
 }
 
 impl std::fmt::Debug for ControllerContext {
@@ -169,7 +174,22 @@ pub async fn run(
         tracing::info!(address = %bound, "serving /metrics, /healthz, /livez and /readyz over HTTPS");
     }
 
-    let elector = if options.leader_elect {
+    let sharding = if options.sharded() {
+        let id = identity();
+        let sharding = Sharding::new(options, clients.client("leader-election")?, &id)?;
+        if options.leader_elect {
+            tracing::info!(
+                "--sharding=namespace: every replica is active on its share; no leader election"
+            );
+        }
+        clients.set_fence(sharding.fence_layer());
+        clients.set_agent_suffix(format!("shard-member/{id}"));
+        metrics.watch_fence(sharding.member().identity(), sharding.member().fence());
+        Some(sharding)
+    } else {
+        None
+    };
+    let elector = if options.leader_elect && sharding.is_none() {
         let id = identity();
         let lock = KubeLeaseLock::new(
             clients.client("leader-election")?,
@@ -186,7 +206,7 @@ pub async fn run(
         };
         let elector = Arc::new(LeaderElector::new(lock, config)?);
         // Every write of the controllers passes the leader's fence.
-        clients.set_fence(elector.fence());
+        clients.set_fence(kcm_leaderelection::FenceLayer::new(elector.fence()));
         metrics.watch_fence(lease_name, elector.fence());
         let check = elector.clone();
         endpoints.add_check(
@@ -208,10 +228,15 @@ pub async fn run(
     if options.use_service_account_credentials {
         clients.use_service_account_credentials(stop.child_token())?;
     }
+    let reflector = match &sharding {
+        Some(s) => ReflectorConfig::default().dynamic_share(s.member().share()),
+        None => ReflectorConfig::default(),
+    };
     let factory = InformerFactory::new(
         clients.client("shared-informers")?,
         InformerOptions {
             resync_period: resync_period(options.min_resync_period),
+            reflector,
             ..Default::default()
         },
     );
@@ -221,6 +246,7 @@ pub async fn run(
             client: clients.controller_client(controller.name).await?,
             factory: factory.clone(),
             options: options.clone(),
+            namespace_gate: sharding.as_ref().map(Sharding::namespace_gate),
         };
         let run = (controller.build)(&ctx)
             .map_err(|e| e.context(format!("starting {}", controller.name)))?;
@@ -228,6 +254,18 @@ pub async fn run(
     }
     let controllers_cancel = stop.child_token();
     factory.start(&controllers_cancel);
+    // The member keeps renewing (its fence open) until the controllers have stopped.
+    let member_stop = tokio_util::sync::CancellationToken::new();
+    let member_task = sharding.as_ref().map(|s| {
+        endpoints
+            .registry()
+            .write()
+            .register_collector(s.collector(factory.clone()));
+        let member = s.member().clone();
+        let on_activate = Sharding::on_activate(factory.clone());
+        let stop = member_stop.clone();
+        tokio::spawn(async move { member.run(on_activate, stop).await })
+    });
 
     let synced = Arc::new(AtomicBool::new(false));
     let flag = synced.clone();
@@ -295,6 +333,20 @@ pub async fn run(
     let stopped = tokio::time::timeout(grace, all).await.is_ok();
     if !stopped {
         tracing::warn!(grace = ?grace, "controllers did not stop in time; exiting anyway");
+    }
+    member_stop.cancel();
+    if let (Some(sharding), Some(task)) = (&sharding, member_task) {
+        let _ = task.await;
+        if stopped {
+            // Every write has finished: hand the share over now rather than at expiry.
+            if let Err(e) = sharding.member().leave().await {
+                tracing::warn!(error = %e, "could not delete the membership Lease; it expires instead");
+            }
+        } else {
+            tracing::warn!(
+                "not leaving the ring: controllers may still write; the membership Lease expires instead"
+            );
+        }
     }
     if let Some(elector) = elector.as_ref().filter(|_| release_on_exit) {
         if !stop.is_cancelled() {

@@ -12,3 +12,4 @@ pub mod metrics_text;
 pub mod options;
 pub mod process_metrics;
 pub mod serving;
+pub mod sharding;

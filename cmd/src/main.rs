@@ -17,6 +17,7 @@ fn controllers() -> Vec<app::Controller> {
                 let config = kcm_deployment::DeploymentControllerConfig {
                     workers: ctx.options.concurrent_deployment_syncs as usize,
                     features: gates(&ctx.options).deployment(),
+                    namespace_gate: ctx.namespace_gate.clone(),
                     ..Default::default()
                 };
                 let controller =
@@ -34,6 +35,7 @@ fn controllers() -> Vec<app::Controller> {
                 let config = kcm_replicaset::ReplicaSetControllerConfig {
                     workers: ctx.options.concurrent_replicaset_syncs as usize,
                     features: gates(&ctx.options).replica_set(),
+                    namespace_gate: ctx.namespace_gate.clone(),
                     ..Default::default()
                 };
                 let controller =

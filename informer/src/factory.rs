@@ -26,6 +26,7 @@ trait ErasedInformer: Send + Sync {
     fn synced(&self) -> bool;
     fn name(&self) -> String;
     fn redeliver_where(&self, matches: &dyn Fn(&ObjectMeta) -> bool) -> usize;
+    fn cached(&self) -> usize;
 }
 
 impl<K: InformerObject> ErasedInformer for SharedIndexInformer<K> {
@@ -41,6 +42,9 @@ impl<K: InformerObject> ErasedInformer for SharedIndexInformer<K> {
     }
     fn redeliver_where(&self, matches: &dyn Fn(&ObjectMeta) -> bool) -> usize {
         SharedIndexInformer::redeliver_where(self, matches)
+    }
+    fn cached(&self) -> usize {
+        self.store().len()
     }
 }
 
@@ -208,6 +212,17 @@ impl InformerFactory {
                 .collect()
         };
         informers.iter().map(|i| i.redeliver_where(matches)).sum()
+    }
+
+    /// Every informer's name and the number of objects in its cache, in creation order.
+    pub fn cached_objects(&self) -> Vec<(String, usize)> {
+        let state = self.state.lock();
+        state
+            .order
+            .iter()
+            .filter_map(|k| state.informers.get(k))
+            .map(|r| (r.erased.name(), r.erased.cached()))
+            .collect()
     }
 
     /// Marks the factory as shutting down and waits for every informer task to end. Cancel the

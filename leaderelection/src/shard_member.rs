@@ -283,7 +283,8 @@ impl Shell<'_> {
         }
         let gained = after.difference(&before);
         if !gained.is_empty() {
-            tracing::info!(member = %self.member.identity(), gained = %gained, fraction = after.fraction(), "namespaces became active");
+            tracing::info!(member = %self.member.identity(), ranges = gained.len(), gained = gained.fraction(), active = after.fraction(), "namespaces became active");
+            tracing::debug!(member = %self.member.identity(), gained = %gained, "ranges that became active");
             (self.on_activate)(&gained);
         }
         self.publish();
@@ -293,7 +294,8 @@ impl Shell<'_> {
         let me = self.member.identity().to_owned();
         match action {
             Action::StopTaking(ranges) => {
-                tracing::info!(member = %me, stopped = %ranges, fraction = ranges.fraction(), "stopped taking namespaces");
+                tracing::info!(member = %me, ranges = ranges.len(), fraction = ranges.fraction(), "stopped taking namespaces");
+                tracing::debug!(member = %me, stopped = %ranges, "ranges stopped");
             }
             Action::WaitDrain(ranges) => {
                 let gate = self.member.gate.clone();
@@ -304,17 +306,17 @@ impl Shell<'_> {
                 });
             }
             Action::Forget(ranges) => {
-                tracing::info!(member = %me, forgotten = %ranges, "dropping the caches of namespaces no longer owned");
+                tracing::info!(member = %me, ranges = ranges.len(), fraction = ranges.fraction(), "dropping the caches of namespaces no longer owned");
             }
             Action::Relist(ranges) => {
                 self.member.share.set(share_filter(&ranges));
             }
             Action::Acknowledge(ring) => {
-                tracing::info!(member = %me, ring = ?ring.map(|r| r.to_string()), "acknowledging the ring");
+                tracing::info!(member = %me, ring = %ring.map_or_else(|| "none".to_string(), |r| r.to_string()), "acknowledging the ring");
                 self.pending_ack = Some(ring);
             }
             Action::Start { ring, ranges } => {
-                tracing::info!(member = %me, ring = %ring, starting = %ranges, "barrier passed; listing the gained namespaces afresh");
+                tracing::info!(member = %me, ring = %ring, ranges = ranges.len(), fraction = ranges.fraction(), "barrier passed; listing the gained namespaces afresh");
                 let generation = self.member.share.relist();
                 let share = self.member.share.clone();
                 let tx = self.events.0.clone();
@@ -334,11 +336,11 @@ impl Shell<'_> {
         let members: Vec<String> = ring.map(|r| r.members().to_vec()).unwrap_or_default();
         if members != self.status.ring_members {
             self.status.ring_changes += 1;
-            tracing::info!(member = %self.member.identity(), members = ?members, ring = ?ring.map(|r| r.fingerprint().to_string()), "ring changed");
+            tracing::info!(member = %self.member.identity(), members = %members.join(","), ring = %ring.map_or_else(|| "none".to_string(), |r| r.fingerprint().to_string()), "ring changed");
         }
         let waiting = self.handover.waiting().map(|w| w.to_string());
         if waiting != self.status.waiting {
-            tracing::debug!(member = %self.member.identity(), waiting = ?waiting, "handover progress");
+            tracing::debug!(member = %self.member.identity(), waiting = %waiting.as_deref().unwrap_or("nothing"), "handover progress");
         }
         self.status = MemberStatus {
             ring_members: members,

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use governor::DefaultDirectRateLimiter;
 use http::HeaderValue;
-use kcm_leaderelection::{FenceLayer, WriteFence};
+use kcm_leaderelection::FenceLayer;
 use kube::client::ClientBuilder;
 use tokio_util::sync::CancellationToken;
 
@@ -26,7 +26,8 @@ pub struct ClientFactory {
     burst: i32,
     metrics: Metrics,
     service_accounts: Option<(kube::Client, CancellationToken)>,
-    fence: Option<WriteFence>,
+    fence: Option<FenceLayer>,
+    agent_suffix: Option<String>,
 }
 
 impl std::fmt::Debug for ClientFactory {
@@ -56,13 +57,28 @@ impl ClientFactory {
             metrics,
             service_accounts: None,
             fence: None,
+            agent_suffix: None,
         })
     }
 
     /// Controllers' clients built from now on send writes (POST, PUT, PATCH, DELETE) only
-    /// while `fence` is open: the leader elector's fence.
-    pub fn set_fence(&mut self, fence: WriteFence) {
+    /// when `fence` lets them: the leader elector's fence, or a sharded member's fence and
+    /// share.
+    pub fn set_fence(&mut self, fence: FenceLayer) {
         self.fence = Some(fence);
+    }
+
+    /// Controllers' User-Agents end with ` <suffix>` (a sharded member's identity, so that
+    /// audit logs tell the replicas apart).
+    pub fn set_agent_suffix(&mut self, suffix: impl Into<String>) {
+        self.agent_suffix = Some(suffix.into());
+    }
+
+    fn controller_agent(&self, name: &str) -> String {
+        match &self.agent_suffix {
+            Some(suffix) => format!("{} {suffix}", user_agent::user_agent(name)),
+            None => user_agent::user_agent(name),
+        }
     }
 
     /// Controllers' clients authenticate as service accounts `kube-system/<controller>`, with
@@ -101,7 +117,7 @@ impl ClientFactory {
         let Some((root, cancel)) = &self.service_accounts else {
             return self.build(
                 self.config.clone(),
-                &user_agent::user_agent(name),
+                &self.controller_agent(name),
                 None,
                 fence,
             );
@@ -119,7 +135,7 @@ impl ClientFactory {
         );
         self.build(
             config,
-            &user_agent::user_agent(&username),
+            &self.controller_agent(&username),
             Some(tokens.layer()),
             fence,
         )
@@ -130,7 +146,7 @@ impl ClientFactory {
         mut config: kube::Config,
         agent: &str,
         bearer: Option<BearerLayer>,
-        fence: Option<WriteFence>,
+        fence: Option<FenceLayer>,
     ) -> Result<kube::Client, ClientError> {
         let value = HeaderValue::from_str(agent)
             .map_err(|e| ClientError::UserAgent(agent.to_string(), e.to_string()))?;
@@ -152,7 +168,7 @@ pub(super) fn build_with(
     limiter: Option<Arc<DefaultDirectRateLimiter>>,
     metrics: &Metrics,
     bearer: Option<BearerLayer>,
-    fence: Option<WriteFence>,
+    fence: Option<FenceLayer>,
 ) -> Result<kube::Client, ClientError> {
     let host = config
         .cluster_url
@@ -168,7 +184,7 @@ pub(super) fn build_with(
     let instrument = RequestMetricsLayer::new(metrics.clone(), host.clone());
     let limit = limiter.map(|l| RateLimitLayer::new(l).with_metrics(metrics.clone(), host.clone()));
     let limit = tower::util::option_layer(limit);
-    let fence = tower::util::option_layer(fence.map(FenceLayer::new));
+    let fence = tower::util::option_layer(fence);
     let bearer = tower::util::option_layer(bearer);
     // A retry sends the request again through the same stack, which must be cloneable.
     let shared = tower::buffer::BufferLayer::new(RETRY_BUFFER);

@@ -196,6 +196,21 @@ pub struct Options {
     )]
     pub leader_elect_resource_namespace: String,
 
+    // ---- Sharding ----
+    /// How replicas share the work. `none`: one elected leader runs every controller (as
+    /// kube-controller-manager). `namespace`: every replica is active on its share of the
+    /// namespaces (a consistent-hash ring of the replicas' membership Leases, named after
+    /// --leader-elect-resource-name in --leader-elect-resource-namespace and timed by the
+    /// --leader-elect-* durations); --leader-elect is then not used. See docs/sharding.md.
+    #[arg(
+        long,
+        help_heading = "Sharding flags",
+        value_name = "none|namespace",
+        default_value = "none",
+        value_parser = ["none", "namespace"]
+    )]
+    pub sharding: String,
+
     // ---- Serving ----
     /// Secure serving, authentication and authorization.
     #[command(flatten)]
@@ -282,6 +297,11 @@ pub struct ParsedArgs {
 }
 
 impl Options {
+    /// Whether `--sharding=namespace` was given.
+    pub fn sharded(&self) -> bool {
+        self.sharding == "namespace"
+    }
+
     /// Checks what clap cannot: controller names, the lock type, log format, positive workers.
     pub fn validate(&self) -> Result<(), OptionsError> {
         for entry in &self.controllers {
