@@ -337,6 +337,9 @@ pub async fn run(
     member_stop.cancel();
     if let (Some(sharding), Some(task)) = (&sharding, member_task) {
         let _ = task.await;
+        for (informer, objects) in factory.cached_objects() {
+            tracing::info!(informer = %informer, objects, "cached objects of this replica's share at exit");
+        }
         if stopped {
             // Every write has finished: hand the share over now rather than at expiry.
             if let Err(e) = sharding.member().leave().await {

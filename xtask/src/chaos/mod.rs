@@ -25,6 +25,7 @@ mod replica_identity;
 mod rng;
 mod scenarios;
 mod schedule;
+mod shares_log;
 mod terms_audit;
 mod terms_log;
 
@@ -46,6 +47,10 @@ const USAGE: &str = "usage: cargo xtask chaos [--schedules N] [--seed S] [--repl
                   compaction, 409/5xx/429, latency, restarts; upstream: a fresh etcd +
                   kube-apiserver + kube-controller-manager v1.37.2 per schedule, with
                   kube-apiserver and etcd SIGKILLed and restarted on the plan's clock)
+  --sharded       3 kcm replicas with --sharding=namespace instead of one (or two electing a
+                  leader): replicas SIGKILLed, SIGTERMed (they leave the ring), SIGSTOPped,
+                  and a fourth added mid-rollout; checked besides: no write sent to the
+                  namespace by a replica while another owned it (the replicas' logs)
   --failover N    instead: 3 kcm replicas electing a leader, the leader killed N times
                   (SIGKILL and SIGTERM in turn); takeover times and term overlap checked
   --jobs N        schedules run side by side (default 1); each has its own cluster, ports
@@ -62,6 +67,7 @@ struct Options {
     failover: Option<u64>,
     keep: bool,
     upstream: bool,
+    sharded: bool,
     jobs: usize,
 }
 
@@ -74,6 +80,7 @@ impl Options {
             failover: None,
             keep: false,
             upstream: false,
+            sharded: false,
             jobs: 1,
         };
         let mut it = args.iter();
@@ -95,6 +102,7 @@ impl Options {
                         .context("--jobs: at least 1")?;
                 }
                 "--keep" => o.keep = true,
+                "--sharded" => o.sharded = true,
                 "--cluster" => match it.next().map(String::as_str) {
                     Some("testenv") => o.upstream = false,
                     Some("upstream") => o.upstream = true,
@@ -113,11 +121,12 @@ impl Options {
 }
 
 /// The command that replays schedule `seed` exactly.
-fn replay_command(seed: u64, upstream: bool) -> String {
+fn replay_command(seed: u64, upstream: bool, sharded: bool) -> String {
+    let sharded = if sharded { " --sharded" } else { "" };
     if upstream {
-        format!("cargo xtask chaos --cluster upstream --replay {seed}")
+        format!("cargo xtask chaos --cluster upstream{sharded} --replay {seed}")
     } else {
-        format!("cargo xtask chaos --replay {seed}")
+        format!("cargo xtask chaos{sharded} --replay {seed}")
     }
 }
 
@@ -151,7 +160,7 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     let Some(seed) = seeds.get(i) else { break };
                     let (plan, report, outcome) =
-                        run_one(*seed, bins.as_ref(), opts.upstream, opts.keep);
+                        run_one(*seed, bins.as_ref(), opts.upstream, opts.sharded, opts.keep);
                     // One schedule's lines together, whichever job finished it.
                     print!(
                         "chaos [{}/{}] {}\n{report}",
@@ -212,9 +221,14 @@ fn run_one(
     seed: u64,
     bins: Option<&crate::upstream::build::Binaries>,
     upstream: bool,
+    sharded: bool,
     keep: bool,
 ) -> (Plan, String, Result<(), String>) {
-    let plan = Plan::generate(seed, upstream);
+    let plan = if sharded {
+        Plan::generate_sharded(seed, upstream)
+    } else {
+        Plan::generate(seed, upstream)
+    };
     let dir = schedule::schedule_dir(seed);
     let outcome = match bins {
         Some(bins) => schedule::run_on_upstream(&plan, bins, &dir),
@@ -245,7 +259,7 @@ fn run_one(
                 outcome.took.as_secs_f64(),
                 events.join("; "),
                 dir.display(),
-                replay_command(seed, upstream)
+                replay_command(seed, upstream, sharded)
             );
             let _ = std::fs::write(dir.join("failure.txt"), format!("{why}\n"));
             (plan, report, Err(why))
@@ -274,7 +288,7 @@ fn summary(
             s,
             "FAILED {}\n  {why}\n  replay: {}",
             plan.describe(),
-            replay_command(plan.seed, upstream)
+            replay_command(plan.seed, upstream, plan.sharded)
         );
     }
     s
@@ -306,7 +320,7 @@ mod tests {
             .expect("not help");
         assert!(o.upstream);
         assert!(Options::parse(&args(&["--cluster", "kind"])).is_err());
-        assert!(replay_command(7, true).contains("--cluster upstream --replay 7"));
+        assert!(replay_command(7, true, false).contains("--cluster upstream --replay 7"));
         let o = Options::parse(&args(&["--jobs", "3"]))
             .expect("parses")
             .expect("not help");
@@ -317,7 +331,7 @@ mod tests {
     #[test]
     fn a_replayed_seed_gives_the_plan_that_failed() {
         let seed = schedule_seed(1, 17);
-        let cmd = replay_command(seed, false);
+        let cmd = replay_command(seed, false, false);
         let replayed: u64 = cmd
             .rsplit(' ')
             .next()

@@ -131,6 +131,11 @@ pub(crate) struct Plan {
     pub(crate) kcm_events: Vec<KcmEvent>,
     /// In time order; empty unless the plan is for the upstream cluster.
     pub(crate) control_plane: Vec<ControlPlaneEvent>,
+    /// The replicas run `--sharding=namespace` (all active, each on its share).
+    pub(crate) sharded: bool,
+    /// Sharded: the last replica starts only this long after the scenario starts (a member
+    /// added mid-rollout); `None`: every replica starts at once.
+    pub(crate) late_join_ms: Option<u64>,
 }
 
 impl Plan {
@@ -196,17 +201,67 @@ impl Plan {
             replicas,
             kcm_events,
             control_plane,
+            sharded: false,
+            late_join_ms: None,
+        }
+    }
+
+    /// The sharded plan of `seed`: the same draws as [`generate`](Self::generate) for the
+    /// scenario, testenv faults and control-plane restarts, then three replicas running
+    /// `--sharding=namespace` with up to [`bounds::MAX_KCM_EVENTS`] process faults among them
+    /// (a SIGTERM leaves the ring, and the replica is started again only late, often after the
+    /// scenario), and in half the plans a fourth replica that joins mid-rollout.
+    pub(crate) fn generate_sharded(seed: u64, upstream: bool) -> Plan {
+        let base = Plan::generate(seed, upstream);
+        let mut rng = SplitMix64::seed_from_u64(seed ^ 0x5348_4152_4445_4421);
+        let late_join_ms = rng
+            .chance(0.5)
+            .then(|| rng.range(bounds::FIRST_EVENT_MS, bounds::EVENT_WINDOW_MS));
+        let replicas = if late_join_ms.is_some() { 4 } else { 3 };
+        let n = rng.range(1, bounds::MAX_KCM_EVENTS as u64) as usize;
+        let mut kcm_events: Vec<KcmEvent> = (0..n)
+            .map(|_| {
+                let action = match rng.range(0, 9) {
+                    0..=3 => KcmAction::Kill,
+                    4..=5 => KcmAction::Term,
+                    _ => KcmAction::Pause,
+                };
+                let restart_after_ms = match action {
+                    KcmAction::Pause => rng.range(bounds::MIN_PAUSE_MS, bounds::MAX_PAUSE_MS),
+                    // Left the ring: back late, if before the end at all.
+                    KcmAction::Term => rng.range(bounds::MAX_RESTART_AFTER_MS, 12_000),
+                    KcmAction::Kill => rng.range(0, bounds::MAX_RESTART_AFTER_MS),
+                };
+                KcmEvent {
+                    at_ms: rng.range(bounds::FIRST_EVENT_MS, bounds::EVENT_WINDOW_MS),
+                    replica: rng.range(0, 2) as usize,
+                    action,
+                    restart_after_ms,
+                }
+            })
+            .collect();
+        kcm_events.sort_by_key(|e| e.at_ms);
+        Plan {
+            replicas,
+            kcm_events,
+            sharded: true,
+            late_join_ms,
+            ..base
         }
     }
 
     /// One line for reports.
     pub(crate) fn describe(&self) -> String {
         let mut s = format!(
-            "seed {} scenario {} kcm×{}",
+            "seed {} scenario {} kcm×{}{}",
             self.seed,
             self.scenario.name(),
-            self.replicas
+            self.replicas,
+            if self.sharded { " sharded" } else { "" }
         );
+        if let Some(at) = self.late_join_ms {
+            let _ = write!(s, " | kcm-{} joins at {at}ms", self.replicas - 1);
+        }
         for e in &self.kcm_events {
             let back = if e.action == KcmAction::Pause {
                 "continued after"
@@ -311,6 +366,42 @@ mod tests {
             .map(|s| Plan::generate(s, false).describe())
             .collect();
         assert!(distinct.len() > 45, "seeds give varied plans");
+    }
+
+    #[test]
+    fn sharded_plans_keep_the_seeds_scenario_and_draw_every_fault() {
+        let (mut joins, mut kinds) = (0, std::collections::HashSet::new());
+        for seed in 0..500 {
+            let plan = Plan::generate_sharded(seed, seed % 2 == 0);
+            assert_eq!(plan, Plan::generate_sharded(seed, seed % 2 == 0));
+            let base = Plan::generate(seed, seed % 2 == 0);
+            assert_eq!((plan.scenario, &plan.faults), (base.scenario, &base.faults));
+            assert_eq!(plan.control_plane, base.control_plane);
+            assert!(plan.sharded && plan.describe().contains(" sharded"));
+            assert_eq!(
+                plan.replicas,
+                if plan.late_join_ms.is_some() { 4 } else { 3 }
+            );
+            if let Some(at) = plan.late_join_ms {
+                joins += 1;
+                assert!((bounds::FIRST_EVENT_MS..=bounds::EVENT_WINDOW_MS).contains(&at));
+            }
+            assert!((1..=bounds::MAX_KCM_EVENTS).contains(&plan.kcm_events.len()));
+            assert!(plan.kcm_events.windows(2).all(|w| w[0].at_ms <= w[1].at_ms));
+            for e in &plan.kcm_events {
+                assert!(
+                    e.replica < 3,
+                    "faults hit the replicas there from the start"
+                );
+                kinds.insert(format!("{:?}", e.action));
+            }
+        }
+        assert!((150..350).contains(&joins), "{joins} joins in 500");
+        assert_eq!(
+            kinds.len(),
+            3,
+            "kills, leaves and pauses all drawn: {kinds:?}"
+        );
     }
 
     #[test]

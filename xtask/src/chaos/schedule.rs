@@ -15,6 +15,7 @@ use super::checks::wait_converged;
 use super::plan::{ControlPlaneEvent, KcmAction, Plan};
 use super::replica_identity::{replica_identities, users};
 use super::scenarios;
+use super::shares_log::{read_ownership, writes_outside_ownership};
 use super::terms_audit::audit_terms;
 use super::terms_log::{overlapping_writes, read_terms};
 use crate::cluster::{Cluster, Proc, wait_for};
@@ -32,6 +33,9 @@ const STEP_SCALE: f64 = 2.0;
 
 /// The Lease the replicas of a two-replica schedule compete for.
 const LEASE: &str = "kcm-chaos";
+
+/// The ring of a sharded schedule's replicas.
+const RING: &str = "kcm-chaos-ring";
 
 /// How a schedule ended.
 #[derive(Debug)]
@@ -57,9 +61,18 @@ struct Replicas<'a> {
 }
 
 impl<'a> Replicas<'a> {
-    fn start(cluster: &'a Cluster, kubeconfigs: Vec<PathBuf>) -> anyhow::Result<Self> {
+    fn start(cluster: &'a Cluster, kubeconfigs: Vec<PathBuf>, plan: &Plan) -> anyhow::Result<Self> {
         let n = kubeconfigs.len();
-        let args: Vec<String> = if n > 1 {
+        let args: Vec<String> = if plan.sharded {
+            vec![
+                "--sharding=namespace".into(),
+                format!("--leader-elect-resource-name={RING}"),
+                format!("--leader-elect-resource-namespace={NS}"),
+                "--leader-elect-lease-duration=3s".into(),
+                "--leader-elect-renew-deadline=2s".into(),
+                "--leader-elect-retry-period=500ms".into(),
+            ]
+        } else if n > 1 {
             vec![
                 "--leader-elect=true".into(),
                 format!("--leader-elect-resource-name={LEASE}"),
@@ -79,7 +92,13 @@ impl<'a> Replicas<'a> {
             starts: Mutex::new(vec![0; n]),
             paused: Mutex::new(vec![false; n]),
         };
-        for i in 0..n {
+        // A member added mid-rollout starts on the plan's clock.
+        let initial = if plan.late_join_ms.is_some() {
+            n - 1
+        } else {
+            n
+        };
+        for i in 0..initial {
             r.up(i)?;
         }
         Ok(r)
@@ -211,6 +230,10 @@ fn steps(plan: &Plan) -> Vec<(u64, Step)> {
             plan.control_plane
                 .iter()
                 .map(|e| (e.at_ms, Step::Restart(*e))),
+        )
+        .chain(
+            plan.late_join_ms
+                .map(|at| (at, Step::Up(plan.replicas - 1))),
         )
         .collect();
     steps.sort_by_key(|(t, _)| *t);
@@ -434,7 +457,7 @@ pub(crate) fn run_plan(
     } else {
         vec![cluster.kcm_kubeconfig.clone(); plan.replicas]
     };
-    let replicas = Replicas::start(cluster, kubeconfigs)?;
+    let replicas = Replicas::start(cluster, kubeconfigs, plan)?;
     let stop = AtomicBool::new(false);
     let steps_done = AtomicBool::new(false);
     let t0 = Instant::now();
@@ -474,7 +497,9 @@ pub(crate) fn run_plan(
     if !panicked.is_empty() {
         bail!("kcm panicked:\n{}", panicked.join("\n"));
     }
-    if plan.replicas > 1 {
+    if plan.sharded {
+        check_shares(cluster, t0, log)?;
+    } else if plan.replicas > 1 {
         check_terms(cluster, plan.replicas, upstream, t0, log)?;
     }
     if let Ok(mut l) = log.lock() {
@@ -523,6 +548,39 @@ fn check_terms(
     if !outside.is_empty() {
         bail!(
             "writes outside their writer's term:\n{}",
+            outside.join("\n")
+        );
+    }
+    Ok(())
+}
+
+/// Sharded: no write sent to the namespace by a replica while another owned it (the replicas'
+/// logs, one host clock). The counts go to the events log.
+fn check_shares(
+    cluster: &Cluster,
+    t0: Instant,
+    log: &Mutex<Vec<(f64, String)>>,
+) -> anyhow::Result<()> {
+    let mut all = Vec::new();
+    for (name, text) in crate::cluster::logs(cluster.dir(), "kcm-")? {
+        all.push(read_ownership(&name, &text, NS));
+    }
+    let outside = writes_outside_ownership(&all);
+    let writes: usize = all.iter().map(|o| o.writes.len()).sum();
+    let fenced: usize = all.iter().map(|o| o.fenced).sum();
+    let activations: usize = all.iter().map(|o| o.activations.len()).sum();
+    if let Ok(mut l) = log.lock() {
+        l.push((
+            t0.elapsed().as_secs_f64(),
+            format!(
+                "shares: {activations} activations of the namespace, {writes} writes in the logs, {} outside their writer's ownership, {fenced} fenced",
+                outside.len()
+            ),
+        ));
+    }
+    if !outside.is_empty() {
+        bail!(
+            "writes while another replica owned the namespace:\n{}",
             outside.join("\n")
         );
     }

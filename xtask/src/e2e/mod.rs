@@ -54,6 +54,7 @@ mod preflight;
 mod runner;
 pub(crate) mod scenarios;
 mod secure_metrics;
+mod sharded;
 
 use images::{Images, restricted_security_context};
 
@@ -182,6 +183,9 @@ pub(crate) fn rolling(surge: &str, unavailable: &str) -> Value {
 /// The label every namespace of a run carries (value: the run id).
 const RUN_LABEL: &str = "kcm-rs.io/e2e-run";
 
+/// The `--feature-gates` of this run's upstream control plane, if any.
+pub(crate) static FEATURE_GATES: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
 /// Creates a scenario's namespace. On a real control plane, also waits for its `default`
 /// ServiceAccount (pods are refused until the ServiceAccount controller made it, as upstream's
 /// e2e framework waits), and on the upstream control plane lets kcm's ServiceAccount use Leases
@@ -206,7 +210,7 @@ pub(crate) fn create_namespace(
             {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
              "metadata": {"name": "kcm-e2e-leases", "namespace": ns},
              "rules": [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
-                        "verbs": ["get", "create", "update"]}]},
+                        "verbs": ["get", "list", "create", "update", "delete"]}]},
             {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
              "metadata": {"name": "kcm-e2e-leases", "namespace": ns},
              "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",

@@ -130,6 +130,9 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         Some(kubeconfig) => Cluster::external(&dir, kubeconfig, opts.context.as_deref())
             .context("using the external cluster")?,
         None if opts.upstream => {
+            if let Some(gates) = &opts.feature_gates {
+                let _ = super::FEATURE_GATES.set(gates.clone());
+            }
             let bins = crate::upstream::build::build()?;
             let cp = crate::upstream::control_plane::Options {
                 feature_gates: opts.feature_gates.clone().unwrap_or_default(),

@@ -529,6 +529,10 @@ pub(crate) const ALL: &[(&str, Kind)] = &[
     ("kcm-killed-mid-rollout", Kind::OwnKcm(scenario_kcm_restart)),
     ("leader-election", Kind::OwnKcm(scenario_leader_election)),
     (
+        "sharded-replicas",
+        Kind::OwnKcm(super::sharded::scenario_sharded),
+    ),
+    (
         "beside-upstream-controller-manager",
         Kind::BesideUpstream(super::beside_upstream::scenario_beside_upstream),
     ),
