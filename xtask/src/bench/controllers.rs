@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 // The differential suite's audit reader.
 use crate::diff::audit;
 #[path = "controllers_audit.rs"]
-mod controllers_audit;
+pub(super) mod controllers_audit;
 
 use super::table::{self, Better, Figure};
 use crate::cluster::{Cluster, ClusterKind, Proc, free_port, target_dir};
@@ -111,6 +111,9 @@ const FIGURES: &[Figure] = &[
 /// Runs the workload for `rounds` rounds, alternating which side goes first.
 pub fn run(args: &[String], rounds: usize) -> anyhow::Result<()> {
     let n = deployments_arg(args)?;
+    if let Some(ks) = super::sharded::replicas_arg(args)? {
+        return super::sharded::run(args, &ks, n);
+    }
     let on = cluster_arg(args)?;
     crate::cluster::build(&["kcm-testenv-cli"])?;
     crate::run_cmd("cargo", &["build", "--release", "--locked", "-p", "kcm"])?;
@@ -400,7 +403,7 @@ fn wait_complete(cluster: &Cluster, n: usize, generation: i64) -> anyhow::Result
 
 /// Whether a Deployment is at `generation` and its status shows exactly its replicas, all
 /// updated and available.
-fn is_complete(d: &Value, generation: i64) -> bool {
+pub(super) fn is_complete(d: &Value, generation: i64) -> bool {
     let s = &d["status"];
     let want = d["spec"]["replicas"].as_i64();
     d["metadata"]["generation"].as_i64() == Some(generation)
@@ -417,7 +420,7 @@ fn now_micros() -> i64 {
 }
 
 /// utime + stime of `pid`, in seconds (clock ticks of 1/100 s, Linux's USER_HZ).
-fn cpu_seconds(pid: u32) -> anyhow::Result<f64> {
+pub(super) fn cpu_seconds(pid: u32) -> anyhow::Result<f64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
     // Fields after the command name in parentheses; utime and stime are fields 14 and 15.
     let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or_default();
@@ -430,7 +433,7 @@ fn cpu_seconds(pid: u32) -> anyhow::Result<f64> {
 }
 
 /// VmHWM of `pid` in MiB.
-fn peak_rss_mib(pid: u32) -> anyhow::Result<f64> {
+pub(super) fn peak_rss_mib(pid: u32) -> anyhow::Result<f64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
     status
         .lines()

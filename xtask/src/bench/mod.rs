@@ -18,6 +18,7 @@ mod controllers;
 mod figures;
 mod load;
 mod peer;
+mod sharded;
 mod table;
 
 use std::process::Command;
@@ -83,7 +84,7 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         println!("benchmarks (workqueue, store, informer: against client-go, --rounds N):");
         println!(
             "  controllers  (against kube-controller-manager v1.37.2, --deployments N, \
-             --cluster upstream|testenv)"
+             --cluster upstream|testenv; sharded: --replicas 1,2,4 [--namespaces M] [--gate on|off])"
         );
         for (name, package, example, _) in WORKLOADS {
             println!("  {name:<12} ({package}, example `{example}`)");
@@ -183,7 +184,7 @@ fn parse_args(args: &[String]) -> anyhow::Result<(Vec<&str>, usize)> {
                     .ok_or_else(|| anyhow::anyhow!("--rounds needs a positive number"))?;
             }
             "--table" => {}
-            "--deployments" | "--cluster" => {
+            "--deployments" | "--cluster" | "--replicas" | "--namespaces" | "--gate" => {
                 it.next();
             }
             other if other.starts_with("--") => anyhow::bail!("unknown option `{other}`"),

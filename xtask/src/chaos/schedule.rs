@@ -195,6 +195,36 @@ impl<'a> Replicas<'a> {
         out
     }
 
+    /// The replica `i` places after the current owner of namespace `ns` (the live process
+    /// whose log shows the latest activation of it), among the replicas running from the start;
+    /// `i` itself when no owner is known yet.
+    fn nth_after_owner(&self, i: usize, ns: &str) -> usize {
+        let starts = self.starts.lock().map(|s| s.clone()).unwrap_or_default();
+        let alive: Vec<bool> = self
+            .slots
+            .lock()
+            .map(|s| s.iter().map(Option::is_some).collect())
+            .unwrap_or_default();
+        let n = starts.len();
+        let owner = (0..n)
+            .filter(|r| alive.get(*r).copied().unwrap_or(false))
+            .filter_map(|r| {
+                let log = self
+                    .cluster
+                    .dir()
+                    .join(format!("kcm-{r}-{}.log", starts[r]));
+                let text = std::fs::read_to_string(log).ok()?;
+                let last = read_ownership("", &text, ns).activations.last().copied()?;
+                Some((last, r))
+            })
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, r)| r);
+        match owner {
+            Some(o) => (o + i) % n,
+            None => i,
+        }
+    }
+
     /// Continues every paused replica and starts every replica that is down.
     fn all_up(&self) -> anyhow::Result<()> {
         let n = self.slots.lock().map(|s| s.len()).unwrap_or(0);
@@ -270,6 +300,7 @@ fn run_steps(
     let mut failures = Vec::new();
     let mut pending_restarts: Vec<(Instant, usize)> = Vec::new();
     let mut steps = steps(plan).into_iter().peekable();
+    let mut retarget: std::collections::HashMap<usize, usize> = Default::default();
     while !stop.load(Ordering::SeqCst) {
         for (i, log_name) in replicas.exited() {
             let text = std::fs::read_to_string(cluster.dir().join(&log_name)).unwrap_or_default();
@@ -313,12 +344,22 @@ fn run_steps(
         };
         match step {
             Step::Down(i, action) => {
-                if replicas.down(i, action) {
-                    note(format!("{action:?} kcm-{i}"));
+                // Sharded: the plan's replica i is the i-th after the namespace's current owner,
+                // so that most faults hit the owner and force a handover.
+                let target = if plan.sharded {
+                    replicas.nth_after_owner(i, NS)
+                } else {
+                    i
+                };
+                retarget.insert(i, target);
+                if replicas.down(target, action) {
+                    note(format!("{action:?} kcm-{target}"));
                 }
             }
-            Step::Up(i) if replicas.resume(i) => note(format!("SIGCONT kcm-{i}")),
-            Step::Up(i) => match replicas.up(i) {
+            Step::Up(i) if replicas.resume(*retarget.get(&i).unwrap_or(&i)) => {
+                note(format!("SIGCONT kcm-{}", retarget.get(&i).unwrap_or(&i)));
+            }
+            Step::Up(i) => match replicas.up(*retarget.get(&i).unwrap_or(&i)) {
                 Ok(true) => note(format!("start kcm-{i}")),
                 Ok(false) => {}
                 Err(e) => note(format!("could not start kcm-{i}: {e:#}")),
@@ -563,7 +604,9 @@ fn check_shares(
 ) -> anyhow::Result<()> {
     let mut all = Vec::new();
     for (name, text) in crate::cluster::logs(cluster.dir(), "kcm-")? {
-        all.push(read_ownership(&name, &text, NS));
+        if !name.starts_with("kcm-testenv") {
+            all.push(read_ownership(&name, &text, NS));
+        }
     }
     let outside = writes_outside_ownership(&all);
     let writes: usize = all.iter().map(|o| o.writes.len()).sum();

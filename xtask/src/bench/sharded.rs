@@ -1,0 +1,421 @@
+//! `cargo xtask bench controllers --replicas 1,2,4 [--deployments N] [--namespaces M]
+//! [--gate on|off]`: kcm sharded by namespace (`--sharding=namespace`) with K replicas on the
+//! real control plane (kube-apiserver v1.37.2 with `ShardedListAndWatch` on by default, 200
+//! simulated nodes), one fresh cluster per K. N Deployments × 10 replicas spread over M
+//! namespaces are created and waited for, then all rolled. Per K: the time of each phase, each
+//! replica's CPU and peak RSS, their sums and maxima, the controllers' writes (audit log), and
+//! the failover: one replica SIGKILLed, then every Deployment scaled by one; the time until the
+//! killed replica's namespaces are complete again, against the others'. The killed replica's
+//! namespaces come from the ring of the members' Leases ([`kcm_sharding::Ring`]), as every
+//! replica computes it.
+
+use std::collections::BTreeSet;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use serde_json::{Value, json};
+
+use super::controllers::controllers_audit as ca;
+use crate::cluster::{Cluster, Proc, target_dir, wait_for};
+use crate::diff::audit;
+use crate::upstream::{build as upstream_build, control_plane};
+
+const REPLICAS: usize = 10;
+const RING: &str = "kcm-bench";
+const RING_NS: &str = "kcm-bench-ring";
+
+/// `--replicas K,K,...` (None: not a sharded run).
+pub(super) fn replicas_arg(args: &[String]) -> anyhow::Result<Option<Vec<usize>>> {
+    let Some(v) = flag(args, "--replicas") else {
+        return Ok(None);
+    };
+    let ks: Vec<usize> = v
+        .split(',')
+        .map(|k| k.trim().parse::<usize>().ok().filter(|k| *k > 0))
+        .collect::<Option<_>>()
+        .context("--replicas takes positive numbers separated by commas, e.g. 1,2,4")?;
+    Ok(Some(ks))
+}
+
+fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .map(String::as_str)
+}
+
+/// The `i`-th of `m` namespaces: names that differ at the start, which FNV-1a (kube-apiserver's
+/// shard hash) spreads well; names differing only at the end cluster (docs/sharding.md §4).
+fn namespace(i: usize) -> String {
+    format!("n{i}-bench")
+}
+
+/// Runs the sharded benchmark for each K.
+pub(super) fn run(args: &[String], ks: &[usize], n: usize) -> anyhow::Result<()> {
+    let m: usize = flag(args, "--namespaces")
+        .map(|v| v.parse().ok().filter(|m| *m > 0))
+        .unwrap_or(Some(100))
+        .context("--namespaces needs a positive number")?;
+    let gate = match flag(args, "--gate") {
+        None | Some("on") => true,
+        Some("off") => false,
+        Some(other) => bail!("--gate takes on or off, not {other}"),
+    };
+    crate::cluster::build(&["kcm-testenv-cli"])?;
+    crate::run_cmd("cargo", &["build", "--release", "--locked", "-p", "kcm"])?;
+    let bins = upstream_build::build()?;
+    let mut lines = Vec::new();
+    for &k in ks {
+        let line = run_k(k, n, m, gate, &bins)?;
+        println!("{line}");
+        lines.push(line);
+    }
+    let md = markdown(&lines, n, m, gate);
+    let dir = target_dir().join("bench");
+    std::fs::create_dir_all(&dir)?;
+    let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(dir.join("controllers-sharded.jsonl"), jsonl)?;
+    std::fs::write(dir.join("controllers-sharded.md"), &md)?;
+    println!("\n{md}");
+    Ok(())
+}
+
+fn run_k(
+    k: usize,
+    n: usize,
+    m: usize,
+    gate: bool,
+    bins: &upstream_build::Binaries,
+) -> anyhow::Result<Value> {
+    let dir = target_dir()
+        .join("bench-controllers")
+        .join(format!("sharded-k{k}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    println!("bench controllers --replicas: K = {k}: starting the cluster");
+    let opts = control_plane::Options {
+        nodes: 200,
+        feature_gates: if gate {
+            "ShardedListAndWatch=true".into()
+        } else {
+            String::new()
+        },
+        ..Default::default()
+    };
+    let cluster = control_plane::start(&dir, bins, &opts)
+        .with_context(|| format!("starting the cluster (logs in {})", dir.display()))?;
+    let timeout = Duration::from_secs(120);
+    crate::e2e::create_namespace(&cluster, RING_NS, "bench", timeout)?;
+    let namespaces: Vec<String> = (0..m).map(namespace).collect();
+    for ns in &namespaces {
+        cluster.kubectl(&["create", "namespace", ns])?;
+    }
+    let mut replicas: Vec<Proc> = (0..k)
+        .map(|i| spawn_member(&cluster, i))
+        .collect::<anyhow::Result<_>>()?;
+    wait_for("the ring to form", timeout, || {
+        Ok(members_acknowledged(&cluster, k)?.then_some(()))
+    })?;
+    let pids: Vec<u32> = replicas.iter().map(Proc::id).collect();
+    let cpu = || -> anyhow::Result<Vec<f64>> { pids.iter().map(|p| cpu_seconds(*p)).collect() };
+
+    let cpu0 = cpu()?;
+    let t0 = micros();
+    let start = Instant::now();
+    cluster.kubectl_stdin(&["create", "-f", "-"], &deployments_yaml(n, &namespaces))?;
+    wait_complete(&cluster, &namespaces, n, 1, None)?;
+    let create_s = start.elapsed().as_secs_f64();
+    let (cpu1, t1) = (cpu()?, micros());
+    let start = Instant::now();
+    for ns in &namespaces {
+        cluster.kubectl(&["set", "env", "deployments", "--all", "-n", ns, "ROLL=1"])?;
+    }
+    wait_complete(&cluster, &namespaces, n, 2, None)?;
+    let rollout_s = start.elapsed().as_secs_f64();
+    let (cpu2, t2) = (cpu()?, micros());
+    let rss: Vec<f64> = pids
+        .iter()
+        .map(|p| peak_rss_mib(*p))
+        .collect::<anyhow::Result<_>>()?;
+
+    // Failover: kill replica 0, scale everything by one; its namespaces wait for the handover.
+    let identities = member_identities(&cluster)?;
+    let ring = kcm_sharding::Ring::new(identities.iter().map(String::as_str));
+    let victim_id = first_member_identity(&cluster)?;
+    let victim_ns: BTreeSet<String> = namespaces
+        .iter()
+        .filter(|ns| ring.owner_of_namespace(ns) == Some(victim_id.as_str()))
+        .cloned()
+        .collect();
+    replicas[0].kill();
+    let killed = Instant::now();
+    for ns in &namespaces {
+        cluster.kubectl(&["scale", "deployments", "--all", "-n", ns, "--replicas=11"])?;
+    }
+    let (victim_s, others_s) = wait_complete(&cluster, &namespaces, n, 3, Some(&victim_ns))?;
+    let victim_s = victim_s.map(|t| t.saturating_duration_since(killed).as_secs_f64());
+    let others_s = others_s.map(|t| t.saturating_duration_since(killed).as_secs_f64());
+    for r in &mut replicas {
+        r.terminate(Duration::from_secs(5));
+    }
+    drop(cluster);
+
+    let events = audit::read(&dir);
+    let writes = |from, to| -> u64 {
+        namespaces
+            .iter()
+            .map(|ns| ca::phase_writes(&events, ns, from, to).total)
+            .sum()
+    };
+    let sum = |v: &[f64]| v.iter().sum::<f64>();
+    let max = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
+    let per = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x - y).collect::<Vec<f64>>();
+    let (cpu_create, cpu_rollout) = (per(&cpu1, &cpu0), per(&cpu2, &cpu1));
+    let line = json!({
+        "workload": "controllers-sharded",
+        "replicas": k,
+        "deployments": n,
+        "namespaces": m,
+        "gate": gate,
+        "create_s": create_s,
+        "rollout_s": rollout_s,
+        "cpu_create_s": cpu_create,
+        "cpu_rollout_s": cpu_rollout,
+        "cpu_total_sum_s": sum(&cpu_create) + sum(&cpu_rollout),
+        "cpu_total_max_s": cpu_create.iter().zip(&cpu_rollout).map(|(a, b)| a + b).fold(0.0, f64::max),
+        "peak_rss_mib": rss,
+        "peak_rss_sum_mib": sum(&rss),
+        "peak_rss_max_mib": max(&rss),
+        "writes_create": writes(t0, t1),
+        "writes_rollout": writes(t1, t2),
+        "killed_namespaces": victim_ns.len(),
+        "failover_killed_s": victim_s,
+        "failover_others_s": others_s,
+        "loadavg_1m": kcm_util::proc_stats::loadavg_1m(),
+    });
+    std::fs::remove_dir_all(&dir).ok();
+    Ok(line)
+}
+
+/// A sharded kcm (release build) as kcm's ServiceAccount, its membership Lease in [`RING_NS`].
+fn spawn_member(cluster: &Cluster, i: usize) -> anyhow::Result<Proc> {
+    let log = std::fs::File::create(cluster.dir().join(format!("kcm-{i}.log")))?;
+    Proc::spawn(
+        Command::new(target_dir().join("release").join("kcm"))
+            .arg("--kubeconfig")
+            .arg(&cluster.kcm_kubeconfig)
+            .args([
+                "--secure-port",
+                "0",
+                "--sharding=namespace",
+                &format!("--leader-elect-resource-name={RING}"),
+                &format!("--leader-elect-resource-namespace={RING_NS}"),
+                "--leader-elect-lease-duration=15s",
+                "--leader-elect-renew-deadline=10s",
+                "--leader-elect-retry-period=2s",
+            ])
+            .stdout(Stdio::null())
+            .stderr(log),
+        &format!("kcm-{i}"),
+    )
+}
+
+fn leases(cluster: &Cluster) -> anyhow::Result<Vec<Value>> {
+    let list = cluster.get_json(&[
+        "leases",
+        "-n",
+        RING_NS,
+        "-l",
+        &format!("sharding.kcm.io/ring={RING}"),
+    ])?;
+    Ok(list["items"].as_array().cloned().unwrap_or_default())
+}
+
+fn members_acknowledged(cluster: &Cluster, k: usize) -> anyhow::Result<bool> {
+    let items = leases(cluster)?;
+    let applied: BTreeSet<&str> = items
+        .iter()
+        .filter_map(|l| l["metadata"]["annotations"]["sharding.kcm.io/applied-ring"].as_str())
+        .collect();
+    Ok(items.len() == k && applied.len() == 1 && !applied.contains(""))
+}
+
+fn member_identities(cluster: &Cluster) -> anyhow::Result<Vec<String>> {
+    Ok(leases(cluster)?
+        .iter()
+        .filter_map(|l| l["spec"]["holderIdentity"].as_str().map(str::to_string))
+        .collect())
+}
+
+/// The identity replica 0 announced in its log (`joining the ring`).
+fn first_member_identity(cluster: &Cluster) -> anyhow::Result<String> {
+    let log = std::fs::read_to_string(cluster.dir().join("kcm-0.log"))?;
+    log.lines()
+        .find(|l| l.contains("\"joining the ring\""))
+        .and_then(|l| l.split("member=\"").nth(1))
+        .and_then(|r| r.split('"').next())
+        .map(str::to_string)
+        .context("kcm-0 logged no identity")
+}
+
+/// N Deployments of [`REPLICAS`] replicas, round-robin over `namespaces`.
+fn deployments_yaml(n: usize, namespaces: &[String]) -> String {
+    (0..n)
+        .map(|i| {
+            let ns = &namespaces[i % namespaces.len()];
+            format!(
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d-{i:04}\n  \
+                 namespace: {ns}\nspec:\n  replicas: {REPLICAS}\n  selector:\n    matchLabels:\n      \
+                 app: d-{i:04}\n  template:\n    metadata:\n      labels:\n        app: d-{i:04}\n    \
+                 spec:\n      containers:\n      - name: c\n        image: registry.k8s.io/pause:3.10\n---\n"
+            )
+        })
+        .collect()
+}
+
+/// Waits until all `n` Deployments are at `generation` and complete. With `split`, also returns
+/// when the Deployments of those namespaces, and when the others, were all complete.
+fn wait_complete(
+    cluster: &Cluster,
+    namespaces: &[String],
+    n: usize,
+    generation: i64,
+    split: Option<&BTreeSet<String>>,
+) -> anyhow::Result<(Option<Instant>, Option<Instant>)> {
+    let limit = Duration::from_secs(1800 * n.div_ceil(300) as u64);
+    let deadline = Instant::now() + limit;
+    let (mut inside_done, mut outside_done) = (None, None);
+    loop {
+        let list = cluster.get_json(&["deployments", "-A"])?;
+        let items: Vec<&Value> = list["items"]
+            .as_array()
+            .map(|v| v.iter().collect::<Vec<_>>())
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|d| {
+                d["metadata"]["namespace"]
+                    .as_str()
+                    .is_some_and(|ns| namespaces.iter().any(|x| x == ns))
+            })
+            .collect();
+        // (in the split set, complete) per Deployment.
+        let states: Vec<(bool, bool)> = items
+            .iter()
+            .map(|d| {
+                let ns = d["metadata"]["namespace"].as_str().unwrap_or_default();
+                (
+                    split.is_some_and(|s| s.contains(ns)),
+                    super::controllers::is_complete(d, generation),
+                )
+            })
+            .collect();
+        if split.is_some() {
+            let all_done = |inside: bool| {
+                states
+                    .iter()
+                    .filter(|(i, _)| *i == inside)
+                    .all(|(_, done)| *done)
+            };
+            if inside_done.is_none() && all_done(true) {
+                inside_done = Some(Instant::now());
+            }
+            if outside_done.is_none() && all_done(false) {
+                outside_done = Some(Instant::now());
+            }
+        }
+        let complete = states.iter().filter(|(_, done)| *done).count();
+        if complete == n {
+            return Ok((inside_done, outside_done));
+        }
+        if Instant::now() >= deadline {
+            bail!("only {complete} of {n} Deployments complete after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+fn micros() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as i64)
+}
+
+fn cpu_seconds(pid: u32) -> anyhow::Result<f64> {
+    super::controllers::cpu_seconds(pid)
+}
+
+fn peak_rss_mib(pid: u32) -> anyhow::Result<f64> {
+    super::controllers::peak_rss_mib(pid)
+}
+
+/// The table of a run: one row per K, per-replica figures against K = 1's.
+fn markdown(lines: &[Value], n: usize, m: usize, gate: bool) -> String {
+    let base = lines.iter().find(|l| l["replicas"] == 1);
+    let f = |v: &Value| v.as_f64().map_or("–".to_string(), |x| format!("{x:.1}"));
+    let ratio = |v: &Value, b: Option<&Value>| match (v.as_f64(), b.and_then(Value::as_f64)) {
+        (Some(x), Some(y)) if y > 0.0 => format!(" ({:.2}×)", x / y),
+        _ => String::new(),
+    };
+    let mut md = format!(
+        "`cargo xtask bench controllers --replicas {} --deployments {n} --namespaces {m} --gate {}`: \
+         {n} Deployments × {REPLICAS} replicas in {m} namespaces, kube-apiserver v1.37.2 with \
+         `ShardedListAndWatch` {}; one run per K (load average {}).\n\n\
+         | K | create (s) | rollout (s) | CPU per replica, max (s) | CPU sum (s) | peak RSS per replica, max (MiB) | RSS sum (MiB) | writes create / rollout | killed replica's namespaces complete after (s) | others' (s) |\n\
+         |---|---|---|---|---|---|---|---|---|---|\n",
+        lines
+            .iter()
+            .map(|l| l["replicas"].to_string())
+            .collect::<Vec<_>>()
+            .join(","),
+        if gate { "on" } else { "off" },
+        if gate { "on" } else { "off" },
+        lines
+            .iter()
+            .filter_map(|l| l["loadavg_1m"].as_f64())
+            .map(|l| format!("{l:.1}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    );
+    for l in lines {
+        let _ = std::fmt::Write::write_fmt(
+            &mut md,
+            format_args!(
+                "| {} | {} | {} | {}{} | {} | {}{} | {} | {} / {} | {} ({} ns) | {} |\n",
+                l["replicas"],
+                f(&l["create_s"]),
+                f(&l["rollout_s"]),
+                f(&l["cpu_total_max_s"]),
+                ratio(&l["cpu_total_max_s"], base.map(|b| &b["cpu_total_max_s"])),
+                f(&l["cpu_total_sum_s"]),
+                f(&l["peak_rss_max_mib"]),
+                ratio(&l["peak_rss_max_mib"], base.map(|b| &b["peak_rss_max_mib"])),
+                f(&l["peak_rss_sum_mib"]),
+                l["writes_create"],
+                l["writes_rollout"],
+                f(&l["failover_killed_s"]),
+                l["killed_namespaces"],
+                f(&l["failover_others_s"]),
+            ),
+        );
+    }
+    md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replicas_parse_as_a_list() {
+        let s = |a: &[&str]| a.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(replicas_arg(&s(&[])).ok(), Some(None));
+        assert_eq!(
+            replicas_arg(&s(&["--replicas", "1,2,4"])).ok(),
+            Some(Some(vec![1, 2, 4]))
+        );
+        assert!(replicas_arg(&s(&["--replicas", "0"])).is_err());
+        assert!(replicas_arg(&s(&["--replicas", "a"])).is_err());
+        let yaml = deployments_yaml(4, &[namespace(0), namespace(1)]);
+        assert_eq!(yaml.matches("namespace: n1-bench").count(), 2);
+    }
+}
