@@ -37,9 +37,12 @@ pub struct ReadmeDoctests;
 
 mod deferred_drop;
 mod index;
+mod indexer;
+mod inner;
 #[cfg(feature = "k8s")]
 mod k8s;
 mod key;
+mod lending;
 mod lister;
 mod object;
 pub mod selector;
@@ -47,8 +50,9 @@ mod store;
 mod table;
 
 pub use index::{IndexFn, NAMESPACE_INDEX, index_fn, namespace_index_fn};
+pub use indexer::StoreError;
 pub use key::{KeyError, ObjectKey};
 pub use lister::{Lister, NamespaceLister};
 pub use object::Object;
 pub use selector::{Selector, SelectorError};
-pub use store::{Store, StoreError, TxOp};
+pub use store::{Store, TxOp};

@@ -1,29 +1,18 @@
-//! The thread-safe indexed store (client-go `ThreadSafeStore` + `Indexer`).
+//! The thread-safe indexed store (client-go `ThreadSafeStore`): the type, its writes and its
+//! reads by key. The reads that lend objects instead of cloning their `Arc` are in
+//! `lending.rs`, the indexer half (client-go `Indexer`) in `indexer.rs`, the state behind the
+//! lock in `inner.rs`.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
-use parking_lot::{RwLock, RwLockUpgradableReadGuard};
+use parking_lot::RwLock;
 
 use crate::deferred_drop::{Graveyard, drop_later, wait_dropped};
-use crate::index::{
-    Hasher, Index, IndexFn, Indexers, Indices, NAMESPACE_INDEX, Slot, insert_all,
-    namespace_index_fn, values_of,
-};
-use crate::table::ObjectTable;
+use crate::index::{IndexFn, NAMESPACE_INDEX, namespace_index_fn};
+use crate::inner::{Inner, key_parts};
 use crate::{Object, ObjectKey};
-
-/// Errors returned by index operations of [`Store`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum StoreError {
-    /// The named index is not registered (upstream message).
-    #[error("Index with name {0} does not exist")]
-    IndexNotFound(String),
-    /// `add_indexer` was called with a name that is already registered.
-    #[error("indexer conflict: [{0}]")]
-    IndexerConflict(String),
-}
 
 /// One operation of a [`Store::transaction`].
 #[derive(Debug, Clone)]
@@ -34,100 +23,6 @@ pub enum TxOp<T> {
     Update(Arc<T>),
     /// Remove by key (same as [`Store::delete`]).
     Delete(ObjectKey),
-}
-
-/// Everything behind the lock: the object table (slots, keys, key index) and the indices,
-/// whose sets refer to slots, so index sets hold 4-byte slot numbers.
-struct Inner<T> {
-    table: ObjectTable<T>,
-    indices: Indices<T>,
-    /// Replaced and removed objects waiting for the background thread that frees them, if
-    /// this store defers drops (see `deferred_drop.rs` and [`Store::set_deferred_drop`]).
-    graveyard: Option<Graveyard<T>>,
-}
-
-/// The store key of an object, as borrowed parts (namespace `""` when cluster-scoped).
-fn key_parts<T: Object>(obj: &T) -> (&str, &str) {
-    (obj.namespace().unwrap_or_default(), obj.name())
-}
-
-impl<T: Object> Inner<T> {
-    fn empty(indexers: Indexers<T>, builtin_namespace: bool) -> Self {
-        Inner {
-            table: ObjectTable::new(),
-            indices: Indices::new(indexers, builtin_namespace),
-            graveyard: None,
-        }
-    }
-
-    fn obj(&self, slot: Slot) -> Option<&Arc<T>> {
-        self.table.obj(slot)
-    }
-
-    /// Inserts or replaces, and updates every index.
-    fn put(&mut self, obj: Arc<T>) -> Option<Arc<T>> {
-        let (ns, name) = key_parts(&*obj);
-        let (slot, old) = self.table.put(ns, name, obj.clone());
-        self.indices.update(slot, old.as_deref(), Some(&obj));
-        old
-    }
-
-    /// Starts a write: the batches of replaced objects to hand to the background thread
-    /// once the lock is released (none unless this store defers drops).
-    fn begin_write(&mut self) -> Vec<Vec<Arc<T>>> {
-        self.graveyard
-            .as_mut()
-            .map(Graveyard::begin)
-            .unwrap_or_default()
-    }
-
-    /// With deferred drops, keeps a reference to an object the store let go of, so that its
-    /// last reference is dropped by the background thread.
-    fn bury(&mut self, old: Option<&Arc<T>>) {
-        if let (Some(graveyard), Some(old)) = (self.graveyard.as_mut(), old) {
-            graveyard.bury(old.clone());
-        }
-    }
-
-    /// Builds contents and indices from scratch (later duplicates win).
-    fn build(indexers: Indexers<T>, builtin_namespace: bool, objs: Vec<Arc<T>>) -> Self {
-        let mut inner = Inner::empty(indexers, builtin_namespace);
-        inner.table.reserve(objs.len());
-        for o in objs {
-            let (ns, name) = key_parts(&*o);
-            inner.table.put(ns, name, o.clone());
-        }
-        let Inner { table, indices, .. } = &mut inner;
-        for (name, f) in indices.indexers.iter() {
-            let index = indices.indices.entry(name.clone()).or_default();
-            for (slot, obj) in table.objects() {
-                insert_all(index, f, slot, obj);
-            }
-        }
-        inner
-    }
-
-    /// Removes an object from contents and indices.
-    fn remove(&mut self, ns: &str, name: &str) -> Option<Arc<T>> {
-        let (slot, old) = self.table.remove(ns, name)?;
-        self.indices.update(slot, Some(&old), None);
-        Some(old)
-    }
-
-    fn backfill(&self, f: &IndexFn<T>) -> Index {
-        let mut index = Index::default();
-        for (slot, obj) in self.table.objects() {
-            insert_all(&mut index, f, slot, obj);
-        }
-        index
-    }
-
-    fn index_of(&self, name: &str) -> Result<&Index, StoreError> {
-        self.indices
-            .indices
-            .get(name)
-            .ok_or_else(|| StoreError::IndexNotFound(name.to_string()))
-    }
 }
 
 /// A thread-safe store of `Arc<T>` keyed by [`ObjectKey`], with named indices.
@@ -197,7 +92,7 @@ impl<T: Object> Inner<T> {
 /// assert!(store.by_index("nope", "x").is_err());
 /// ```
 pub struct Store<T> {
-    inner: Arc<RwLock<Inner<T>>>,
+    pub(crate) inner: Arc<RwLock<Inner<T>>>,
 }
 
 impl<T> Clone for Store<T> {
@@ -340,44 +235,6 @@ impl<T: Object> Store<T> {
         self.inner.read().table.get(namespace, name).cloned()
     }
 
-    /// Runs `f` on the stored object with this key, lending it instead of handing out an
-    /// `Arc`: for readers that only look (no reference count is touched, so the object's
-    /// cache line is only read). `None` if there is no such object.
-    ///
-    /// `f` runs while the store's read lock is held, with the same rules as for
-    /// [`for_each`](Self::for_each): it must not call back into this store.
-    ///
-    /// ```
-    /// # use std::{collections::BTreeMap, sync::Arc};
-    /// # use kcm_store::{Object, ObjectKey, Store};
-    /// # struct Cm { name: String, data: String }
-    /// # impl Object for Cm {
-    /// #     fn name(&self) -> &str { &self.name }
-    /// #     fn namespace(&self) -> Option<&str> { Some("ns") }
-    /// #     fn labels(&self) -> Option<&BTreeMap<String, String>> { None }
-    /// # }
-    /// let store = Store::new();
-    /// store.add(Arc::new(Cm { name: "a".into(), data: "hello".into() }));
-    /// let key = ObjectKey::new("ns", "a");
-    /// assert_eq!(store.with(&key, |cm| cm.data.len()), Some(5));
-    /// assert_eq!(store.with(&ObjectKey::new("ns", "b"), |cm| cm.data.len()), None);
-    /// ```
-    pub fn with<R>(&self, key: &ObjectKey, f: impl FnOnce(&T) -> R) -> Option<R> {
-        self.with_by_name(&key.namespace, &key.name, f)
-    }
-
-    /// [`with`](Self::with) by namespace and name (`namespace` empty for a cluster-scoped
-    /// object), without building an [`ObjectKey`].
-    pub fn with_by_name<R>(
-        &self,
-        namespace: &str,
-        name: &str,
-        f: impl FnOnce(&T) -> R,
-    ) -> Option<R> {
-        let inner = self.inner.read();
-        inner.table.get(namespace, name).map(|obj| f(obj))
-    }
-
     /// All objects, in unspecified order.
     pub fn list(&self) -> Vec<Arc<T>> {
         let inner = self.inner.read();
@@ -479,152 +336,5 @@ impl<T: Object> Store<T> {
             .unwrap_or_default();
         waiting.into_iter().for_each(drop_later);
         wait_dropped();
-    }
-
-    /// Registers a new index and backfills it from every stored object.
-    /// Fails with [`StoreError::IndexerConflict`] if the name already exists.
-    pub fn add_indexer(&self, name: &str, f: IndexFn<T>) -> Result<(), StoreError> {
-        self.add_indexers([(name.to_string(), f)])
-    }
-
-    /// Registers several indexers at once (client-go `AddIndexers`): fails without changing
-    /// anything if any name is already registered (or repeated).
-    ///
-    /// The backfill runs under an upgradable read lock: readers continue meanwhile, writers
-    /// wait; the lock is upgraded only to swap the finished indices in.
-    pub fn add_indexers(
-        &self,
-        new: impl IntoIterator<Item = (String, IndexFn<T>)>,
-    ) -> Result<(), StoreError> {
-        let new: Vec<(String, IndexFn<T>)> = new.into_iter().collect();
-        let inner = self.inner.upgradable_read();
-        let mut seen = HashSet::new();
-        for (name, _) in &new {
-            if inner.indices.indexers.contains_key(name) || !seen.insert(name.as_str()) {
-                return Err(StoreError::IndexerConflict(name.clone()));
-            }
-        }
-        let built: Vec<(String, IndexFn<T>, Index)> = new
-            .into_iter()
-            .map(|(name, f)| {
-                let index = inner.backfill(&f);
-                (name, f, index)
-            })
-            .collect();
-        let mut inner = RwLockUpgradableReadGuard::upgrade(inner);
-        let mut indexers = (*inner.indices.indexers).clone();
-        for (name, f, index) in built {
-            inner.indices.indices.insert(name.clone(), index);
-            indexers.insert(name, f);
-        }
-        inner.indices.indexers = Arc::new(indexers);
-        Ok(())
-    }
-
-    /// Names of the registered indexers, sorted.
-    pub fn indexer_names(&self) -> Vec<String> {
-        self.inner.read().indices.indexers.keys().cloned().collect()
-    }
-
-    /// True when an index with this name is registered.
-    pub fn has_index(&self, index: &str) -> bool {
-        self.inner.read().indices.indexers.contains_key(index)
-    }
-
-    /// Objects whose index `index` contains `value` (client-go `ByIndex`).
-    pub fn by_index(&self, index: &str, value: &str) -> Result<Vec<Arc<T>>, StoreError> {
-        let inner = self.inner.read();
-        let Some(set) = inner.index_of(index)?.get(value) else {
-            return Ok(Vec::new());
-        };
-        let mut out = Vec::with_capacity(set.len());
-        out.extend(set.iter().filter_map(|&s| inner.obj(s).cloned()));
-        Ok(out)
-    }
-
-    /// Keys of the objects whose index `index` contains `value` (client-go `IndexKeys`).
-    pub fn index_keys(&self, index: &str, value: &str) -> Result<Vec<ObjectKey>, StoreError> {
-        let inner = self.inner.read();
-        let Some(set) = inner.index_of(index)?.get(value) else {
-            return Ok(Vec::new());
-        };
-        Ok(set
-            .iter()
-            .filter_map(|&s| inner.obj(s).map(|o| o.key()))
-            .collect())
-    }
-
-    /// The values of `index` that currently have at least one object (client-go
-    /// `ListIndexFuncValues`); empty for an unknown index.
-    pub fn list_index_values(&self, index: &str) -> Vec<String> {
-        let inner = self.inner.read();
-        inner
-            .indices
-            .indices
-            .get(index)
-            .map(|idx| idx.keys().cloned().collect())
-            .unwrap_or_default()
-    }
-
-    /// Objects sharing at least one value of `index` with `obj` (client-go `Index`),
-    /// deduplicated.
-    pub fn index(&self, index: &str, obj: &T) -> Result<Vec<Arc<T>>, StoreError> {
-        let inner = self.inner.read();
-        let f = inner
-            .indices
-            .indexers
-            .get(index)
-            .ok_or_else(|| StoreError::IndexNotFound(index.to_string()))?;
-        let idx = inner.index_of(index)?;
-        let values = values_of(f, obj);
-        let mut out = Vec::new();
-        if let [value] = values.as_slice() {
-            if let Some(set) = idx.get(value) {
-                out.extend(set.iter().filter_map(|&s| inner.obj(s).cloned()));
-            }
-            return Ok(out);
-        }
-        let mut seen: HashSet<Slot, Hasher> = HashSet::default();
-        for v in &values {
-            if let Some(set) = idx.get(v) {
-                for &s in set {
-                    if seen.insert(s)
-                        && let Some(o) = inner.obj(s)
-                    {
-                        out.push(o.clone());
-                    }
-                }
-            }
-        }
-        Ok(out)
-    }
-
-    /// Runs `f` over every object under one shared lock (no `Vec` of all objects is built).
-    ///
-    /// `f` runs while the read lock is held: it must not call back into this store (a write
-    /// deadlocks; so can a nested read, because the lock is fair and a queued writer blocks
-    /// new readers) and should not block on anything that may wait for this store.
-    pub fn for_each(&self, mut f: impl FnMut(&Arc<T>)) {
-        let inner = self.inner.read();
-        inner.table.values().for_each(&mut f);
-    }
-
-    /// Runs `f` over every object with `value` in `index` under one shared lock (same rules
-    /// for `f` as [`Store::for_each`]).
-    pub fn for_each_in_index(
-        &self,
-        index: &str,
-        value: &str,
-        mut f: impl FnMut(&Arc<T>),
-    ) -> Result<(), StoreError> {
-        let inner = self.inner.read();
-        if let Some(set) = inner.index_of(index)?.get(value) {
-            for &s in set {
-                if let Some(o) = inner.obj(s) {
-                    f(o);
-                }
-            }
-        }
-        Ok(())
     }
 }

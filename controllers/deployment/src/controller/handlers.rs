@@ -8,7 +8,7 @@ use std::sync::Arc;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kcm_controller::PodView;
-use kcm_informer::{DeletedObject, Lister, ResourceEventHandler, Selector};
+use kcm_informer::{DeletedObject, Lister, ObjectKey, ResourceEventHandler, Selector};
 use kube::api::{Api, ListParams};
 
 use crate::util::fields::{name_of, uid_of};
@@ -73,9 +73,9 @@ pub(crate) fn add_replica_set(ctx: &Context, rs: &ReplicaSet) {
     }
     let namespace = rs.metadata.namespace.as_deref().unwrap_or_default();
     if let Some(r) = get_controller_of(&rs.metadata) {
-        if let Some(d) = resolve_controller_ref(&ctx.d_lister, namespace, r) {
+        if let Some(key) = controller_key(&ctx.d_lister, namespace, r) {
             tracing::trace!(replica_set = name_of(&rs.metadata), "ReplicaSet added");
-            ctx.enqueue(&d);
+            ctx.queue.add(key);
         }
         return;
     }
@@ -104,15 +104,15 @@ pub(crate) fn update_replica_set(ctx: &Context, old: &ReplicaSet, cur: &ReplicaS
     let controller_ref_changed = cur_ref != old_ref;
     if controller_ref_changed
         && let Some(old_ref) = old_ref
-        && let Some(d) = resolve_controller_ref(&ctx.d_lister, namespace, old_ref)
+        && let Some(key) = controller_key(&ctx.d_lister, namespace, old_ref)
     {
         // The old owner must notice it lost this ReplicaSet.
-        ctx.enqueue(&d);
+        ctx.queue.add(key);
     }
     if let Some(cur_ref) = cur_ref {
-        if let Some(d) = resolve_controller_ref(&ctx.d_lister, namespace, cur_ref) {
+        if let Some(key) = controller_key(&ctx.d_lister, namespace, cur_ref) {
             tracing::trace!(replica_set = name_of(&cur.metadata), "ReplicaSet updated");
-            ctx.enqueue(&d);
+            ctx.queue.add(key);
         }
         return;
     }
@@ -138,9 +138,9 @@ pub(crate) fn delete_replica_set(ctx: &Context, rs: &ReplicaSet) {
         return;
     };
     let namespace = rs.metadata.namespace.as_deref().unwrap_or_default();
-    if let Some(d) = resolve_controller_ref(&ctx.d_lister, namespace, r) {
+    if let Some(key) = controller_key(&ctx.d_lister, namespace, r) {
         tracing::trace!(replica_set = name_of(&rs.metadata), "ReplicaSet deleted");
-        ctx.enqueue(&d);
+        ctx.queue.add(key);
     }
 }
 
@@ -198,23 +198,31 @@ async fn list_replica_sets_live(
 }
 
 /// `getDeploymentForPod`: pod → controlling ReplicaSet (same UID) → controlling Deployment.
+///
+/// The ReplicaSet is only read, so the cache lends it (its reference count is not touched);
+/// the Deployment, which the caller may keep, is handed out as an `Arc`. Lock order: the
+/// Deployment cache's read lock is taken inside the ReplicaSet cache's; nothing takes them
+/// the other way round, and writers hold one cache's lock at a time.
 fn get_deployment_for_pod(ctx: &Context, pod: &PodView) -> Option<Arc<Deployment>> {
     let r = get_controller_of(&pod.metadata)?;
     if r.kind != "ReplicaSet" {
         return None;
     }
     let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
-    let rs = ctx.rs_lister.get(namespace, &r.name)?;
-    if uid_of(&rs.metadata) != r.uid {
-        return None;
-    }
-    let rs_ref = get_controller_of(&rs.metadata)?;
-    resolve_controller_ref(&ctx.d_lister, namespace, rs_ref)
+    ctx.rs_lister
+        .with(namespace, &r.name, |rs| {
+            if uid_of(&rs.metadata) != r.uid {
+                return None;
+            }
+            let rs_ref = get_controller_of(&rs.metadata)?;
+            resolve_controller_ref(&ctx.d_lister, namespace, rs_ref)
+        })
+        .flatten()
 }
 
 /// `resolveControllerRef`: the Deployment a controller reference points to, if it is a
 /// Deployment that still exists with that UID.
-pub(crate) fn resolve_controller_ref(
+fn resolve_controller_ref(
     d_lister: &Lister<Deployment>,
     namespace: &str,
     r: &OwnerReference,
@@ -224,6 +232,24 @@ pub(crate) fn resolve_controller_ref(
     }
     let d = d_lister.get(namespace, &r.name)?;
     (uid_of(&d.metadata) == r.uid).then_some(d)
+}
+
+/// [`resolve_controller_ref`] for the handlers that only enqueue: the key of that
+/// Deployment. The cached Deployment is lent, not cloned (its reference count is not
+/// touched).
+pub(crate) fn controller_key(
+    d_lister: &Lister<Deployment>,
+    namespace: &str,
+    r: &OwnerReference,
+) -> Option<ObjectKey> {
+    if r.kind != "Deployment" {
+        return None;
+    }
+    d_lister
+        .with(namespace, &r.name, |d| {
+            (uid_of(&d.metadata) == r.uid).then(|| ObjectKey::from_meta(&d.metadata))
+        })
+        .flatten()
 }
 
 /// `util.GetDeploymentsForReplicaSet` as the controller uses it: every Deployment in the

@@ -35,8 +35,12 @@ pub(crate) fn wants_slow_retry(d: Option<&Deployment>) -> bool {
 /// The drop handler of the `deployment` queue: warns with the last error and schedules the
 /// slow retry when [`wants_slow_retry`].
 pub(crate) fn on_dropped_key(ctx: &Context, key: &ObjectKey, err: &SyncError) {
-    let d = ctx.d_lister.get(&key.namespace, &key.name);
-    if wants_slow_retry(d.as_deref()) {
+    // The cached Deployment is only read: lent, not cloned.
+    let retry = ctx
+        .d_lister
+        .with(&key.namespace, &key.name, |d| wants_slow_retry(Some(d)))
+        .unwrap_or_else(|| wants_slow_retry(None));
+    if retry {
         tracing::warn!(
             deployment = %key,
             error = %err,

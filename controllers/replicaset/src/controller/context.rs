@@ -5,7 +5,6 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use kcm_controller::UIDTrackingControllerExpectations;
@@ -110,11 +109,5 @@ impl Context {
     /// `enqueueRS`: the ReplicaSet's key into the queue.
     pub(crate) fn enqueue(&self, rs: &ReplicaSet) {
         self.queue.add(ObjectKey::from_meta(&rs.metadata));
-    }
-
-    /// `enqueueRSAfter`.
-    pub(crate) fn enqueue_after(&self, rs: &ReplicaSet, delay: Duration) {
-        self.queue
-            .add_after(ObjectKey::from_meta(&rs.metadata), delay);
     }
 }

@@ -21,18 +21,31 @@ fn uid(meta: &ObjectMeta) -> &str {
     meta.uid.as_deref().unwrap_or_default()
 }
 
-/// The cached ReplicaSet `ref` points at in `namespace`, if it is the same
-/// incarnation (only the kind is compared, as upstream).
-pub(crate) fn resolve_controller_ref(
+/// Runs `f` on the cached ReplicaSet `ref` points at in `namespace`, if it is the same
+/// incarnation (only the kind is compared, as upstream `resolveControllerRef`).
+///
+/// The handlers only read the ReplicaSet (its key, its minReadySeconds), so the cache lends
+/// it: its reference count, in the object's own allocation, is not touched. `f` runs under
+/// the ReplicaSet cache's read lock and must not call back into that cache.
+pub(crate) fn with_controller_ref<R>(
     ctx: &Context,
     namespace: &str,
     r: &OwnerReference,
-) -> Option<Arc<ReplicaSet>> {
+    f: impl FnOnce(&ReplicaSet) -> R,
+) -> Option<R> {
     if r.kind != "ReplicaSet" {
         return None;
     }
-    let rs = ctx.rs_lister.get(namespace, &r.name)?;
-    (uid(&rs.metadata) == r.uid).then_some(rs)
+    ctx.rs_lister
+        .with(namespace, &r.name, |rs| {
+            (uid(&rs.metadata) == r.uid).then(|| f(rs))
+        })
+        .flatten()
+}
+
+/// The key of the ReplicaSet `ref` points at (see [`with_controller_ref`]).
+fn controller_key(ctx: &Context, namespace: &str, r: &OwnerReference) -> Option<ObjectKey> {
+    with_controller_ref(ctx, namespace, r, |rs| ObjectKey::from_meta(&rs.metadata))
 }
 
 /// Every cached ReplicaSet in the pod's namespace whose (non-empty, valid)
@@ -117,10 +130,9 @@ pub(crate) fn add_pod(ctx: &Context, pod: &Arc<PodView>) {
     }
     let ns = pod.metadata.namespace.as_deref().unwrap_or_default();
     if let Some(r) = controller_ref(&pod.metadata) {
-        let Some(rs) = resolve_controller_ref(ctx, ns, r) else {
+        let Some(key) = controller_key(ctx, ns, r) else {
             return;
         };
-        let key = ObjectKey::from_meta(&rs.metadata);
         tracing::trace!(pod = %pod_key(&**pod), replicaset = %key, "Pod created");
         ctx.expectations.creation_observed(&key);
         ctx.queue.add(key);
@@ -153,27 +165,28 @@ pub(crate) fn update_pod(ctx: &Context, old: &Arc<PodView>, cur: &Arc<PodView>) 
     let ref_changed = cur_ref != old_ref;
     if ref_changed && let Some(r) = old_ref {
         let ns = old.metadata.namespace.as_deref().unwrap_or_default();
-        if let Some(rs) = resolve_controller_ref(ctx, ns, r) {
-            ctx.enqueue(&rs);
+        if let Some(key) = controller_key(ctx, ns, r) {
+            ctx.queue.add(key);
         }
     }
     if let Some(r) = cur_ref {
         let ns = cur.metadata.namespace.as_deref().unwrap_or_default();
-        let Some(rs) = resolve_controller_ref(ctx, ns, r) else {
+        let Some((key, min_ready)) = with_controller_ref(ctx, ns, r, |rs| {
+            (ObjectKey::from_meta(&rs.metadata), min_ready_seconds(rs))
+        }) else {
             return;
         };
-        ctx.enqueue(&rs);
-        let min_ready = min_ready_seconds(&rs);
+        ctx.queue.add(key.clone());
         // Exactly minReadySeconds, as upstream's updatePod: the pod is available at
         // readyTime + minReadySeconds (inclusive), and a sync that still finds ready !=
         // available plans its own check at the end of syncReplicaSet.
         if !is_pod_ready(&**old) && is_pod_ready(&**cur) && min_ready > 0 {
             let delay = Duration::from_secs(u64::try_from(min_ready).unwrap_or(0));
             tracing::debug!(
-                replicaset = %ObjectKey::from_meta(&rs.metadata), ?delay,
+                replicaset = %key, ?delay,
                 "ReplicaSet will be enqueued for an availability check"
             );
-            ctx.enqueue_after(&rs, delay);
+            ctx.queue.add_after(key, delay);
         }
         return;
     }
@@ -191,10 +204,9 @@ pub(crate) fn delete_pod(ctx: &Context, obj: DeletedObject<PodView>) {
         return;
     };
     let ns = pod.metadata.namespace.as_deref().unwrap_or_default();
-    let Some(rs) = resolve_controller_ref(ctx, ns, r) else {
+    let Some(key) = controller_key(ctx, ns, r) else {
         return;
     };
-    let key = ObjectKey::from_meta(&rs.metadata);
     tracing::trace!(pod = %pod_key(&**pod), replicaset = %key, "Pod deleted");
     ctx.expectations.deletion_observed(&key, &pod_key(&**pod));
     ctx.queue.add(key);
