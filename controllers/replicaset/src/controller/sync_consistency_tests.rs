@@ -48,7 +48,8 @@ async fn a_sync_waits_until_the_caches_show_its_own_writes() {
     let before = skips();
     let err = h.controller.sync_replica_set(&key()).await.unwrap_err();
     assert!(matches!(err, SyncError::StaleCache(_)), "{err}");
-    assert_eq!(skips(), before + 1, "the skip is counted");
+    // The counter is process-wide: tests running beside this one may count skips too.
+    assert!(skips() > before, "the skip is counted");
     assert_eq!(h.cdp(), (0, 0, 0), "nothing created from the stale cache");
     assert!(h.api.updates.lock().is_empty(), "no status write either");
 
