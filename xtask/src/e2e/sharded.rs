@@ -261,6 +261,7 @@ fn one_writer_each(
 /// The pods a replica's caches held at exit (its `cached objects … at exit` lines).
 fn cached_pods(log: &str) -> Option<usize> {
     log.lines()
+        .rev()
         .filter(|l| l.contains("cached objects of this replica's share at exit"))
         .filter(|l| l.contains("informer=\"Pod"))
         .filter_map(|l| l.split("objects=").nth(1))
@@ -270,5 +271,5 @@ fn cached_pods(log: &str) -> Option<usize> {
                 .parse::<usize>()
                 .ok()
         })
-        .last()
+        .next()
 }
