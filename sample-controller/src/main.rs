@@ -23,6 +23,9 @@ struct Args {
     /// kube-controller-manager's, such as kcm-testenv).
     #[arg(long)]
     with_builtin_controllers: bool,
+    /// Manage only the objects of this namespace (default: all namespaces).
+    #[arg(long)]
+    namespace: Option<String>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -82,6 +85,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
             ..FooControllerConfig::default()
         },
         with_builtin_controllers: args.with_builtin_controllers,
+        namespace: args.namespace,
     };
     kcm_sample_controller::run(client, options, cancel).await?;
     Ok(())

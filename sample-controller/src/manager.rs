@@ -21,6 +21,8 @@ pub struct RunOptions {
     /// Also run the Deployment and ReplicaSet controllers (for clusters without
     /// kube-controller-manager's, such as kcm-testenv).
     pub with_builtin_controllers: bool,
+    /// Watch and manage only this namespace (`None`: all namespaces).
+    pub namespace: Option<String>,
 }
 
 /// Runs the controllers with `client` until `cancel` fires, then waits until every controller
@@ -50,7 +52,11 @@ pub async fn run(
     options: RunOptions,
     cancel: CancellationToken,
 ) -> Result<(), InformerError> {
-    let factory = InformerFactory::new(client.clone(), InformerOptions::default());
+    let informers = InformerOptions {
+        namespace: options.namespace,
+        ..InformerOptions::default()
+    };
+    let factory = InformerFactory::new(client.clone(), informers);
     let mut runs = Vec::new();
     let foo = FooController::new(client.clone(), &factory, options.foo)?;
     runs.push(tokio::spawn(foo.run(cancel.clone())));
