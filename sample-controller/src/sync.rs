@@ -89,38 +89,16 @@ pub async fn sync_foo(ctx: &SyncContext, key: &ObjectKey) -> Result<(), SyncErro
         }
         DeploymentPlan::Create(desired) => {
             let result = deployments.create(&params, &desired).await;
-            let reason = format!("Deployment of Foo {key}");
-            log_write(
-                "create",
-                "deployments",
-                ns,
-                deployment_name,
-                reason,
-                result.as_ref().map(|_| ()),
-            );
-            Arc::new(result.map_err(|source| SyncError::Api {
-                action: format!("creating Deployment {ns}/{deployment_name}"),
-                source,
-            })?)
+            let why = format!("Deployment of Foo {key}");
+            Arc::new(logged("create", ns, deployment_name, why, result)?)
         }
         DeploymentPlan::Update(desired) => {
             let want = foo.spec.replicas.unwrap_or_default();
             let result = deployments
                 .replace(deployment_name, &params, &desired)
                 .await;
-            let reason = format!("replicas to {want} for Foo {key}");
-            log_write(
-                "update",
-                "deployments",
-                ns,
-                deployment_name,
-                reason,
-                result.as_ref().map(|_| ()),
-            );
-            Arc::new(result.map_err(|source| SyncError::Api {
-                action: format!("updating Deployment {ns}/{deployment_name}"),
-                source,
-            })?)
+            let why = format!("replicas to {want} for Foo {key}");
+            Arc::new(logged("update", ns, deployment_name, why, result)?)
         }
         DeploymentPlan::UpToDate => match existing {
             Some(d) => d,
@@ -154,4 +132,27 @@ pub async fn sync_foo(ctx: &SyncContext, key: &ObjectKey) -> Result<(), SyncErro
         MESSAGE_SYNCED,
     );
     Ok(())
+}
+
+/// Logs one Deployment write (`verb` of `namespace/name`, because of `why`) and turns its error
+/// into a [`SyncError`].
+fn logged(
+    verb: &str,
+    namespace: &str,
+    name: &str,
+    why: String,
+    result: Result<Deployment, kube::Error>,
+) -> Result<Deployment, SyncError> {
+    log_write(
+        verb,
+        "deployments",
+        namespace,
+        name,
+        why,
+        result.as_ref().map(|_| ()),
+    );
+    result.map_err(|source| SyncError::Api {
+        action: format!("{verb} Deployment {namespace}/{name}"),
+        source,
+    })
 }

@@ -57,6 +57,19 @@ async fn deployment_with(h: &Harness, name: &str, want: i32) -> anyhow::Result<D
     .await
 }
 
+/// Waits for an event of the Foo `name` with `reason`: `[type, reason, message, component]`.
+async fn event(h: &Harness, name: &str, reason: &str) -> anyhow::Result<[String; 4]> {
+    eventually(&format!("a {reason} event of Foo {name}"), || async {
+        let events = h.events_of(name).await?;
+        Ok(events
+            .iter()
+            .find(|e| e[1] == reason)
+            .cloned()
+            .ok_or_else(|| format!("{events:?}")))
+    })
+    .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_foo_gets_an_owned_deployment_its_pods_and_its_status() -> anyhow::Result<()> {
     let h = Harness::start("sample-create").await?;
@@ -92,15 +105,7 @@ async fn a_foo_gets_an_owned_deployment_its_pods_and_its_status() -> anyhow::Res
     // make them Ready, the Deployment reports them available, and so does the Foo.
     available(&h, "example-foo", 2).await?;
 
-    let synced = eventually("a Synced event", || async {
-        let events = h.events_of("example-foo").await?;
-        Ok(events
-            .iter()
-            .find(|e| e[1] == "Synced")
-            .cloned()
-            .ok_or_else(|| format!("{events:?}")))
-    })
-    .await?;
+    let synced = event(&h, "example-foo", "Synced").await?;
     assert_eq!(
         synced,
         [
@@ -153,15 +158,7 @@ async fn a_deployment_the_foo_does_not_own_is_left_alone() -> anyhow::Result<()>
         .create(&PostParams::default(), &foo("intruder", "taken", 4))
         .await?;
 
-    let warning = eventually("an ErrResourceExists event", || async {
-        let events = h.events_of("intruder").await?;
-        Ok(events
-            .iter()
-            .find(|e| e[1] == "ErrResourceExists")
-            .cloned()
-            .ok_or_else(|| format!("{events:?}")))
-    })
-    .await?;
+    let warning = event(&h, "intruder", "ErrResourceExists").await?;
     assert_eq!(
         warning,
         [
