@@ -1,25 +1,88 @@
 //! `cargo xtask ci`: what CI runs, in the order that fails fastest.
 
+use std::time::Instant;
+
 use crate::run_cmd;
+
+/// Workspace packages that are binaries only, or whose library half serves only their binary:
+/// neither published nor held to the library crates' documentation rule.
+const NOT_LIBRARIES: &[&str] = &["xtask", "kcm", "kcm-testenv-cli", "kcm-sample-controller"];
 
 pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     if let Some(extra) = args.first() {
         anyhow::bail!("`cargo xtask ci` takes no arguments (got `{extra}`)");
     }
-    run_cmd("cargo", &["fmt", "--all", "--", "--check"])?;
-    run_cmd(
-        "cargo",
-        &[
-            "clippy",
-            "--workspace",
-            "--all-targets",
-            "--locked",
-            "--",
-            "-D",
-            "warnings",
-        ],
-    )?;
-    run_cmd("cargo", &["test", "--workspace", "--locked"])?;
+    timed(|| run_cmd("cargo", &["fmt", "--all", "--", "--check"]))?;
+    timed(|| {
+        run_cmd(
+            "cargo",
+            &[
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--locked",
+                "--",
+                "-D",
+                "warnings",
+            ],
+        )
+    })?;
+    timed(|| run_cmd("cargo", &["test", "--workspace", "--locked"]))?;
+    timed(docs)?;
+    timed(package)?;
     eprintln!("xtask: ci passed");
     Ok(())
+}
+
+/// `--workspace --exclude P` for every package of [`NOT_LIBRARIES`].
+fn library_selection() -> Vec<&'static str> {
+    let mut args = vec!["--workspace"];
+    for p in NOT_LIBRARIES {
+        args.extend(["--exclude", p]);
+    }
+    args
+}
+
+/// The library crates' rustdoc builds without a warning (broken links, bare URLs, ...).
+fn docs() -> anyhow::Result<()> {
+    let mut args = vec!["doc", "--no-deps", "--locked"];
+    args.extend(library_selection());
+    let old = std::env::var_os("RUSTDOCFLAGS");
+    let flags = match &old {
+        Some(f) => format!("{} -D warnings", f.to_string_lossy()),
+        None => "-D warnings".to_string(),
+    };
+    eprintln!(
+        "xtask: $ K8S_OPENAPI_ENABLED_VERSION=1.37 RUSTDOCFLAGS={flags:?} cargo {}",
+        args.join(" ")
+    );
+    let status = std::process::Command::new("cargo")
+        .args(&args)
+        .env("RUSTDOCFLAGS", &flags)
+        // The libraries pick no k8s-openapi version and `cargo doc` builds no dev-dependency
+        // that would: name one as docs.rs does (package.metadata.docs.rs).
+        .env("K8S_OPENAPI_ENABLED_VERSION", "1.37")
+        .current_dir(crate::workspace_root())
+        .status()
+        .map_err(|e| anyhow::anyhow!("could not start `cargo`: {e}"))?;
+    if !status.success() {
+        anyhow::bail!("`cargo {}` failed ({status})", args.join(" "));
+    }
+    Ok(())
+}
+
+/// Every library crate packages as it would be published. `--no-verify`: a crate's package
+/// cannot be built on its own while the kcm-rs crates it depends on are not on crates.io.
+fn package() -> anyhow::Result<()> {
+    let mut args = vec!["package", "--no-verify", "--locked", "--allow-dirty"];
+    args.extend(library_selection());
+    run_cmd("cargo", &args)
+}
+
+/// Runs one step and says how long it took (CI's budget is per run, on 2 cores).
+fn timed(step: impl FnOnce() -> anyhow::Result<()>) -> anyhow::Result<()> {
+    let start = Instant::now();
+    let result = step();
+    eprintln!("xtask: step took {:.0?}", start.elapsed());
+    result
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::join_all;
+use kube::Api;
 use kube::api::{
     DeleteParams, DynamicObject, Patch, PatchParams, Preconditions, PropagationPolicy,
 };
@@ -18,9 +19,12 @@ use tokio_util::sync::CancellationToken;
 use super::gc_graph::{FOREGROUND, Graph, GraphNode, ORPHAN, OwnerRef, Work};
 use super::gc_queue::WorkQueue;
 use super::informer::{Change, spawn_informer};
-use super::kinds::{KINDS, KindInfo, resolve};
+use super::kinds::{KINDS, KindInfo, custom_kinds, resolve};
 
 const RETRY: Duration = Duration::from_millis(100);
+/// How often dependents of custom-resource owners are checked again: the collector watches only
+/// the built-in kinds, so it cannot see such an owner go (upstream watches every resource).
+const CUSTOM_OWNER_RECHECK: Duration = Duration::from_secs(1);
 const CONFLICT_ATTEMPTS: usize = 5;
 
 /// Concurrent GC workers (upstream `--concurrent-gc-syncs` defaults to 20).
@@ -77,9 +81,17 @@ pub(crate) async fn run(client: kube::Client, token: CancellationToken) {
             }
         }));
     }
+    let mut recheck = tokio::time::interval(CUSTOM_OWNER_RECHECK);
     loop {
         let c = tokio::select! {
             _ = token.cancelled() => break,
+            _ = recheck.tick() => {
+                let custom = |r: &OwnerRef| resolve(&r.api_version, &r.kind).is_none();
+                for uid in graph.read().with_unobserved_owners(custom) {
+                    queue.add(Work::AttemptToDelete(uid));
+                }
+                continue;
+            }
             c = rx.recv() => c,
         };
         let Some((kind, change)) = c else { break };
@@ -137,15 +149,19 @@ async fn classify(
     r: &OwnerRef,
 ) -> Result<OwnerState, kube::Error> {
     let Some(kind) = resolve(&r.api_version, &r.kind) else {
-        // Not a kind this server serves: leave the dependent alone.
-        return Ok(OwnerState::Solid);
+        return classify_custom(client, dependent_ns, r).await;
     };
     if kind.namespaced && dependent_ns.is_none() {
         // A cluster-scoped dependent cannot have a namespaced owner: the reference is unresolvable.
         return Ok(OwnerState::Dangling);
     }
     let ns = if kind.namespaced { dependent_ns } else { None };
-    Ok(match live(client, kind, ns, &r.name, &r.uid).await? {
+    Ok(owner_state(live(client, kind, ns, &r.name, &r.uid).await?))
+}
+
+/// What the live owner (`None`: gone, or another object of that name) means for a dependent.
+fn owner_state(owner: Option<DynamicObject>) -> OwnerState {
+    match owner {
         None => OwnerState::Dangling,
         Some(o) => {
             let deleting = o.metadata.deletion_timestamp.is_some();
@@ -161,7 +177,33 @@ async fn classify(
                 OwnerState::Solid
             }
         }
-    })
+    }
+}
+
+/// An owner of a kind the collector does not watch: a namespaced custom resource of an
+/// established CRD is looked up in the dependent's namespace; anything else is left alone.
+async fn classify_custom(
+    client: &kube::Client,
+    dependent_ns: Option<&str>,
+    r: &OwnerRef,
+) -> Result<OwnerState, kube::Error> {
+    let group = r.api_version.rsplit_once('/').map_or("", |(g, _)| g);
+    let Some(ns) = dependent_ns else {
+        return Ok(OwnerState::Solid);
+    };
+    let Some((_, resource)) = custom_kinds(client)
+        .await?
+        .into_iter()
+        .find(|(_, ar)| ar.group == group && ar.kind == r.kind)
+    else {
+        // Not a kind this server serves: leave the dependent alone.
+        return Ok(OwnerState::Solid);
+    };
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &resource);
+    let owner = api.get_opt(&r.name).await?;
+    Ok(owner_state(owner.filter(|o| {
+        o.metadata.uid.as_deref() == Some(r.uid.as_str())
+    })))
 }
 
 async fn attempt_to_delete(

@@ -178,6 +178,20 @@ impl Graph {
         work
     }
 
+    /// Objects with an owner the graph has not observed and `custom` accepts (owners of kinds
+    /// the collector does not watch, whose deletion it cannot see).
+    pub(crate) fn with_unobserved_owners(&self, custom: impl Fn(&OwnerRef) -> bool) -> Vec<String> {
+        self.nodes
+            .values()
+            .filter(|n| {
+                n.owners
+                    .iter()
+                    .any(|r| !self.nodes.contains_key(&r.uid) && custom(r))
+            })
+            .map(|n| n.uid.clone())
+            .collect()
+    }
+
     /// Record a deleted object; returns the work it triggers.
     pub(crate) fn remove(&mut self, uid: &str) -> Vec<Work> {
         let Some(node) = self.nodes.remove(uid) else {
@@ -274,5 +288,27 @@ mod tests {
         g.upsert(node("pod", &[("rs", true)], false, &[]));
         assert_eq!(g.upsert(node("pod", &[], false, &[])), vec![del("rs")]);
         assert!(g.dependents("rs").is_empty());
+    }
+
+    #[test]
+    fn unobserved_owners_are_listed_for_recheck() {
+        let mut g = Graph::default();
+        g.upsert(node("rs", &[], false, &[]));
+        g.upsert(node("pod-of-rs", &[("rs", false)], false, &[]));
+        g.upsert(node("pod-of-gone", &[("gone", false)], false, &[]));
+        let mut custom = node("dep-of-foo", &[], false, &[]);
+        custom.owners.push(OwnerRef {
+            api_version: "samplecontroller.k8s.io/v1alpha1".into(),
+            kind: "Foo".into(),
+            name: "foo".into(),
+            uid: "foo-uid".into(),
+            block_owner_deletion: true,
+        });
+        g.upsert(custom);
+        let mut all = g.with_unobserved_owners(|_| true);
+        all.sort();
+        assert_eq!(all, ["dep-of-foo", "pod-of-gone"]);
+        let foos = g.with_unobserved_owners(|r| r.kind == "Foo");
+        assert_eq!(foos, ["dep-of-foo"]);
     }
 }

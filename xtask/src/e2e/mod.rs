@@ -52,6 +52,7 @@ mod ported_replicaset;
 mod ported_support;
 mod preflight;
 mod runner;
+mod sample_controller;
 pub(crate) mod scenarios;
 mod secure_metrics;
 mod sharded;

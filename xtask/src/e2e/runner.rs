@@ -113,10 +113,13 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         bail!("--only: no scenario named `{unknown}` (see cargo xtask e2e --list)");
     }
     let external = opts.external();
+    // One cargo invocation for every binary a scenario runs: the sample controller's kube
+    // features (derive) change the shared crates' build, and separate invocations would
+    // rebuild them each time.
     match (external, opts.no_kcm) {
-        (false, _) => build(&["kcm", "kcm-testenv-cli"])?,
-        (true, false) => build(&["kcm"])?,
-        (true, true) => {}
+        (false, _) => build(&["kcm", "kcm-testenv-cli", "kcm-sample-controller"])?,
+        (true, false) => build(&["kcm", "kcm-sample-controller"])?,
+        (true, true) => build(&["kcm-sample-controller"])?,
     }
     let dir = crate::cluster::target_dir().join(if external {
         "e2e-external"

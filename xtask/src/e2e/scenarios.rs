@@ -410,6 +410,10 @@ pub(crate) const ALL: &[(&str, Kind)] = &[
     ),
     ("min-ready-seconds", Kind::Plain(scenario_min_ready_seconds)),
     (
+        "sample-controller",
+        Kind::Plain(super::sample_controller::scenario),
+    ),
+    (
         "revision-history-limit",
         Kind::Plain(scenario_revision_history_limit),
     ),
