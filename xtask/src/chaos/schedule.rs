@@ -15,7 +15,7 @@ use super::checks::wait_converged;
 use super::plan::{ControlPlaneEvent, KcmAction, Plan};
 use super::replica_identity::{replica_identities, users};
 use super::scenarios;
-use super::shares_log::{read_ownership, writes_outside_ownership};
+use super::shares_log::{Pause, read_ownership, writes_outside_ownership};
 use super::terms_audit::audit_terms;
 use super::terms_log::{overlapping_writes, read_terms};
 use crate::cluster::{Cluster, Proc, wait_for};
@@ -502,6 +502,7 @@ pub(crate) fn run_plan(
     let stop = AtomicBool::new(false);
     let steps_done = AtomicBool::new(false);
     let t0 = Instant::now();
+    let t0_wall = seconds_of_day_utc();
     let (outcome, timeline, failures) = std::thread::scope(|s| {
         let faults = s.spawn(|| run_steps(&replicas, cluster, plan, t0, &stop, &steps_done, log));
         let sampler = s.spawn(|| sample_until(cluster, &stop));
@@ -539,7 +540,7 @@ pub(crate) fn run_plan(
         bail!("kcm panicked:\n{}", panicked.join("\n"));
     }
     if plan.sharded {
-        check_shares(cluster, t0, log)?;
+        check_shares(cluster, t0, t0_wall, log)?;
     } else if plan.replicas > 1 {
         check_terms(cluster, plan.replicas, upstream, t0, log)?;
     }
@@ -595,11 +596,42 @@ fn check_terms(
     Ok(())
 }
 
+/// Seconds since midnight UTC now (klog's clock in the replicas' logs).
+fn seconds_of_day_utc() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64() % 86_400.0)
+}
+
+/// The pauses of the fault thread's log (`Pause kcm-<i>` … `SIGCONT kcm-<i>`), on the logs'
+/// clock (`t0_wall`: the fault thread's start).
+fn pauses(events: &[(f64, String)], t0_wall: f64) -> Vec<Pause> {
+    let mut open: std::collections::HashMap<usize, f64> = Default::default();
+    let mut out = Vec::new();
+    let replica = |s: &str, prefix: &str| s.strip_prefix(prefix)?.parse::<usize>().ok();
+    for (t, e) in events {
+        if let Some(r) = replica(e, "Pause kcm-") {
+            open.insert(r, t0_wall + t);
+        } else if let Some(r) = replica(e, "SIGCONT kcm-")
+            && let Some(from) = open.remove(&r)
+        {
+            out.push(Pause {
+                replica: r,
+                from,
+                to: t0_wall + t,
+            });
+        }
+    }
+    out
+}
+
 /// Sharded: no write sent to the namespace by a replica while another owned it (the replicas'
-/// logs, one host clock). The counts go to the events log.
+/// logs, one host clock), except the late writes of a resumed replica (see
+/// [`writes_outside_ownership`]), which are counted. The counts go to the events log.
 fn check_shares(
     cluster: &Cluster,
     t0: Instant,
+    t0_wall: f64,
     log: &Mutex<Vec<(f64, String)>>,
 ) -> anyhow::Result<()> {
     let mut all = Vec::new();
@@ -608,7 +640,8 @@ fn check_shares(
             all.push(read_ownership(&name, &text, NS));
         }
     }
-    let outside = writes_outside_ownership(&all);
+    let events = log.lock().map(|l| l.clone()).unwrap_or_default();
+    let (outside, late) = writes_outside_ownership(&all, &pauses(&events, t0_wall));
     let writes: usize = all.iter().map(|o| o.writes.len()).sum();
     let fenced: usize = all.iter().map(|o| o.fenced).sum();
     let activations: usize = all.iter().map(|o| o.activations.len()).sum();
@@ -616,8 +649,9 @@ fn check_shares(
         l.push((
             t0.elapsed().as_secs_f64(),
             format!(
-                "shares: {activations} activations of the namespace, {writes} writes in the logs, {} outside their writer's ownership, {fenced} fenced",
-                outside.len()
+                "shares: {activations} activations of the namespace, {writes} writes in the logs, {} outside their writer's ownership, {} late (checked before a pause, completed after it), {fenced} fenced",
+                outside.len(),
+                late.len()
             ),
         ));
     }

@@ -79,32 +79,68 @@ pub(crate) fn read_ownership(name: &str, text: &str, ns: &str) -> Ownership {
     o
 }
 
-/// Writes sent while their writer did not own the namespace: before its first activation, or
-/// after another process's later activation.
-pub(crate) fn writes_outside_ownership(all: &[Ownership]) -> Vec<String> {
+/// A replica stopped (SIGSTOP) from `from` to `to`, seconds since midnight as the logs count.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Pause {
+    pub(crate) replica: usize,
+    pub(crate) from: f64,
+    pub(crate) to: f64,
+}
+
+/// How long after its SIGCONT a paused replica may still complete writes it had passed through
+/// its fence before it was stopped.
+pub(crate) const LATE_AFTER_RESUME_S: f64 = 1.0;
+
+/// The replica index of a process log `kcm-<i>-<start>.log`.
+fn replica_of(name: &str) -> Option<usize> {
+    name.strip_prefix("kcm-")?.split('-').next()?.parse().ok()
+}
+
+/// Writes logged while their writer did not own the namespace: before its first activation, or
+/// after another process's later activation. Returns (violations, late writes): a write is
+/// *late*, not a violation, when its writer was paused while the other took the namespace over
+/// and the write completed within [`LATE_AFTER_RESUME_S`] of the SIGCONT: its fence check
+/// passed before the pause (the fence is closed on resume), and its request was sent, or left
+/// the process, only then (the residual risk (A3) of docs/sharding.md §6; on kcm-testenv, which
+/// has no audit log, when the server received it is unknown).
+pub(crate) fn writes_outside_ownership(
+    all: &[Ownership],
+    pauses: &[Pause],
+) -> (Vec<String>, Vec<String>) {
     let mut activations: Vec<(f64, &str)> = all
         .iter()
         .flat_map(|o| o.activations.iter().map(|a| (*a, o.name.as_str())))
         .collect();
     activations.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let mut bad = Vec::new();
+    let (mut bad, mut late) = (Vec::new(), Vec::new());
     for o in all {
         for (at, line) in &o.writes {
-            let owner = activations
-                .iter()
-                .take_while(|(a, _)| a <= at)
-                .last()
-                .map(|(_, n)| *n);
-            if owner != Some(o.name.as_str()) {
-                bad.push(format!(
-                    "{} wrote while {} owned the namespace: {line}",
-                    o.name,
-                    owner.unwrap_or("nobody")
-                ));
+            let owner = activations.iter().take_while(|(a, _)| a <= at).last();
+            if owner.map(|(_, n)| *n) == Some(o.name.as_str()) {
+                continue;
+            }
+            let paused_meanwhile = owner.is_some_and(|(since, _)| {
+                pauses.iter().any(|p| {
+                    Some(p.replica) == replica_of(&o.name)
+                        && p.from <= *since
+                        && *since <= p.to
+                        && p.to <= *at
+                        && *at <= p.to + LATE_AFTER_RESUME_S
+                })
+            });
+            let what = format!(
+                "{} wrote while {} owned the namespace: {line}",
+                o.name,
+                owner.map_or("nobody", |(_, n)| *n)
+            );
+            if paused_meanwhile {
+                late.push(what);
+            } else {
+                bad.push(what);
             }
         }
     }
-    bad
+    (bad, late)
 }
 
 #[cfg(test)]
@@ -149,9 +185,24 @@ mod tests {
             1,
             "the other range does not count"
         );
-        let bad = writes_outside_ownership(&owners);
-        assert_eq!(bad.len(), 1, "{bad:?}");
+        let (bad, late) = writes_outside_ownership(&owners, &[]);
+        assert_eq!((bad.len(), late.len()), (1, 0), "{bad:?}");
         assert!(bad[0].starts_with("kcm-0-1 wrote while kcm-1-1 owned"));
+        // kcm-0 was paused from 3.5 s to 4.9 s, while kcm-1 took over at 4 s: its write
+        // completing 0.1 s after the SIGCONT is late, not a violation; a second later it is.
+        let pause = |to: f64| Pause {
+            replica: 0,
+            from: 36003.5,
+            to,
+        };
+        let (bad, late) = writes_outside_ownership(&owners, &[pause(36004.9)]);
+        assert_eq!((bad.len(), late.len()), (0, 1));
+        let (bad, late) = writes_outside_ownership(&owners, &[pause(36003.9)]);
+        assert_eq!(
+            (bad.len(), late.len()),
+            (1, 0),
+            "paused, but resumed before the takeover"
+        );
         assert!(ranges_contain("[0x00, 0x10000000000000000)", u64::MAX));
         assert!(!ranges_contain("[0x05, 0x06) [0x08, 0x09)", 7));
     }

@@ -374,15 +374,22 @@ mod tests {
     #[test]
     fn scenario_names_are_unique_and_the_kcm_ones_known() {
         let mut names: Vec<&str> = ALL.iter().map(|(n, _)| *n).collect();
-        assert_eq!(names.len(), 45);
+        assert_eq!(names.len(), 47);
         let own: Vec<&str> = ALL
             .iter()
             .filter(|(_, k)| matches!(k, Kind::OwnKcm(_)))
             .map(|(n, _)| *n)
             .collect();
-        assert_eq!(own, ["kcm-killed-mid-rollout", "leader-election"]);
+        assert_eq!(
+            own,
+            [
+                "kcm-killed-mid-rollout",
+                "leader-election",
+                "sharded-replicas"
+            ]
+        );
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 45);
+        assert_eq!(names.len(), 47);
     }
 }
