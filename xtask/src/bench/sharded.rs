@@ -138,23 +138,27 @@ fn run_k(
         .map(|p| peak_rss_mib(*p))
         .collect::<anyhow::Result<_>>()?;
 
-    // Failover: kill replica 0, scale everything by one; its namespaces wait for the handover.
-    let identities = member_identities(&cluster)?;
-    let ring = kcm_sharding::Ring::new(identities.iter().map(String::as_str));
-    let victim_id = first_member_identity(&cluster)?;
-    let victim_ns: BTreeSet<String> = namespaces
-        .iter()
-        .filter(|ns| ring.owner_of_namespace(ns) == Some(victim_id.as_str()))
-        .cloned()
-        .collect();
-    replicas[0].kill();
-    let killed = Instant::now();
-    for ns in &namespaces {
-        cluster.kubectl(&["scale", "deployments", "--all", "-n", ns, "--replicas=11"])?;
+    // Failover (K > 1): kill replica 0, scale everything by one; its namespaces wait for the
+    // handover, the others' should not.
+    let (mut victim_ns, mut victim_s, mut others_s) = (BTreeSet::new(), None, None);
+    if k > 1 {
+        let identities = member_identities(&cluster)?;
+        let ring = kcm_sharding::Ring::new(identities.iter().map(String::as_str));
+        let victim_id = first_member_identity(&cluster)?;
+        victim_ns = namespaces
+            .iter()
+            .filter(|ns| ring.owner_of_namespace(ns) == Some(victim_id.as_str()))
+            .cloned()
+            .collect();
+        replicas[0].kill();
+        let killed = Instant::now();
+        for ns in &namespaces {
+            cluster.kubectl(&["scale", "deployments", "--all", "-n", ns, "--replicas=11"])?;
+        }
+        let (inside, outside) = wait_complete(&cluster, &namespaces, n, 3, Some(&victim_ns))?;
+        victim_s = inside.map(|t| t.saturating_duration_since(killed).as_secs_f64());
+        others_s = outside.map(|t| t.saturating_duration_since(killed).as_secs_f64());
     }
-    let (victim_s, others_s) = wait_complete(&cluster, &namespaces, n, 3, Some(&victim_ns))?;
-    let victim_s = victim_s.map(|t| t.saturating_duration_since(killed).as_secs_f64());
-    let others_s = others_s.map(|t| t.saturating_duration_since(killed).as_secs_f64());
     for r in &mut replicas {
         r.terminate(Duration::from_secs(5));
     }
