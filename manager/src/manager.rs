@@ -24,6 +24,7 @@ use crate::options::{KNOWN_CONTROLLERS, NoFlags, Options, ParsedArgs};
 pub struct Manager {
     name: &'static str,
     about: Option<&'static str>,
+    defaults: Vec<(&'static str, &'static str)>,
     controllers: Vec<Controller>,
 }
 
@@ -44,6 +45,7 @@ impl Manager {
         Manager {
             name,
             about: None,
+            defaults: Vec::new(),
             controllers: Vec::new(),
         }
     }
@@ -51,6 +53,15 @@ impl Manager {
     /// The one-line description `--help` shows.
     pub fn about(mut self, about: &'static str) -> Self {
         self.about = Some(about);
+        self
+    }
+
+    /// Another default for one of [`Options`]' flags, named by its long name without dashes
+    /// (`secure-port`): for instance a port of its own for a binary that runs beside
+    /// kube-controller-manager (which serves on 10257). An unknown name panics when the
+    /// command is built, as clap does for a misspelt argument.
+    pub fn flag_default(mut self, flag: &'static str, value: &'static str) -> Self {
+        self.defaults.push((flag, value));
         self
     }
 
@@ -90,13 +101,24 @@ impl Manager {
         }
         let kcm: Vec<&str> = KNOWN_CONTROLLERS.iter().map(|(n, _)| *n).collect();
         if self.names() != kcm {
-            let help = format!(
-                "A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' \
-                 enables the controller named 'foo', '-foo' disables the controller named 'foo'.\n\
-                 All controllers: {}.",
-                self.names().join(", ")
-            );
+            let mut help = "A list of controllers to enable. '*' enables all on-by-default \
+                controllers, 'foo' enables the controller named 'foo', '-foo' disables the \
+                controller named 'foo'."
+                .to_string();
+            if !self.controllers.is_empty() {
+                help.push_str(&format!("\nAll controllers: {}.", self.names().join(", ")));
+            }
             command = command.mut_arg("controllers", |a| a.help(help));
+        }
+        for (flag, value) in &self.defaults {
+            let id = command
+                .get_arguments()
+                .find(|a| a.get_long() == Some(flag))
+                .map(|a| a.get_id().clone());
+            match id {
+                Some(id) => command = command.mut_arg(id, |a| a.default_value(*value)),
+                None => panic!("Manager::flag_default: no flag --{flag}"),
+            }
         }
         command
     }
@@ -271,12 +293,14 @@ mod tests {
     fn another_binary_is_named_and_lists_its_controllers() {
         let manager = Manager::new("foo-manager")
             .about("Runs foos.")
+            .flag_default("secure-port", "10260")
             .controller(idle("foo-controller"))
             .controllers(crate::builtin::controllers());
         let (parsed, NoFlags {}) = manager
             .parse_args(["foo-manager", "--controllers=*,-foo-controller"])
             .expect("parses");
         assert_eq!(parsed.options.leader_elect_resource_name, "foo-manager");
+        assert_eq!(parsed.options.serving.secure_port, 10260);
         assert_eq!(parsed.options.validate_with(&manager.names()), Ok(()));
         assert!(!parsed.options.controller_enabled("foo-controller"));
         assert!(parsed.options.controller_enabled("replicaset-controller"));

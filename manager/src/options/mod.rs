@@ -396,7 +396,18 @@ impl Options {
         I: IntoIterator<Item = T>,
         T: Into<OsString>,
     {
-        let command = A::augment_args(command);
+        // `A`'s doc comment would replace the binary's description: keep the binary's.
+        let (about, long_about) = (
+            command.get_about().cloned(),
+            command.get_long_about().cloned(),
+        );
+        let mut command = A::augment_args(command).about(None).long_about(None);
+        if let Some(about) = about {
+            command = command.about(about);
+        }
+        if let Some(long_about) = long_about {
+            command = command.long_about(long_about);
+        }
         let takes_value = |name: &str| {
             command.get_arguments().any(|a| {
                 a.get_long() == Some(name)
