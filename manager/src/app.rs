@@ -239,7 +239,6 @@ pub async fn run(
             resync_period: resync_period(options.min_resync_period),
             namespace: options.namespace.clone(),
             reflector,
-            ..Default::default()
         },
     );
     let mut runs = Vec::new();
