@@ -9,7 +9,8 @@
 //!
 //! It is built the way kcm's own controllers are: shared informers and listers from
 //! `kcm-informer`, a rate-limited `kcm-workqueue`, `kcm-controller`'s worker pool and event
-//! recorder. [`run`] runs it, optionally beside kcm's Deployment and ReplicaSet controllers.
+//! recorder. It runs on `kcm-manager`, registered beside (optionally) kcm's Deployment and
+//! ReplicaSet controllers ([`controllers()`]).
 //!
 //! | module | upstream | what |
 //! | --- | --- | --- |
@@ -18,17 +19,26 @@
 //! | [`plan`] | `syncHandler`'s decisions | what one sync does, as data |
 //! | [`sync`] | `syncHandler`, `updateFooStatus` | the sync's reads and writes |
 //! | [`controller`] | `NewController`, `Run`, `handleObject` | informers, handlers, queue, workers |
-//! | [`manager`] | `main.go` | one informer factory, the controllers, shutdown |
+//! | [`mod@controllers`] | `main.go` | the controllers the manager runs |
+//!
+//! Running it in-process against a cluster (as the tests do), then creating a Foo:
 //!
 //! ```no_run
-//! use kcm_sample_controller::{Foo, FooSpec, RunOptions, run};
+//! use kcm_manager::{Manager, Options};
+//! use kcm_sample_controller::{Foo, FooControllerConfig, FooSpec, controllers};
 //! use kube::api::{Api, PostParams};
 //! use tokio_util::sync::CancellationToken;
 //!
 //! # async fn example() -> anyhow::Result<()> {
-//! let client = kube::Client::try_default().await?;
+//! let config = kube::Config::infer().await?;
+//! let manager = Manager::new("sample-controller")
+//!     .controllers(controllers(FooControllerConfig::default(), true));
+//! // No leader election, nothing served: kcm-manager's flags as a test would give them.
+//! let (parsed, kcm_manager::NoFlags {}) =
+//!     manager.parse_args(["sample-controller", "--leader-elect=false", "--secure-port=0"])?;
 //! let cancel = CancellationToken::new();
-//! tokio::spawn(run(client.clone(), RunOptions::default(), cancel.clone()));
+//! let client = kube::Client::try_from(config.clone())?;
+//! tokio::spawn(async move { manager.run(&parsed.options, config, cancel).await });
 //! let foos: Api<Foo> = Api::namespaced(client, "default");
 //! let spec = FooSpec { deployment_name: "example-foo".into(), replicas: Some(1) };
 //! foos.create(&PostParams::default(), &Foo::new("example-foo", spec)).await?;
@@ -37,12 +47,12 @@
 //! ```
 
 pub mod controller;
+pub mod controllers;
 pub mod deployment;
 pub mod foo;
-pub mod manager;
 pub mod plan;
 pub mod sync;
 
 pub use controller::{CONTROLLER_NAME, FooController, FooControllerConfig};
+pub use controllers::{controllers, foo_controller};
 pub use foo::{Foo, FooSpec, FooStatus, crd, crd_yaml};
-pub use manager::{RunOptions, run};

@@ -1,7 +1,7 @@
 //! The test cluster of the sample controller's tests: kcm-testenv in-process (with simulated
 //! nodes whose pods become Ready), or the cluster of `KCM_SAMPLE_KUBECONFIG`. Either way the
 //! Foo CRD is installed, each test gets a namespace of its own, and the controllers run in the
-//! test process scoped to that namespace.
+//! test process on kcm-manager (as the binary runs them) scoped to that namespace.
 
 #![allow(dead_code)] // each test binary uses a part
 
@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Event, Namespace};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kcm_sample_controller::{RunOptions, crd};
+use kcm_manager::{Manager, NoFlags};
+use kcm_sample_controller::{FooControllerConfig, controllers, crd};
 use kcm_testenv::TestCluster;
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -42,11 +43,9 @@ pub fn patience() -> Duration {
     }
 }
 
-async fn external_client(path: &str) -> anyhow::Result<kube::Client> {
+async fn kubeconfig(path: &std::path::Path) -> anyhow::Result<kube::Config> {
     let kubeconfig = Kubeconfig::read_from(path)?;
-    let config =
-        kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?;
-    Ok(kube::Client::try_from(config)?)
+    Ok(kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?)
 }
 
 /// Installs the Foo CRD (or finds it installed) and waits until it is Established.
@@ -69,8 +68,8 @@ pub async fn install_crd(client: &kube::Client) -> anyhow::Result<()> {
 impl Harness {
     /// The cluster, the CRD, a fresh namespace `<prefix>-<random>`, and the controllers.
     pub async fn start(prefix: &str) -> anyhow::Result<Harness> {
-        let (client, cluster) = match std::env::var(KUBECONFIG_ENV) {
-            Ok(path) => (external_client(&path).await?, None),
+        let (config, cluster) = match std::env::var(KUBECONFIG_ENV) {
+            Ok(path) => (kubeconfig(path.as_ref()).await?, None),
             Err(_) => {
                 let cluster = TestCluster::builder()
                     .nodes(2)
@@ -78,9 +77,13 @@ impl Harness {
                     .max_grace(Duration::from_millis(100))
                     .start()
                     .await?;
-                (cluster.client(), Some(cluster))
+                (
+                    kubeconfig(cluster.env().kubeconfig_path()).await?,
+                    Some(cluster),
+                )
             }
         };
+        let client = kube::Client::try_from(config.clone())?;
         install_crd(&client).await?;
         let namespace = format!("{prefix}-{:08x}", rand::random::<u32>());
         let ns: Namespace = serde_json::from_value(serde_json::json!({
@@ -89,17 +92,24 @@ impl Harness {
         Api::<Namespace>::all(client.clone())
             .create(&PostParams::default(), &ns)
             .await?;
-        let options = RunOptions {
-            with_builtin_controllers: std::env::var(BUILTIN_ENV).as_deref() != Ok("0"),
-            namespace: Some(namespace.clone()),
-            ..RunOptions::default()
-        };
+        // kcm-manager in-process, as the binary runs it, without leader election or serving,
+        // its informers scoped to the test's namespace.
+        let with_builtin = std::env::var(BUILTIN_ENV).as_deref() != Ok("0");
+        let manager = Manager::new("sample-controller")
+            .controllers(controllers(FooControllerConfig::default(), with_builtin));
+        let argv = [
+            "sample-controller",
+            "--leader-elect=false",
+            "--secure-port=0",
+        ];
+        let (mut parsed, NoFlags {}) = manager.parse_args(argv)?;
+        parsed.options.namespace = Some(namespace.clone());
         let cancel = CancellationToken::new();
         let controllers = tokio::spawn({
-            let (client, cancel) = (client.clone(), cancel.clone());
+            let cancel = cancel.clone();
             async move {
-                if let Err(e) = kcm_sample_controller::run(client, options, cancel).await {
-                    panic!("the controllers failed: {e}");
+                if let Err(e) = manager.run(&parsed.options, config, cancel).await {
+                    panic!("the controllers failed: {e:#}");
                 }
             }
         });

@@ -262,6 +262,84 @@ fn controllers_flag_follows_upstream_rules() {
 }
 
 #[test]
+fn a_binarys_registered_controllers_are_known_to_controllers() {
+    let registered = ["foo-controller", "deployment-controller"];
+    // (--controllers, foo-controller, deployment-controller enabled)
+    let cases: &[(&[&str], bool, bool)] = &[
+        (&[], true, true),
+        (&["--controllers=*"], true, true),
+        (&["--controllers=*,foo-controller"], true, true),
+        (&["--controllers=*,-foo-controller"], false, true),
+        (&["--controllers=-foo-controller,*"], false, true),
+        (&["--controllers=foo-controller"], true, false),
+        (&["--controllers=foo-controller,-deployment"], true, false),
+        (&["--controllers=*,-deployment-controller"], true, false),
+        (
+            &["--controllers=-foo-controller,foo-controller,*"],
+            false,
+            true,
+        ),
+        (
+            &["--controllers=*,-garbagecollector,-foo-controller"],
+            false,
+            true,
+        ),
+    ];
+    for (args, foo, deployment) in cases {
+        let o = parse(args);
+        assert_eq!(o.validate_with(&registered), Ok(()), "{args:?}");
+        assert_eq!(o.controller_enabled("foo-controller"), *foo, "{args:?}");
+        assert_eq!(
+            o.controller_enabled("deployment-controller"),
+            *deployment,
+            "{args:?}"
+        );
+    }
+    // Only registered names count: kcm itself does not know foo-controller, and a binary does
+    // not know the names it did not register.
+    let o = parse(&["--controllers=*,-foo-controller"]);
+    assert_eq!(
+        o.validate(),
+        Err(OptionsError::UnknownController("foo-controller".into()))
+    );
+    let o = parse(&["--controllers=*,bar-controller"]);
+    assert_eq!(
+        o.validate_with(&registered),
+        Err(OptionsError::UnknownController("bar-controller".into()))
+    );
+}
+
+#[derive(Debug, clap::Args)]
+struct OwnFlags {
+    /// A flag of the binary's own.
+    #[arg(long, default_value_t = 2)]
+    workers: usize,
+}
+
+#[test]
+fn a_binarys_own_flags_parse_beside_ours() {
+    let argv = [
+        "mine",
+        "--workers",
+        "7",
+        "--kube-api-qps=9",
+        "--cluster-cidr=10.0.0.0/8",
+    ];
+    let (parsed, own): (ParsedArgs, OwnFlags) =
+        Options::parse_args_with(Options::command().name("mine"), argv).expect("parses");
+    assert_eq!(own.workers, 7);
+    assert_eq!(parsed.options.kube_api_qps, 9.0);
+    assert_eq!(parsed.ignored, ["cluster-cidr"]);
+    let (_, own): (ParsedArgs, OwnFlags) =
+        Options::parse_args_with(Options::command(), ["mine"]).expect("parses");
+    assert_eq!(own.workers, 2);
+    assert!(
+        Options::parse_args_with::<OwnFlags, _, _>(Options::command(), ["mine", "--workers=x"])
+            .is_err()
+    );
+}
+
+#[test]
 fn invalid_values_are_rejected_with_clear_messages() {
     let o = parse(&["--controllers=*,-bogus"]);
     assert_eq!(

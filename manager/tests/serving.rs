@@ -9,12 +9,12 @@ use std::sync::Arc;
 
 use common::fake_apiserver::{FakeApiServer, Seen, status};
 use common::https::{get, request};
-use kcm::client::ClientFactory;
-use kcm::logging::{VModule, Verbosity};
-use kcm::metrics::Metrics;
-use kcm::options::Options;
-use kcm::serving::Endpoints;
-use kcm::serving::debug::Debugging;
+use kcm_manager::client::ClientFactory;
+use kcm_manager::logging::{VModule, Verbosity};
+use kcm_manager::metrics::Metrics;
+use kcm_manager::options::Options;
+use kcm_manager::serving::Endpoints;
+use kcm_manager::serving::debug::Debugging;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_util::sync::CancellationToken;
 
@@ -138,11 +138,11 @@ async fn https_endpoints_authenticate_and_authorize_through_the_api_server() {
     endpoints
         .registry()
         .write()
-        .register_collector(Box::new(kcm::process_metrics::ProcessMetrics));
+        .register_collector(Box::new(kcm_manager::process_metrics::ProcessMetrics));
     let verbosity = Arc::new(Verbosity::new(0, VModule::default()));
     endpoints.enable_debugging(Debugging::new(Some(verbosity.clone())));
     let stop = CancellationToken::new();
-    let bound = kcm::serving::start(
+    let bound = kcm_manager::serving::start(
         &options.serving,
         endpoints,
         &clients,
@@ -321,7 +321,7 @@ async fn client_cas_missing_from_the_flags_come_from_the_cluster() {
     let stop = CancellationToken::new();
 
     let port = free_port();
-    kcm::serving::start(
+    kcm_manager::serving::start(
         &options(port, &[]).serving,
         Endpoints::new(),
         &clients_of(&fake),
@@ -335,7 +335,7 @@ async fn client_cas_missing_from_the_flags_come_from_the_cluster() {
     assert_eq!(code, 200, "{response}");
 
     // A lookup the API server refuses stops kcm, unless tolerated.
-    let refused = kcm::serving::start(
+    let refused = kcm_manager::serving::start(
         &options(free_port(), &[]).serving,
         Endpoints::new(),
         &clients_of(&forbidden),
@@ -345,14 +345,14 @@ async fn client_cas_missing_from_the_flags_come_from_the_cluster() {
     .await;
     let error = refused.expect_err("lookup refused");
     assert!(
-        kcm::error_chain::display(&error).contains("extension-apiserver-authentication"),
+        kcm_manager::error_chain::display(&error).contains("extension-apiserver-authentication"),
         "{error}"
     );
     for extra in [
         "--authentication-tolerate-lookup-failure",
         "--authentication-skip-lookup",
     ] {
-        let started = kcm::serving::start(
+        let started = kcm_manager::serving::start(
             &options(free_port(), &[extra]).serving,
             Endpoints::new(),
             &clients_of(&forbidden),

@@ -3,7 +3,7 @@
 //! `--kube-api-qps`/`--kube-api-burst` (client-go gives every client its own token bucket),
 //! and with `--use-service-account-credentials` the controllers' clients authenticated as
 //! their own service accounts. With leader election, the controllers' clients send no write
-//! while the leader's [`WriteFence`] is closed.
+//! while the leader's [`WriteFence`](kcm_leaderelection::WriteFence) is closed.
 
 use std::sync::Arc;
 

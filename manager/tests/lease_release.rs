@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use clap::Parser;
 use k8s_openapi::api::coordination::v1::Lease;
-use kcm::app::{Controller, ControllerContext, Exit, RunFuture};
-use kcm::options::Options;
+use kcm_manager::app::{Controller, ControllerContext, Exit, RunFuture};
+use kcm_manager::options::Options;
 use kcm_testenv::{TestCluster, TestEnv};
 use kube::api::Api;
 

@@ -73,7 +73,8 @@ pub type BuildFn = Box<
         + Send,
 >;
 
-/// A controller this binary can run, under its canonical `--controllers` name.
+/// A controller this binary can run, under its canonical `--controllers` name (a registry
+/// entry of [`crate::Manager`]).
 pub struct Controller {
     /// Canonical name, e.g. `deployment-controller`.
     pub name: &'static str,
@@ -236,8 +237,8 @@ pub async fn run(
         clients.client("shared-informers")?,
         InformerOptions {
             resync_period: resync_period(options.min_resync_period),
+            namespace: options.namespace.clone(),
             reflector,
-            ..Default::default()
         },
     );
     let mut runs = Vec::new();

@@ -18,7 +18,7 @@
 //! does not tell failures apart).
 //!
 //! ```
-//! use kcm::metrics::Metrics;
+//! use kcm_manager::metrics::Metrics;
 //! use prometheus_client::registry::Registry;
 //!
 //! let metrics = Metrics::new();

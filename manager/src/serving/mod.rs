@@ -1,14 +1,15 @@
 //! Serving `/metrics`, `/healthz`, `/livez` and `/readyz` as kube-controller-manager does:
 //! HTTPS on `--bind-address:--secure-port` ([`tls`]), delegated authentication ([`authn`])
-//! and authorization ([`authz`]) through the API server, health checks and metrics
-//! ([`endpoints`]), and with `--profiling` the debugging endpoints ([`debug`]). `--secure-port 0`
-//! serves nothing.
+//! and authorization ([`authz`]) through the API server (both post their reviews with
+//! [`review`]), health checks and metrics ([`endpoints`]), and with `--profiling` the debugging
+//! endpoints ([`debug`]). `--secure-port 0` serves nothing.
 
 pub mod authn;
 pub mod authz;
 pub mod debug;
 pub mod endpoints;
 pub mod lookup;
+pub mod review;
 pub mod server;
 pub mod tls;
 pub mod ttl_cache;

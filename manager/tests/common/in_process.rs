@@ -2,9 +2,9 @@
 
 use std::path::Path;
 
-use kcm::app::{self, Controller, Exit};
-use kcm::metrics::Metrics;
-use kcm::options::Options;
+use kcm_manager::app::{self, Controller, Exit};
+use kcm_manager::metrics::Metrics;
+use kcm_manager::options::Options;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -16,12 +16,13 @@ pub async fn spawn(
     kubeconfig: &Path,
     controllers: Vec<Controller>,
 ) -> (CancellationToken, JoinHandle<anyhow::Result<Exit>>) {
-    let config = kcm::client::load_config(Some(kubeconfig), None)
+    let config = kcm_manager::client::load_config(Some(kubeconfig), None)
         .await
         .expect("kubeconfig");
     let metrics = Metrics::new();
-    let clients = kcm::client::ClientFactory::new(config.config, 100.0, 100, metrics.clone())
-        .expect("clients");
+    let clients =
+        kcm_manager::client::ClientFactory::new(config.config, 100.0, 100, metrics.clone())
+            .expect("clients");
     let stop = CancellationToken::new();
     let run = tokio::spawn({
         let stop = stop.clone();

@@ -9,7 +9,7 @@ use k8s_openapi::api::authorization::v1::{
     NonResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
 };
 
-use super::authn::UserInfo;
+use super::review::{UserInfo, post};
 use super::ttl_cache::TtlCache;
 
 /// Decides whether a user may do something on a path.
@@ -105,20 +105,6 @@ impl Authorizer {
         self.cache.insert(key, allowed, ttl);
         Ok(allowed)
     }
-}
-
-/// POSTs a review object and returns the server's answer.
-pub async fn post<T: serde::Serialize, R: serde::de::DeserializeOwned>(
-    client: &kube::Client,
-    path: &str,
-    body: &T,
-) -> Result<R, kube::Error> {
-    let body = serde_json::to_vec(body).map_err(kube::Error::SerdeError)?;
-    let request = http::Request::post(path)
-        .header(http::header::CONTENT_TYPE, "application/json")
-        .body(body)
-        .map_err(|e| kube::Error::BuildRequest(kube::core::request::Error::BuildRequest(e)))?;
-    client.request(request).await
 }
 
 #[cfg(test)]

@@ -15,21 +15,8 @@ use std::time::Duration;
 
 use k8s_openapi::api::authentication::v1::{TokenReview, TokenReviewSpec};
 
-use super::authz::post;
+use super::review::{UserInfo, post};
 use super::ttl_cache::TtlCache;
-
-/// Who made a request.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct UserInfo {
-    /// User name.
-    pub username: String,
-    /// UID, if known.
-    pub uid: String,
-    /// Groups.
-    pub groups: Vec<String>,
-    /// Extra attributes.
-    pub extra: BTreeMap<String, Vec<String>>,
-}
 
 /// Which CA verified the client certificate of a connection, and the certificate's names.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -3,6 +3,11 @@
 //! [`Options::parse_args`] is the entry point: it takes kube-controller-manager's flags that
 //! belong to other controllers out of the command line ([`foreign`]), then parses the rest with
 //! pflag's conventions ([`pflag`]), and reports which given flags kcm ignores.
+//! [`Options::parse_args_with`] does the same for a binary of its own: its command (named after
+//! it, see [`crate::Manager::command`]) and flags of its own beside these.
+//!
+//! The flags of kcm's own controllers (`--concurrent-deployment-syncs`,
+//! `--concurrent-replicaset-syncs`) are here too, for every binary.
 
 pub mod foreign;
 pub mod pflag;
@@ -251,6 +256,13 @@ pub struct Options {
     /// /debug/pprof/profile) and setting the log verbosity with PUT /debug/flags/v
     #[arg(long, help_heading = "Debugging flags", value_name = "bool", default_value = "true", value_parser = parse_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub profiling: bool,
+
+    // ---- Not flags ----
+    /// Watch (and so manage) only this namespace; `None` (the default): every namespace. Not a
+    /// flag of kcm (kube-controller-manager has none); a binary of its own may set it from a
+    /// flag of its own.
+    #[arg(skip)]
+    pub namespace: Option<String>,
 }
 
 /// A flag value that parses but is not acceptable, with upstream-like messages.
@@ -303,12 +315,21 @@ impl Options {
     }
 
     /// Checks what clap cannot: controller names, the lock type, log format, positive workers.
+    /// Known controller names are kcm's ([`KNOWN_CONTROLLERS`]) and kube-controller-manager's
+    /// others; [`Options::validate_with`] adds a binary's own.
     pub fn validate(&self) -> Result<(), OptionsError> {
+        self.validate_with(&[])
+    }
+
+    /// [`Options::validate`], with the names of a binary's registered controllers also known
+    /// to `--controllers`.
+    pub fn validate_with(&self, registered: &[&str]) -> Result<(), OptionsError> {
         for entry in &self.controllers {
             let name = entry.strip_prefix('-').unwrap_or(entry);
             if !name.is_empty()
                 && name != "*"
                 && canonical_controller(name).is_none()
+                && !registered.contains(&name)
                 && !foreign::UPSTREAM_CONTROLLERS.contains(&name)
             {
                 return Err(OptionsError::UnknownController(name.to_string()));
@@ -359,7 +380,34 @@ impl Options {
         I: IntoIterator<Item = T>,
         T: Into<OsString>,
     {
-        let command = Options::command();
+        let (parsed, NoFlags {}) = Options::parse_args_with(Options::command(), argv)?;
+        Ok(parsed)
+    }
+
+    /// [`Options::parse_args`] for a binary of its own: `command` is [`Options`]' command as
+    /// that binary names and describes it; the flags (and subcommands) of `A` are parsed beside
+    /// ours and returned with them.
+    pub fn parse_args_with<A, I, T>(
+        command: clap::Command,
+        argv: I,
+    ) -> Result<(ParsedArgs, A), clap::Error>
+    where
+        A: clap::Args,
+        I: IntoIterator<Item = T>,
+        T: Into<OsString>,
+    {
+        // `A`'s doc comment would replace the binary's description: keep the binary's.
+        let (about, long_about) = (
+            command.get_about().cloned(),
+            command.get_long_about().cloned(),
+        );
+        let mut command = A::augment_args(command).about(None).long_about(None);
+        if let Some(about) = about {
+            command = command.about(about);
+        }
+        if let Some(long_about) = long_about {
+            command = command.long_about(long_about);
+        }
         let takes_value = |name: &str| {
             command.get_arguments().any(|a| {
                 a.get_long() == Some(name)
@@ -368,10 +416,14 @@ impl Options {
             })
         };
         let (kept, mut ignored) =
-            pflag::strip_foreign(argv.into_iter().map(Into::into), takes_value)
-                .map_err(|e| Options::command().error(clap::error::ErrorKind::InvalidValue, e))?;
-        let matches = Options::command().try_get_matches_from(kept)?;
+            pflag::strip_foreign(argv.into_iter().map(Into::into), takes_value).map_err(|e| {
+                command
+                    .clone()
+                    .error(clap::error::ErrorKind::InvalidValue, e)
+            })?;
+        let matches = command.try_get_matches_from(kept)?;
         let options = Options::from_arg_matches(&matches)?;
+        let extra = A::from_arg_matches(&matches)?;
         if options
             .kube_api_content_type
             .as_deref()
@@ -379,12 +431,13 @@ impl Options {
         {
             ignored.push("kube-api-content-type".into());
         }
-        Ok(ParsedArgs { options, ignored })
+        Ok((ParsedArgs { options, ignored }, extra))
     }
 
-    /// Whether `--controllers` enables the controller `name` (canonical name), with
-    /// kube-controller-manager's rules: an explicit name or `-name` wins, in order; otherwise
-    /// `*` enables every on-by-default controller (both of ours are on by default).
+    /// Whether `--controllers` enables the controller `name` (canonical name, or the name a
+    /// binary registered it under), with kube-controller-manager's rules: an explicit name or
+    /// `-name` wins, in order; otherwise `*` enables every on-by-default controller (every
+    /// controller is on by default).
     pub fn controller_enabled(&self, name: &str) -> bool {
         let mut star = false;
         for entry in &self.controllers {
@@ -396,13 +449,18 @@ impl Options {
                 Some(rest) => (true, rest),
                 None => (false, entry.as_str()),
             };
-            if canonical_controller(raw) == Some(name) {
+            if raw == name || canonical_controller(raw) == Some(name) {
                 return !negated;
             }
         }
         star
     }
 }
+
+/// No flags: what [`Options::parse_args_with`] parses beside ours for a binary without flags of
+/// its own.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct NoFlags {}
 
 /// Parses `--feature-gates` (`name=bool,...`, pflag's mapStringBool) into pairs.
 pub fn feature_gates(value: &str) -> Result<Vec<(String, bool)>, String> {

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use clap::Parser;
 use k8s_openapi::api::apps::v1::ReplicaSet;
-use kcm::app::{self, Controller, ControllerContext, RunFuture};
-use kcm::options::Options;
+use kcm_manager::app::{self, Controller, ControllerContext, RunFuture};
+use kcm_manager::options::Options;
 use kcm_testenv::TestCluster;
 use kube::api::{Api, PostParams};
 

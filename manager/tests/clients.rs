@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use common::fake_apiserver::{FakeApiServer, Seen, status};
 use k8s_openapi::api::apps::v1::Deployment;
-use kcm::client::ClientFactory;
-use kcm::metrics::Metrics;
+use kcm_manager::client::ClientFactory;
+use kcm_manager::metrics::Metrics;
 use kube::api::Api;
 use tokio_util::sync::CancellationToken;
 
