@@ -2,7 +2,7 @@
 //!
 //! Requests with a writing method (POST, PUT, PATCH, DELETE) pass [`WriteFence::check`] when
 //! the layer's service is called; reads and watches pass untouched. A refused request is
-//! answered with a [`Fenced`](crate::Fenced) error (kube-client returns it as
+//! answered with a [`Fenced`] error (kube-client returns it as
 //! `kube::Error::Service`, see [`is_fenced`](crate::is_fenced)) and is never sent.
 //!
 //! Put the layer as close to the wire as the stack allows: inside any client-side rate

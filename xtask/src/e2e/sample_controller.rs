@@ -50,7 +50,15 @@ pub(crate) fn scenario(c: &Ctx, ns: &str) -> anyhow::Result<Vec<Sample>> {
     let kubeconfig = c.cluster.kubeconfig.to_string_lossy().to_string();
     let log = c.dir().join(format!("sample-controller-{ns}.log"));
     let mut cmd = Command::new(target_dir().join("debug/sample-controller"));
-    cmd.args(["--kubeconfig", &kubeconfig, "--namespace", ns]);
+    // One instance, no serving port: nothing to elect, and no port that may be taken.
+    cmd.args([
+        "--kubeconfig",
+        &kubeconfig,
+        "--namespace",
+        ns,
+        "--leader-elect=false",
+        "--secure-port=0",
+    ]);
     let mut controller = Proc::spawn_logged(&mut cmd, "sample-controller", &log)?;
 
     let example = json!({
