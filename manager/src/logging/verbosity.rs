@@ -1,8 +1,9 @@
 //! Which log calls are enabled: klog's `-v` and `--vmodule` over tracing levels.
 //!
-//! kcm's own crates log at the levels [`level_for`](super::level_for) maps from a verbosity; their `info!`
-//! calls need verbosity 0, `debug!` 2 and `trace!` 5. Dependencies log warnings and errors
-//! only. The global verbosity can change while kcm runs (`PUT /debug/flags/v`, as
+//! kcm's crates and the binary's own (a user's controllers) log at the levels
+//! [`level_for`](super::level_for) maps from a verbosity; their `info!` calls need verbosity 0,
+//! `debug!` 2 and `trace!` 5. The client stack underneath (kube, hyper, h2, tower, rustls,
+//! tokio, …) logs warnings and errors only. The global verbosity can change while kcm runs (`PUT /debug/flags/v`, as
 //! kube-controller-manager allows with `--profiling`); tracing caches per call site whether
 //! it is enabled, so a change rebuilds that cache.
 
@@ -48,7 +49,7 @@ impl Verbosity {
         if *level <= Level::WARN {
             return true;
         }
-        if !is_ours(metadata.target()) {
+        if is_client_stack(metadata.target()) {
             return false;
         }
         let needed = needed_verbosity(level);
@@ -92,10 +93,40 @@ impl Verbosity {
     }
 }
 
-/// Whether a tracing target is one of kcm's crates (`kcm`, `kcm_store::…`, …).
-fn is_ours(target: &str) -> bool {
+/// The crates under kcm's client and runtime whose info and debug logs are noise for an operator
+/// (kube-controller-manager does not show client-go's either).
+const CLIENT_STACK: &[&str] = &[
+    "kube",
+    "kube_client",
+    "kube_core",
+    "kube_runtime",
+    "hyper",
+    "hyper_util",
+    "hyper_rustls",
+    "h2",
+    "http",
+    "tower",
+    "tower_http",
+    "rustls",
+    "tokio_rustls",
+    "tokio",
+    "tokio_util",
+    "mio",
+    "want",
+    "reqwest",
+    "rcgen",
+    "jiff",
+    "tracing",
+    "governor",
+    "papaya",
+    "dashmap",
+];
+
+/// Whether a tracing target belongs to the client stack underneath the controllers
+/// ([`CLIENT_STACK`]); everything else is kcm's or the binary's own and follows `-v`.
+fn is_client_stack(target: &str) -> bool {
     let krate = target.split("::").next().unwrap_or(target);
-    krate == "kcm" || krate.starts_with("kcm_")
+    CLIENT_STACK.contains(&krate)
 }
 
 #[cfg(test)]
@@ -142,7 +173,10 @@ mod tests {
             (Level::WARN, "hyper::proto", "src/proto.rs", true),
             (Level::INFO, "hyper::proto", "src/proto.rs", false),
             (Level::DEBUG, "kcm", "cmd/src/app.rs", false),
-            (Level::INFO, "kcmfoo", "src/x.rs", false),
+            (Level::INFO, "kube_client::client", "src/client.rs", false),
+            // A user's controller on kcm-manager logs like kcm's own crates.
+            (Level::INFO, "my_controller::sync", "src/sync.rs", true),
+            (Level::DEBUG, "my_controller::sync", "src/sync.rs", false),
         ];
         for (level, target, file, want) in cases {
             assert_eq!(
