@@ -219,8 +219,12 @@ impl<'a> Replicas<'a> {
             })
             .max_by(|a, b| a.0.total_cmp(&b.0))
             .map(|(_, r)| r);
-        match owner {
-            Some(o) => (o + i) % n,
+        // Among the replicas running now (a member that has not joined yet is no target).
+        let running: Vec<usize> = (0..n)
+            .filter(|r| alive.get(*r).copied().unwrap_or(false))
+            .collect();
+        match owner.and_then(|o| running.iter().position(|r| *r == o)) {
+            Some(at) => running[(at + i) % running.len()],
             None => i,
         }
     }
@@ -360,7 +364,7 @@ fn run_steps(
                 note(format!("SIGCONT kcm-{}", retarget.get(&i).unwrap_or(&i)));
             }
             Step::Up(i) => match replicas.up(*retarget.get(&i).unwrap_or(&i)) {
-                Ok(true) => note(format!("start kcm-{i}")),
+                Ok(true) => note(format!("start kcm-{}", retarget.get(&i).unwrap_or(&i))),
                 Ok(false) => {}
                 Err(e) => note(format!("could not start kcm-{i}: {e:#}")),
             },
