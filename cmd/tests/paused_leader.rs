@@ -7,8 +7,6 @@
 //! write after it resumes, step down at once, and every Deployment must end with exactly its
 //! replicas.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::Deployment;
@@ -17,68 +15,21 @@ use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kcm_testenv::TestCluster;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 
+mod common;
+use common::{Kcm, deployment, wait_until};
+
 const NS: &str = "paused";
 const LEASE: &str = "kcm-paused";
 const DEPLOYMENTS: usize = 4;
 
-/// A kcm process that is killed when dropped, logging to a file.
-struct Kcm {
-    child: Child,
-    log: PathBuf,
-}
-
-impl Kcm {
-    fn start(kubeconfig: &Path, log: PathBuf) -> Kcm {
-        let file = std::fs::File::create(&log).expect("log file");
-        let child = Command::new(env!("CARGO_BIN_EXE_kcm"))
-            .arg("--kubeconfig")
-            .arg(kubeconfig)
-            .args([
-                "--secure-port=0",
-                "--v=2",
-                "--controllers=*",
-                "--leader-elect=true",
-                "--leader-elect-resource-namespace=default",
-                &format!("--leader-elect-resource-name={LEASE}"),
-                "--leader-elect-lease-duration=2s",
-                "--leader-elect-renew-deadline=1500ms",
-                "--leader-elect-retry-period=300ms",
-            ])
-            .stdout(Stdio::null())
-            .stderr(file)
-            .spawn()
-            .expect("start kcm");
-        Kcm { child, log }
-    }
-
-    fn signal(&self, signal: &str) {
-        let status = Command::new("kill")
-            .args([signal, &self.child.id().to_string()])
-            .status()
-            .expect("kill");
-        assert!(status.success(), "kill {signal}");
-    }
-
-    fn text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    /// The candidate identity the process announced.
-    fn identity(&self) -> Option<String> {
-        self.text()
-            .lines()
-            .find(|l| l.contains("attempting to acquire leader lease"))
-            .and_then(|l| l.split("identity=\"").nth(1))
-            .and_then(|r| r.split('"').next())
-            .map(str::to_string)
-    }
-}
-
-impl Drop for Kcm {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// The candidate identity a kcm process announced.
+fn identity(k: &Kcm) -> Option<String> {
+    k.text()
+        .lines()
+        .find(|l| l.contains("attempting to acquire leader lease"))
+        .and_then(|l| l.split("identity=\"").nth(1))
+        .and_then(|r| r.split('"').next())
+        .map(str::to_string)
 }
 
 async fn holder(leases: &Api<Lease>) -> String {
@@ -90,33 +41,6 @@ async fn holder(leases: &Api<Lease>) -> String {
         .and_then(|l| l.spec)
         .and_then(|s| s.holder_identity)
         .unwrap_or_default()
-}
-
-async fn wait_until<F: AsyncFnMut() -> bool>(what: &str, limit: Duration, mut done: F) {
-    let deadline = Instant::now() + limit;
-    while !done().await {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-fn deployment(name: &str, replicas: i32) -> Deployment {
-    serde_json::from_value(serde_json::json!({
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name, "namespace": NS},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": {"app": name}},
-            "strategy": {"type": "RollingUpdate",
-                         "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
-            "template": {
-                "metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}
-            }
-        }
-    }))
-    .expect("deployment")
 }
 
 async fn all_available(deployments: &Api<Deployment>, replicas: i32) -> bool {
@@ -152,9 +76,19 @@ async fn a_leader_resumed_after_its_lease_writes_nothing_and_steps_down() {
     let dir = std::env::temp_dir().join(format!("kcm-paused-leader-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("log dir");
     let kubeconfig = cluster.env().kubeconfig_path().to_path_buf();
+    let lease = format!("--leader-elect-resource-name={LEASE}");
+    let args = [
+        "--controllers=*",
+        "--leader-elect=true",
+        "--leader-elect-resource-namespace=default",
+        lease.as_str(),
+        "--leader-elect-lease-duration=2s",
+        "--leader-elect-renew-deadline=1500ms",
+        "--leader-elect-retry-period=300ms",
+    ];
     let kcms = [
-        Kcm::start(&kubeconfig, dir.join("kcm-0.log")),
-        Kcm::start(&kubeconfig, dir.join("kcm-1.log")),
+        Kcm::start(&kubeconfig, dir.join("kcm-0.log"), &args),
+        Kcm::start(&kubeconfig, dir.join("kcm-1.log"), &args),
     ];
 
     let namespaces: Api<Namespace> = Api::all(client.clone());
@@ -167,7 +101,10 @@ async fn a_leader_resumed_after_its_lease_writes_nothing_and_steps_down() {
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), NS);
     for i in 0..DEPLOYMENTS {
         deployments
-            .create(&PostParams::default(), &deployment(&format!("web-{i}"), 3))
+            .create(
+                &PostParams::default(),
+                &deployment(NS, &format!("web-{i}"), 3),
+            )
             .await
             .expect("create deployment");
     }
@@ -186,7 +123,7 @@ async fn a_leader_resumed_after_its_lease_writes_nothing_and_steps_down() {
     let leader = holder(&leases).await;
     let old = kcms
         .iter()
-        .position(|k| k.identity().as_deref() == Some(leader.as_str()))
+        .position(|k| identity(k).as_deref() == Some(leader.as_str()))
         .expect("the leader is one of the two processes");
     kcms[old].signal("-STOP");
     let paused = Instant::now();

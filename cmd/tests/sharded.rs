@@ -6,8 +6,6 @@
 //! so each replica filters on the client.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::Deployment;
@@ -16,77 +14,12 @@ use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kcm_testenv::TestCluster;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 
+mod common;
+use common::{Kcm, deployment, wait_until};
+
 const RING: &str = "kcm-sharded";
 const NAMESPACES: usize = 6;
 const PER_NAMESPACE: usize = 2;
-
-/// A kcm process that is killed when dropped, logging to a file.
-struct Kcm {
-    child: Child,
-    log: PathBuf,
-}
-
-impl Kcm {
-    fn start(kubeconfig: &Path, log: PathBuf) -> Kcm {
-        let file = std::fs::File::create(&log).expect("log file");
-        let child = Command::new(env!("CARGO_BIN_EXE_kcm"))
-            .arg("--kubeconfig")
-            .arg(kubeconfig)
-            .args([
-                "--secure-port=0",
-                "--v=2",
-                "--sharding=namespace",
-                "--leader-elect-resource-namespace=default",
-                &format!("--leader-elect-resource-name={RING}"),
-                "--leader-elect-lease-duration=2s",
-                "--leader-elect-renew-deadline=1500ms",
-                "--leader-elect-retry-period=300ms",
-            ])
-            .stdout(Stdio::null())
-            .stderr(file)
-            .spawn()
-            .expect("start kcm");
-        Kcm { child, log }
-    }
-
-    fn text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-}
-
-impl Drop for Kcm {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-async fn wait_until<F: AsyncFnMut() -> bool>(what: &str, limit: Duration, mut done: F) {
-    let deadline = Instant::now() + limit;
-    while !done().await {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-fn deployment(ns: &str, name: &str, replicas: i32) -> Deployment {
-    serde_json::from_value(serde_json::json!({
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name, "namespace": ns},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": {"app": name}},
-            "strategy": {"type": "RollingUpdate",
-                         "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
-            "template": {
-                "metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}
-            }
-        }
-    }))
-    .expect("deployment")
-}
 
 /// Namespace names as teams pick them (sequential names like `team-1` … `team-6` hash close
 /// together and mostly share an owner: docs/sharding.md §4).
@@ -157,8 +90,17 @@ async fn replicas_split_namespaces_and_take_over_a_killed_ones() {
     let dir = std::env::temp_dir().join(format!("kcm-sharded-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("log dir");
     let kubeconfig = cluster.env().kubeconfig_path().to_path_buf();
+    let ring = format!("--leader-elect-resource-name={RING}");
+    let args = [
+        "--sharding=namespace",
+        "--leader-elect-resource-namespace=default",
+        ring.as_str(),
+        "--leader-elect-lease-duration=2s",
+        "--leader-elect-renew-deadline=1500ms",
+        "--leader-elect-retry-period=300ms",
+    ];
     let mut kcms: Vec<Kcm> = (0..3)
-        .map(|i| Kcm::start(&kubeconfig, dir.join(format!("kcm-{i}.log"))))
+        .map(|i| Kcm::start(&kubeconfig, dir.join(format!("kcm-{i}.log")), &args))
         .collect();
     let leases: Api<Lease> = Api::namespaced(client.clone(), "default");
     wait_until("a ring of three", Duration::from_secs(60), async || {

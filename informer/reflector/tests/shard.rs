@@ -90,24 +90,7 @@ async fn the_selector_is_sent_on_every_page_and_watch() {
 async fn only_the_share_is_stored_when_the_server_sends_everything() {
     let cluster = TestCluster::builder().start().await.expect("test cluster");
     let client = cluster.client();
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    for ns in ["team-a", "team-b", "team-c"] {
-        let namespace = Namespace {
-            metadata: ObjectMeta {
-                name: Some(ns.into()),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        namespaces
-            .create(&PostParams::default(), &namespace)
-            .await
-            .expect("namespace");
-        let api: Api<Lease> = Api::namespaced(client.clone(), ns);
-        api.create(&PostParams::default(), &lease(ns, "before"))
-            .await
-            .expect("create");
-    }
+    namespaces_with_a_lease(&client, &["team-a", "team-b", "team-c"], "before").await;
     let share = ["team-a", "team-c"];
     let scope = ShardScope::new(SELECTOR, move |m: &ObjectMeta| {
         m.namespace.as_deref().is_some_and(|ns| share.contains(&ns))
@@ -148,6 +131,28 @@ async fn only_the_share_is_stored_when_the_server_sends_everything() {
     wait_for(&keys, &want_watched).await;
     cancel.cancel();
     run.await.expect("reflector stops");
+}
+
+/// Creates each namespace with one Lease named `name` in it.
+async fn namespaces_with_a_lease(client: &kube::Client, names: &[&str], name: &str) {
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    for ns in names {
+        let namespace = Namespace {
+            metadata: ObjectMeta {
+                name: Some((*ns).into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        namespaces
+            .create(&PostParams::default(), &namespace)
+            .await
+            .expect("namespace");
+        let api: Api<Lease> = Api::namespaced(client.clone(), ns);
+        api.create(&PostParams::default(), &lease(ns, name))
+            .await
+            .expect("create");
+    }
 }
 
 async fn wait_for(keys: &Keys, want: &BTreeSet<String>) {
@@ -256,24 +261,7 @@ async fn a_dynamic_share_relists_when_it_moves() {
 
     let cluster = TestCluster::builder().start().await.expect("test cluster");
     let client = cluster.client();
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    for ns in ["team-a", "team-b"] {
-        let namespace = Namespace {
-            metadata: ObjectMeta {
-                name: Some(ns.into()),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        namespaces
-            .create(&PostParams::default(), &namespace)
-            .await
-            .expect("namespace");
-        let api: Api<Lease> = Api::namespaced(client.clone(), ns);
-        api.create(&PostParams::default(), &lease(ns, "l"))
-            .await
-            .expect("create");
-    }
+    namespaces_with_a_lease(&client, &["team-a", "team-b"], "l").await;
     let only = |ns: &'static str| {
         ShareFilter::Scope(ShardScope::new(SELECTOR, move |m: &ObjectMeta| {
             m.namespace.as_deref() == Some(ns)

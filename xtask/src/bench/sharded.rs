@@ -17,6 +17,7 @@ use anyhow::{Context, bail};
 use serde_json::{Value, json};
 
 use super::controllers::controllers_audit as ca;
+use super::controllers::{cpu_seconds, is_complete, peak_rss_mib};
 use crate::cluster::{Cluster, Proc, target_dir, wait_for};
 use crate::diff::audit;
 use crate::upstream::{build as upstream_build, control_plane};
@@ -334,7 +335,7 @@ fn wait_complete(
                 let ns = d["metadata"]["namespace"].as_str().unwrap_or_default();
                 (
                     split.is_some_and(|s| s.contains(ns)),
-                    super::controllers::is_complete(d, generation),
+                    is_complete(d, generation),
                 )
             })
             .collect();
@@ -367,14 +368,6 @@ fn micros() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_micros() as i64)
-}
-
-fn cpu_seconds(pid: u32) -> anyhow::Result<f64> {
-    super::controllers::cpu_seconds(pid)
-}
-
-fn peak_rss_mib(pid: u32) -> anyhow::Result<f64> {
-    super::controllers::peak_rss_mib(pid)
 }
 
 /// The table of a run: one row per K, per-replica figures against K = 1's.

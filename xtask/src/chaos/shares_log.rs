@@ -8,15 +8,7 @@
 
 use kcm_sharding::hash_field;
 
-/// Seconds since midnight of a klog line (`I1125 04:22:23.200902 ...`).
-fn klog_time(line: &str) -> Option<f64> {
-    let t = line.split_whitespace().nth(1)?;
-    let mut parts = t.split(':');
-    let h: f64 = parts.next()?.parse().ok()?;
-    let m: f64 = parts.next()?.parse().ok()?;
-    let s: f64 = parts.next()?.parse().ok()?;
-    Some(h * 3600.0 + m * 60.0 + s)
-}
+use super::terms_log::klog_time;
 
 /// Whether the `[0x…, 0x…)` ranges of a log value contain `hash`.
 fn ranges_contain(ranges: &str, hash: u64) -> bool {

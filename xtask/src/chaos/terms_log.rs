@@ -18,7 +18,7 @@ pub(crate) fn identity_in_log(path: &Path) -> Option<String> {
 }
 
 /// Seconds since midnight of a klog line (`I1125 04:22:23.200902 ...`).
-fn klog_time(line: &str) -> Option<f64> {
+pub(crate) fn klog_time(line: &str) -> Option<f64> {
     let t = line.split_whitespace().nth(1)?;
     let mut parts = t.split(':');
     let h: f64 = parts.next()?.parse().ok()?;
