@@ -268,12 +268,17 @@ fn forbidden_lines(dir: &Path) -> anyhow::Result<Vec<String>> {
         .collect())
 }
 
-/// Whether a log line reports a 403 from the API server.
+/// Whether a log line reports a 403 from the API server that RBAC could have caused. Admission
+/// answers 403 too where no grant would help: a create in a namespace being deleted (the
+/// NamespaceLifecycle plugin; the scenarios delete their namespaces without waiting, so a later
+/// scenario's kcm can still sync what is left in them) or past a ResourceQuota.
 fn is_forbidden(line: &str) -> bool {
-    line.contains("is forbidden")
+    const NOT_RBAC: &[&str] = &["because it is being terminated", "exceeded quota"];
+    let forbidden = line.contains("is forbidden")
         || line.contains("reason: \"Forbidden\"")
         || line.contains(r#"reason: \"Forbidden\""#)
-        || line.contains("code: 403")
+        || line.contains("code: 403");
+    forbidden && !NOT_RBAC.iter().any(|cause| line.contains(cause))
 }
 
 fn timeline(dir: &Path, name: &str, samples: &[Sample]) -> anyhow::Result<()> {
@@ -338,6 +343,12 @@ mod tests {
         ));
         assert!(!is_forbidden(
             "INFO synced replicas=403 resourceVersion=14031"
+        ));
+        assert!(!is_forbidden(
+            r#"I1128 09:56:14.728144   31912 api_write.rs:68] "API write" verb="create" resource="pods" object="alpha-e2e-sharded-replicas/web-785867d899-" result="error" err="pods \"web-785867d899-\" is forbidden: unable to create new content in namespace alpha-e2e-sharded-replicas because it is being terminated""#
+        ));
+        assert!(!is_forbidden(
+            r#"err="pods \"web-1\" is forbidden: exceeded quota: pods, requested: pods=1, used: pods=2, limited: pods=2""#
         ));
     }
 
