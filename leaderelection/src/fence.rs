@@ -63,14 +63,28 @@ pub struct Fenced {
 /// assert!(!is_fenced(&std::io::Error::other("connection refused")));
 /// ```
 pub fn is_fenced(err: &(dyn std::error::Error + 'static)) -> bool {
+    find_fenced(err).is_some()
+}
+
+/// The [`Fenced`] refusal in `err`'s source chain, also inside an I/O error (a connection of a
+/// [`FencedConnector`](crate::FencedConnector) refuses with one; `io::Error::source` skips
+/// the error it carries).
+pub(crate) fn find_fenced<'a>(err: &'a (dyn std::error::Error + 'static)) -> Option<&'a Fenced> {
     let mut current = Some(err);
     while let Some(e) = current {
-        if e.is::<Fenced>() {
-            return true;
+        if let Some(fenced) = e.downcast_ref::<Fenced>() {
+            return Some(fenced);
+        }
+        if let Some(fenced) = e
+            .downcast_ref::<std::io::Error>()
+            .and_then(std::io::Error::get_ref)
+            .and_then(|inner| inner.downcast_ref::<Fenced>())
+        {
+            return Some(fenced);
         }
         current = e.source();
     }
-    false
+    None
 }
 
 /// A cheap, cloneable handle on one process's write fence (see the [module docs](self)).

@@ -29,7 +29,7 @@ use std::task::{Context, Poll};
 use http::Method;
 use tower::BoxError;
 
-use crate::fence::{Fenced, WriteFence};
+use crate::fence::{Fenced, WriteFence, find_fenced};
 use crate::share_gate::{ShareGate, namespace_of_path};
 
 /// Wraps a client's service so that writes pass the fence (see the [module docs](self)).
@@ -43,6 +43,12 @@ impl FenceLayer {
     /// A layer checking `fence` before every write.
     pub fn new(fence: WriteFence) -> Self {
         FenceLayer { fence, share: None }
+    }
+
+    /// The fence this layer checks (for a [`FencedConnector`](crate::FencedConnector) under
+    /// the same client).
+    pub fn fence(&self) -> &WriteFence {
+        &self.fence
     }
 
     /// Also checks every namespaced write against a sharded member's active share, and counts
@@ -130,7 +136,15 @@ where
         }
         let response = self.inner.call(request);
         Box::pin(async move {
-            let answer = response.await.map_err(Into::into);
+            let answer = response.await.map_err(|e| {
+                let e: BoxError = e.into();
+                // Refused at the wire (a FencedConnector): the same refusal as above, so that
+                // callers and logs see `Fenced` whatever wrapped it on the way up.
+                match find_fenced(&*e) {
+                    Some(fenced) => Box::new(fenced.clone()) as BoxError,
+                    None => e,
+                }
+            });
             // Answered (or failed): no longer in flight.
             drop(in_flight);
             answer

@@ -9,6 +9,7 @@
 //! | [`lease_lock`] | `resourcelock.LeaseLock` | the record in a Lease, optimistic updates |
 //! | [`fence`] | — | [`WriteFence`]: writes allowed only within the lease by this process's monotonic clock |
 //! | [`fence_layer`] | — | [`FenceLayer`]: a tower layer putting a `kube::Client`'s writes behind the fence |
+//! | [`fence_wire`] | — | [`FencedConnector`]: connections that write to the socket only while the fence is open (a process stopped after the layer's check) |
 //! | [`membership`] | — | a ring of active-active members, each on a Lease of its own with its own fence; liveness by the observer's clock |
 //!
 //! Libraries using this crate pick no k8s-openapi version feature; binaries and tests do.
@@ -50,6 +51,7 @@ pub mod config;
 pub mod elector;
 pub mod fence;
 pub mod fence_layer;
+pub mod fence_wire;
 pub mod lease_lock;
 pub mod membership;
 pub mod shard_member;
@@ -62,5 +64,6 @@ pub use config::{
 pub use elector::{Attempt, LeaderElector};
 pub use fence::{FENCED_PREFIX, Fenced, WriteFence, is_fenced};
 pub use fence_layer::{FenceLayer, FencedService};
+pub use fence_wire::{FencedConnection, FencedConnector};
 pub use lease_lock::{KubeLeaseLock, LeaderElectionRecord, LeaseLock, LockError};
 pub use share_gate::{ShareGate, namespace_of_path};

@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::retry::ClientGoRetry;
 use super::service_account::{self, BearerLayer, TokenSource};
+use super::wire;
 use super::{ClientError, RateLimitLayer, RequestMetricsLayer, rate_limiter, user_agent};
 use crate::metrics::Metrics;
 
@@ -180,7 +181,14 @@ pub(super) fn build_with(
     // token and is counted as client-go's are.
     let mut config = config;
     config.default_retry = false;
-    let builder = ClientBuilder::try_from(config).map_err(ClientError::Build)?;
+    let wired = match &fence {
+        Some(layer) => wire::fenced_builder(&config, layer.fence())?,
+        None => None,
+    };
+    let builder = match wired {
+        Some(builder) => builder,
+        None => ClientBuilder::try_from(config).map_err(ClientError::Build)?,
+    };
     let instrument = RequestMetricsLayer::new(metrics.clone(), host.clone());
     let limit = limiter.map(|l| RateLimitLayer::new(l).with_metrics(metrics.clone(), host.clone()));
     let limit = tower::util::option_layer(limit);

@@ -10,6 +10,7 @@ pub mod layers;
 pub mod retry;
 pub mod service_account;
 pub mod user_agent;
+mod wire;
 
 use std::num::NonZeroU32;
 use std::sync::Arc;
