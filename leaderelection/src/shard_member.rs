@@ -276,15 +276,19 @@ impl Shell<'_> {
         let before = self.handover.active().clone();
         let actions = self.handover.handle(event);
         let after = self.handover.active().clone();
+        let gained = after.difference(&before);
+        // Logged before the gate opens: the line's time is a bound no write of the gained
+        // namespaces precedes (the chaos checks read ownership from it).
+        if !gained.is_empty() {
+            tracing::info!(member = %self.member.identity(), ranges = gained.len(), gained = gained.fraction(), active = after.fraction(), "namespaces became active");
+            tracing::debug!(member = %self.member.identity(), gained = %gained, "ranges that became active");
+        }
         // The gate first: a stop takes effect before anything else happens.
         self.member.gate.set_active(after.clone());
         for action in actions {
             self.perform(action);
         }
-        let gained = after.difference(&before);
         if !gained.is_empty() {
-            tracing::info!(member = %self.member.identity(), ranges = gained.len(), gained = gained.fraction(), active = after.fraction(), "namespaces became active");
-            tracing::debug!(member = %self.member.identity(), gained = %gained, "ranges that became active");
             (self.on_activate)(&gained);
         }
         self.publish();

@@ -10,6 +10,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::apiserver::audit::AuditLog;
 use crate::apiserver::metrics::{Metrics, RequestCounts};
 use crate::apiserver::{ApiServer, RequestHook, dispatch, handlers};
 use crate::registry;
@@ -37,6 +38,9 @@ pub struct TestEnvConfig {
     /// Run the built-in namespace cleanup after a namespace DELETE (content removed at
     /// once, then the namespace). Turn off when a simulated namespace controller does it.
     pub namespace_cleanup: bool,
+    /// Append every answered write to this file as kube-apiserver's audit log would
+    /// ([`audit`](crate::apiserver::audit)).
+    pub audit_log_path: Option<PathBuf>,
 }
 
 impl Default for TestEnvConfig {
@@ -49,6 +53,7 @@ impl Default for TestEnvConfig {
             start_revision: 0,
             hook: None,
             namespace_cleanup: true,
+            audit_log_path: None,
         }
     }
 }
@@ -67,6 +72,14 @@ pub enum TestEnvError {
     /// Writing the kubeconfig failed.
     #[error("writing kubeconfig {path}: {source}")]
     Kubeconfig {
+        /// Path.
+        path: PathBuf,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// The audit log could not be opened.
+    #[error("opening the audit log {path}: {source}")]
+    Audit {
         /// Path.
         path: PathBuf,
         /// Cause.
@@ -113,6 +126,13 @@ impl TestEnv {
             addr: config.listen,
             source,
         })?;
+        let audit = match &config.audit_log_path {
+            Some(path) => Some(AuditLog::open(path).map_err(|source| TestEnvError::Audit {
+                path: path.clone(),
+                source,
+            })?),
+            None => None,
+        };
         let srv = Arc::new(ApiServer {
             store: Store::new(config.start_revision, config.watch_window),
             metrics: Metrics::default(),
@@ -125,6 +145,7 @@ impl TestEnv {
             crds: Default::default(),
             crd_controller: Default::default(),
             crd_finalizing: Default::default(),
+            audit,
         });
         let ns_res = registry::find("", "v1", "namespaces")
             .ok_or_else(|| TestEnvError::Bootstrap("no namespaces".into()))?;

@@ -40,6 +40,10 @@ struct Args {
     /// Number of change events kept for watches (older resumes get 410).
     #[arg(long, default_value_t = 20_000)]
     watch_window: usize,
+    /// Append every answered write to this file as kube-apiserver's audit log does (JSON
+    /// lines, audit.k8s.io/v1 Events at stage ResponseComplete).
+    #[arg(long)]
+    audit_log_path: Option<PathBuf>,
     #[command(flatten)]
     sim: SimArgs,
     #[command(flatten)]
@@ -78,6 +82,7 @@ async fn main() -> anyhow::Result<()> {
         listen: args.listen,
         watch_window: args.watch_window,
         kubeconfig_path: Some(kubeconfig_out.clone()),
+        audit_log_path: args.audit_log_path,
         ..TestEnvConfig::default()
     };
     let mut cluster = TestCluster::builder().env_config(env_config);

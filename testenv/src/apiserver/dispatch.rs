@@ -20,7 +20,8 @@ use super::http::{
 use super::routes::{self, Route, Target};
 use super::server::ApiServer;
 use super::{
-    crd_controller, delete, discovery, handlers, list, metrics, protobuf, scale, table, watch,
+    audit, crd_controller, delete, discovery, handlers, list, metrics, protobuf, scale, table,
+    watch,
 };
 use crate::registry::StorageId;
 use crate::registry::api_status::{ApiError, ApiResult};
@@ -80,20 +81,44 @@ impl ApiServer {
             ),
             _ => ("", None, None, None),
         };
-        let client = metrics::client_name(
-            req.headers()
-                .get(header::USER_AGENT)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or(""),
-        );
+        let user_agent = req
+            .headers()
+            .get(header::USER_AGENT)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string();
+        let client = metrics::client_name(&user_agent);
+        // Writes to resources go to the audit log once answered.
+        let audited =
+            self.audit.is_some() && !resource.is_empty() && audit::AUDITED_VERBS.contains(&verb);
+        let received = audited.then(audit::timestamp);
+        let request_uri = req
+            .uri()
+            .path_and_query()
+            .map_or_else(|| path.clone(), |pq| pq.to_string());
+        let audit = |code: u16| {
+            if let (Some(log), Some(received)) = (&self.audit, &received) {
+                log.record(&audit::AuditEntry {
+                    verb,
+                    request_uri: &request_uri,
+                    user_agent: &user_agent,
+                    resource,
+                    subresource: sub.as_deref(),
+                    namespace: namespace.as_deref(),
+                    name: name.as_deref(),
+                    code,
+                    received,
+                });
+            }
+        };
         let hook = self.hook.read().clone();
         if let Some(h) = hook {
             let info = RequestInfo {
                 verb,
                 resource,
                 subresource: sub.clone(),
-                namespace,
-                name,
+                namespace: namespace.clone(),
+                name: name.clone(),
                 path: path.clone(),
             };
             match h.before(&info) {
@@ -111,6 +136,7 @@ impl ApiServer {
                         self.metrics
                             .record(&client, verb, resource, sub_s, error.code);
                     }
+                    audit(error.code);
                     return r;
                 }
             }
@@ -145,6 +171,7 @@ impl ApiServer {
             self.metrics
                 .record(&client, verb, metric_res, sub_s, resp.status().as_u16());
         }
+        audit(resp.status().as_u16());
         resp
     }
 

@@ -11,12 +11,14 @@
 //!   printing), [`discovery`]; [`protobuf`] decodes protobuf request bodies.
 //! - [`crd_controller`]: the CRD controllers kube-apiserver runs in-process (names,
 //!   Established, served resources, deleting a deleted CRD's objects).
-//! - [`metrics`]: request and watch-event counters (`/metrics`).
+//! - [`metrics`]: request and watch-event counters (`/metrics`); [`audit`]: the audit log of
+//!   the writes answered.
 //!
 //! Within this folder, files only import files listed before them in the dependency order
-//! `http`, `routes`, `metrics`, `hook` → `server` → `list` → `table` → `handlers`, `watch`,
+//! `http`, `routes`, `metrics`, `audit`, `hook` → `server` → `list` → `table` → `handlers`, `watch`,
 //! `delete` → `scale`, `crd_controller` → `dispatch`.
 
+pub mod audit;
 pub mod crd_controller;
 pub mod delete;
 pub mod discovery;

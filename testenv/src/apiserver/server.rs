@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use super::audit::AuditLog;
 use super::hook::RequestHook;
 use super::metrics::Metrics;
 use crate::registry::ServedResources;
@@ -40,4 +41,6 @@ pub struct ApiServer {
     pub crd_controller: parking_lot::Mutex<()>,
     /// Uids of the deleted CRDs whose objects are being deleted.
     pub crd_finalizing: parking_lot::Mutex<HashSet<String>>,
+    /// Where the answered writes are logged, if anywhere.
+    pub audit: Option<AuditLog>,
 }

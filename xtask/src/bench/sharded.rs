@@ -1,5 +1,5 @@
 //! `cargo xtask bench controllers --replicas 1,2,4 [--deployments N] [--namespaces M]
-//! [--gate on|off]`: kcm sharded by namespace (`--sharding=namespace`) with K replicas on the
+//! [--gate on|off] [--qps Q]`: kcm sharded by namespace (`--sharding=namespace`) with K replicas on the
 //! real control plane (kube-apiserver v1.37.2 with `ShardedListAndWatch` on by default, 200
 //! simulated nodes), one fresh cluster per K. N Deployments × 10 replicas spread over M
 //! namespaces are created and waited for, then all rolled. Per K: the time of each phase, each
@@ -63,12 +63,16 @@ pub(super) fn run(args: &[String], ks: &[usize], n: usize) -> anyhow::Result<()>
         Some("off") => false,
         Some(other) => bail!("--gate takes on or off, not {other}"),
     };
+    let qps: u32 = flag(args, "--qps")
+        .map(|v| v.parse().ok().filter(|q| *q > 0))
+        .unwrap_or(Some(20))
+        .context("--qps needs a positive whole number")?;
     crate::cluster::build(&["kcm-testenv-cli"])?;
     crate::run_cmd("cargo", &["build", "--release", "--locked", "-p", "kcm"])?;
     let bins = upstream_build::build()?;
     let mut lines = Vec::new();
     for &k in ks {
-        let line = run_k(k, n, m, gate, &bins)?;
+        let line = run_k(k, n, m, gate, qps, &bins)?;
         println!("{line}");
         lines.push(line);
     }
@@ -87,6 +91,7 @@ fn run_k(
     n: usize,
     m: usize,
     gate: bool,
+    qps: u32,
     bins: &upstream_build::Binaries,
 ) -> anyhow::Result<Value> {
     let dir = target_dir()
@@ -112,7 +117,7 @@ fn run_k(
         cluster.kubectl(&["create", "namespace", ns])?;
     }
     let mut replicas: Vec<Proc> = (0..k)
-        .map(|i| spawn_member(&cluster, i))
+        .map(|i| spawn_member(&cluster, i, qps))
         .collect::<anyhow::Result<_>>()?;
     wait_for("the ring to form", timeout, || {
         Ok(members_acknowledged(&cluster, k)?.then_some(()))
@@ -204,6 +209,7 @@ fn run_k(
         "deployments": n,
         "namespaces": m,
         "gate": gate,
+        "qps": qps,
         "create_s": create_s,
         "rollout_s": rollout_s,
         "cpu_create_s": cpu_create,
@@ -228,7 +234,9 @@ fn run_k(
 }
 
 /// A sharded kcm (release build) as kcm's ServiceAccount, its membership Lease in [`RING_NS`].
-fn spawn_member(cluster: &Cluster, i: usize) -> anyhow::Result<Proc> {
+/// Replica `i`, with client rate limit `qps` per controller (burst 1.5 × `qps`: kcm's
+/// defaults are 20 and 30).
+fn spawn_member(cluster: &Cluster, i: usize, qps: u32) -> anyhow::Result<Proc> {
     let log = std::fs::File::create(cluster.dir().join(format!("kcm-{i}.log")))?;
     Proc::spawn(
         Command::new(target_dir().join("release").join("kcm"))
@@ -243,6 +251,8 @@ fn spawn_member(cluster: &Cluster, i: usize) -> anyhow::Result<Proc> {
                 "--leader-elect-lease-duration=15s",
                 "--leader-elect-renew-deadline=10s",
                 "--leader-elect-retry-period=2s",
+                &format!("--kube-api-qps={qps}"),
+                &format!("--kube-api-burst={}", qps + qps / 2),
             ])
             .stdout(Stdio::null())
             .stderr(log),

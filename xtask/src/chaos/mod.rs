@@ -25,6 +25,7 @@ mod replica_identity;
 mod rng;
 mod scenarios;
 mod schedule;
+mod shares_audit;
 mod shares_log;
 mod terms_audit;
 mod terms_log;

@@ -4,7 +4,9 @@
 //! another process's activation of it is logged. Every write a process sent to the namespace
 //! (`"API write"`, `result="ok"`; a write refused by the fence was never sent) must lie inside
 //! one of its own ownerships: a write logged while another process owns the namespace means two
-//! active owners (or a write that landed late, the residual risk of docs/sharding.md §6).
+//! active owners, or a write answered after the takeover that the server received before it
+//! (the audit log's check, [`super::shares_audit`], decides), or one that landed late (the
+//! residual risk of docs/sharding.md §6).
 
 use kcm_sharding::hash_field;
 
@@ -34,6 +36,9 @@ fn ranges_contain(ranges: &str, hash: u64) -> bool {
 #[derive(Debug, Default)]
 pub(crate) struct Ownership {
     pub(crate) name: String,
+    /// The member identity the process logged its activations with (its User-Agent's
+    /// `shard-member/<identity>`).
+    pub(crate) member: Option<String>,
     /// When the namespace became active in this process.
     pub(crate) activations: Vec<f64>,
     /// Its sent writes to the namespace.
@@ -57,6 +62,13 @@ pub(crate) fn read_ownership(name: &str, text: &str, ns: &str) -> Ownership {
                 && let Some(at) = klog_time(line)
             {
                 o.activations.push(at);
+                if o.member.is_none() {
+                    o.member = line
+                        .split("member=\"")
+                        .nth(1)
+                        .and_then(|m| m.split('"').next())
+                        .map(str::to_string);
+                }
             }
         } else if line.contains("\"API write\"") && line.contains(&object) {
             if line.contains("result=\"fenced\"") {
@@ -156,7 +168,11 @@ mod tests {
             )
         };
         let a = [
-            line("10:00:01.000000", "ranges that became active", &all),
+            line(
+                "10:00:01.000000",
+                "ranges that became active",
+                &format!("member=\"a_1\" {all}"),
+            ),
             write("10:00:02.000000"),
             write("10:00:05.000000"),
         ]
@@ -172,6 +188,7 @@ mod tests {
             read_ownership("kcm-1-1", &b, "chaos"),
         ];
         assert_eq!(owners[0].activations.len(), 1);
+        assert_eq!(owners[0].member.as_deref(), Some("a_1"));
         assert_eq!(
             owners[1].activations.len(),
             1,
