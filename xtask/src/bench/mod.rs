@@ -184,7 +184,7 @@ fn parse_args(args: &[String]) -> anyhow::Result<(Vec<&str>, usize)> {
                     .ok_or_else(|| anyhow::anyhow!("--rounds needs a positive number"))?;
             }
             "--table" => {}
-            "--deployments" | "--cluster" | "--replicas" | "--namespaces" | "--gate" => {
+            "--deployments" | "--cluster" | "--replicas" | "--namespaces" | "--gate" | "--qps" => {
                 it.next();
             }
             other if other.starts_with("--") => anyhow::bail!("unknown option `{other}`"),
