@@ -15,11 +15,7 @@
 use serde_json::Value;
 
 use super::shares_log::Ownership;
-
-/// What the controllers write (with any subresource).
-const CONTROLLED: &[&str] = &["deployments", "replicasets", "pods", "events"];
-
-const WRITE_VERBS: &[&str] = &["create", "update", "patch", "delete", "deletecollection"];
+use super::terms_audit::{CONTROLLED, WRITE_VERBS, str_at};
 
 /// The audit log's view of one namespace's writes.
 #[derive(Debug, Default, PartialEq)]
@@ -45,14 +41,6 @@ fn seconds_of_day(at: &str) -> Option<f64> {
     let mut parts = time.split(':');
     let (h, m, s) = (parts.next()?, parts.next()?, parts.next()?);
     Some(h.parse::<f64>().ok()? * 3600.0 + m.parse::<f64>().ok()? * 60.0 + s.parse::<f64>().ok()?)
-}
-
-fn str_at<'a>(e: &'a Value, path: &[&str]) -> &'a str {
-    let mut v = e;
-    for p in path {
-        v = &v[*p];
-    }
-    v.as_str().unwrap_or_default()
 }
 
 /// Checks the members' writes to namespace `ns` among the audit `events` against the

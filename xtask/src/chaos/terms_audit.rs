@@ -22,7 +22,8 @@ pub(crate) struct AuditTerms {
     pub(crate) outside: Vec<String>,
 }
 
-fn str_at<'a>(e: &'a Value, path: &[&str]) -> &'a str {
+/// The string at `path` in an audit event, empty when absent.
+pub(super) fn str_at<'a>(e: &'a Value, path: &[&str]) -> &'a str {
     let mut v = e;
     for p in path {
         v = &v[*p];
@@ -36,11 +37,12 @@ fn succeeded(e: &Value) -> bool {
         .is_some_and(|c| (200..300).contains(&c))
 }
 
-const WRITE_VERBS: &[&str] = &["create", "update", "patch", "delete", "deletecollection"];
+pub(super) const WRITE_VERBS: &[&str] =
+    &["create", "update", "patch", "delete", "deletecollection"];
 
 /// What the controllers write (with any subresource); a candidate's other requests, such as the
 /// SelfSubjectReview kcm makes at start to log who it is, change no state.
-const CONTROLLED: &[&str] = &["deployments", "replicasets", "pods", "events"];
+pub(super) const CONTROLLED: &[&str] = &["deployments", "replicasets", "pods", "events"];
 
 /// Reads the terms of Lease `namespace/lease` and the writes of `users` among the audit `events`.
 pub(crate) fn audit_terms(
