@@ -169,7 +169,8 @@ pub fn render(s: &Sample) -> String {
     out
 }
 
-const PALETTE: &[&str] = &[
+/// The colours of the SVG lines here and in the bench plots, in order.
+pub(crate) const PALETTE: &[&str] = &[
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
 ];
 
@@ -308,7 +309,8 @@ pub fn write_timeline(
     Ok(())
 }
 
-fn xml_escape(s: &str) -> String {
+/// `s` safe inside SVG text.
+pub(crate) fn xml_escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -1,19 +1,31 @@
-//! `cargo xtask bench controllers [--deployments N] [--rounds R] [--cluster upstream|testenv]`:
-//! kcm's Deployment and ReplicaSet controllers against upstream kube-controller-manager
-//! v1.37.2's, on the real control plane (etcd, kube-apiserver, `kcm-testenv sim` as 200 nodes;
-//! the default) or on kcm-testenv (200 simulated nodes in-process).
+//! `cargo xtask bench controllers [--deployments N] [--namespaces M] [--qps Q] [--rounds R]
+//! [--cluster upstream|testenv] [--plot]`: kcm's Deployment and ReplicaSet controllers against
+//! upstream kube-controller-manager v1.37.2's, on the real control plane (etcd, kube-apiserver,
+//! `kcm-testenv sim` as 200 nodes; the default) or on kcm-testenv (200 simulated nodes
+//! in-process).
 //!
 //! Each side gets a fresh cluster; on the real control plane its kube-controller-manager runs
 //! every controller but those two ([`control_plane::CONTROLLERS_WITHOUT_OURS`]). The controller
 //! pair then runs as a process of its own: (A) a second kube-controller-manager with only
 //! `--controllers=deployment-controller,replicaset-controller` (leader election off), or (B) the
-//! release build of kcm. N Deployments × 10 replicas are created and waited for until complete,
-//! then all rolled (a template change) and waited for again. Per side and phase: the time, the
-//! controller process's CPU (utime + stime) and peak RSS (VmHWM), and the controllers' writes
+//! release build of kcm; both with the same client rate limit, `--kube-api-qps=Q` and
+//! `--kube-api-burst=B` (Q = 20, B = 30 by default: both binaries' defaults; B = Q from Q = 30 on).
+//! N Deployments × 10 replicas, round-robin over M namespaces, are created and waited for until
+//! complete, then all rolled (a template change, one `kubectl set env` per namespace) and waited
+//! for again. Per side and phase: the time and the pods per second (N × 10 / time), the
+//! controller process's CPU (utime + stime) and peak RSS (VmHWM), kube-apiserver's and etcd's CPU
+//! (the API server's side of the cost; real control plane only), and the controllers' writes
 //! and 409s: from the audit log on the real control plane, with the latency from a Deployment
 //! change to its ReplicaSet's first write; from kcm-testenv's request counters on testenv, which
 //! has no audit log (no latency there).
+//!
+//! Every JSON line is appended to `target/bench/controllers.jsonl` (`controllers-testenv.jsonl`
+//! on testenv), the run's table written to `controllers.md`; after a run on the real control
+//! plane the CPU plot of every line kept so far goes to `target/bench/controllers-cpu.svg`, and
+//! `--plot` (running nothing) draws it into `docs/bench-controllers-cpu.svg`
+//! ([`plot`]).
 
+use std::io::Write as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -23,98 +35,46 @@ use serde_json::{Value, json};
 
 // The differential suite's audit reader.
 use crate::diff::audit;
+#[path = "controllers_args.rs"]
+pub(super) mod args;
 #[path = "controllers_audit.rs"]
 pub(super) mod controllers_audit;
+#[path = "controllers_plot.rs"]
+pub(super) mod plot;
 
-use super::table::{self, Better, Figure};
+use super::figures::CONTROLLERS as FIGURES;
+use super::table;
 use crate::cluster::{Cluster, ClusterKind, Proc, free_port, target_dir};
-use crate::upstream::{build as upstream_build, control_plane};
+use crate::upstream::build as upstream_build;
+use crate::upstream::control_plane::{self, Component};
+use args::Options;
 use controllers_audit as ca;
 
-const NS: &str = "bench";
 const REPLICAS: usize = 10;
 /// The user the benchmark changes Deployments as (the admin certificate of `upstream::pki`).
 const ADMIN: &str = "kcm-rs:admin";
-
-const fn fig(label: &'static str, field: &'static str, better: Better) -> Figure {
-    Figure {
-        label,
-        field,
-        peer: &[("impl", "upstream")],
-        ours: &[("impl", "kcm")],
-        better,
-    }
-}
-
-const FIGURES: &[Figure] = &[
-    fig(
-        "time until all complete: create (s)",
-        "create_s",
-        Better::Lower,
-    ),
-    fig(
-        "time until all complete: rollout (s)",
-        "rollout_s",
-        Better::Lower,
-    ),
-    fig("controller CPU: create (s)", "cpu_create_s", Better::Lower),
-    fig(
-        "controller CPU: rollout (s)",
-        "cpu_rollout_s",
-        Better::Lower,
-    ),
-    fig("controller peak RSS (MiB)", "peak_rss_mib", Better::Lower),
-    fig(
-        "API writes without events: create",
-        "writes_create",
-        Better::Lower,
-    ),
-    fig(
-        "API writes without events: rollout",
-        "writes_rollout",
-        Better::Lower,
-    ),
-    fig(
-        "status writes at create: Deployment",
-        "deploy_status_create",
-        Better::Lower,
-    ),
-    fig(
-        "status writes at create: ReplicaSet",
-        "rs_status_create",
-        Better::Lower,
-    ),
-    fig("409 conflicts: create", "conflicts_create", Better::Lower),
-    fig("409 conflicts: rollout", "conflicts_rollout", Better::Lower),
-    fig(
-        "change → RS write p50 (ms): create",
-        "lat_create_p50_ms",
-        Better::Lower,
-    ),
-    fig(
-        "change → RS write p99 (ms): create",
-        "lat_create_p99_ms",
-        Better::Lower,
-    ),
-    fig(
-        "change → RS write p50 (ms): rollout",
-        "lat_rollout_p50_ms",
-        Better::Lower,
-    ),
-    fig(
-        "change → RS write p99 (ms): rollout",
-        "lat_rollout_p99_ms",
-        Better::Lower,
-    ),
-];
+/// Where `--plot` draws the CPU plot.
+const PLOT: &str = "docs/bench-controllers-cpu.svg";
 
 /// Runs the workload for `rounds` rounds, alternating which side goes first.
 pub fn run(args: &[String], rounds: usize) -> anyhow::Result<()> {
-    let n = deployments_arg(args)?;
     if let Some(ks) = super::sharded::replicas_arg(args)? {
-        return super::sharded::run(args, &ks, n);
+        if args.iter().any(|a| a == "--plot") {
+            bail!("--plot draws the single-replica runs, not with --replicas");
+        }
+        return super::sharded::run(args, &ks, args::deployments(args)?);
     }
-    let on = cluster_arg(args)?;
+    let opts = args::parse(args)?;
+    let bench_dir = target_dir().join("bench");
+    if opts.plot_only {
+        let out = crate::workspace_root().join(PLOT);
+        let series = plot::write(&bench_dir.join("controllers.jsonl"), &out)?;
+        println!(
+            "bench controllers: {series} series drawn into {}",
+            out.display()
+        );
+        return Ok(());
+    }
     crate::cluster::build(&["kcm-testenv-cli"])?;
     crate::run_cmd("cargo", &["build", "--release", "--locked", "-p", "kcm"])?;
     let bins = upstream_build::build()?;
@@ -126,21 +86,59 @@ pub fn run(args: &[String], rounds: usize) -> anyhow::Result<()> {
             ["kcm", "upstream"]
         };
         for side in order {
-            let mut line = run_side(side, n, on, &bins, round)?;
+            let mut line = run_side(side, &opts, &bins, round)?;
             line["round"] = json!(round);
             println!("{line}");
             lines.push(line);
         }
     }
-    let rows = table::rows(&lines, FIGURES);
+    let md = markdown(&opts, rounds, &lines);
+    std::fs::create_dir_all(&bench_dir)?;
+    let stem = match opts.cluster {
+        ClusterKind::Testenv => "controllers-testenv",
+        _ => "controllers",
+    };
+    // Appended: the plot draws every run kept, at every N, QPS and namespace count.
+    let jsonl = bench_dir.join(format!("{stem}.jsonl"));
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&jsonl)
+        .with_context(|| format!("opening {}", jsonl.display()))?;
+    for l in &lines {
+        writeln!(file, "{l}")?;
+    }
+    std::fs::write(bench_dir.join(format!("{stem}.md")), &md)?;
+    println!("\n{md}");
+    if opts.cluster != ClusterKind::Testenv {
+        let svg = bench_dir.join("controllers-cpu.svg");
+        match plot::write(&jsonl, &svg) {
+            Ok(n) => println!(
+                "CPU plot of every run kept ({n} series): {}; `cargo xtask bench controllers \
+                 --plot` draws it into {PLOT}",
+                svg.display()
+            ),
+            Err(e) => eprintln!("bench controllers: no plot: {e:#}"),
+        }
+    }
+    Ok(())
+}
+
+/// The table of a run: its command and conditions, then one row per figure.
+fn markdown(opts: &Options, rounds: usize, lines: &[Value]) -> String {
+    let rows = table::rows(lines, FIGURES);
     let loads: Vec<f64> = lines
         .iter()
         .filter_map(|l| l["loadavg_1m"].as_f64())
         .collect();
+    let (n, m, q) = (opts.deployments, opts.namespaces, opts.qps);
     let mut md = format!(
-        "`cargo xtask bench controllers --deployments {n} --rounds {rounds} --cluster {}`: {n} \
-         Deployments × {REPLICAS} replicas, medians of {rounds} rounds, sides alternating{}.\n\n",
-        on.name(),
+        "`cargo xtask bench controllers --deployments {n} --namespaces {m} --qps {q} --rounds \
+         {rounds} --cluster {}`: {n} Deployments × {REPLICAS} replicas in {m} namespace{}, client \
+         QPS {q} / burst {} on both sides, medians of {rounds} rounds, sides alternating{}.\n\n",
+        opts.cluster.name(),
+        if m == 1 { "" } else { "s" },
+        opts.burst(),
         table::median(&loads).map_or(String::new(), |l| format!(
             " (median 1-minute load average {l:.1})"
         ))
@@ -150,57 +148,18 @@ pub fn run(args: &[String], rounds: usize) -> anyhow::Result<()> {
             .replacen("client-go (median)", "kube-controller-manager (median)", 1)
             .replacen("kcm / client-go", "kcm / upstream", 1),
     );
-    let dir = target_dir().join("bench");
-    std::fs::create_dir_all(&dir)?;
-    let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    let stem = match on {
-        ClusterKind::Testenv => "controllers-testenv",
-        _ => "controllers",
-    };
-    std::fs::write(dir.join(format!("{stem}.jsonl")), jsonl)?;
-    std::fs::write(dir.join(format!("{stem}.md")), &md)?;
-    println!("\n{md}");
-    Ok(())
-}
-
-/// `--deployments N` (default 300).
-fn deployments_arg(args: &[String]) -> anyhow::Result<usize> {
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        if a == "--deployments" {
-            return it
-                .next()
-                .and_then(|v| v.parse().ok())
-                .filter(|n| *n > 0)
-                .context("--deployments needs a positive number");
-        }
-    }
-    Ok(300)
-}
-
-/// `--cluster upstream|testenv` (default upstream: the real control plane).
-fn cluster_arg(args: &[String]) -> anyhow::Result<ClusterKind> {
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        if a == "--cluster" {
-            return match it.next().map(String::as_str) {
-                Some("upstream") => Ok(ClusterKind::Upstream),
-                Some("testenv") => Ok(ClusterKind::Testenv),
-                other => bail!("--cluster takes upstream or testenv, not {other:?}"),
-            };
-        }
-    }
-    Ok(ClusterKind::Upstream)
+    md
 }
 
 /// One side of one round on a fresh cluster; the run folder is removed afterwards.
 fn run_side(
     side: &str,
-    n: usize,
-    on: ClusterKind,
+    opts: &Options,
     bins: &upstream_build::Binaries,
     round: usize,
 ) -> anyhow::Result<Value> {
+    let (n, on) = (opts.deployments, opts.cluster);
+    let namespaces = opts.namespace_names();
     let dir = target_dir()
         .join("bench-controllers")
         .join(format!("round-{round}-{side}-{}", on.name()));
@@ -212,16 +171,20 @@ fn run_side(
     let cluster = if on == ClusterKind::Testenv {
         Cluster::start(&dir, &["--nodes", "200", "--pod-ready-after", "300ms"])
     } else {
-        let opts = control_plane::Options {
+        let cp = control_plane::Options {
             nodes: 200,
             ..Default::default()
         };
-        control_plane::start(&dir, bins, &opts)
+        control_plane::start(&dir, bins, &cp)
     }
     .with_context(|| format!("starting the cluster (logs in {})", dir.display()))?;
+    let rate = [
+        format!("--kube-api-qps={}", opts.qps),
+        format!("--kube-api-burst={}", opts.burst()),
+    ];
     let mut controller = match side {
-        "kcm" => spawn_kcm(&cluster)?,
-        _ => spawn_upstream_pair(&cluster, bins)?,
+        "kcm" => spawn_kcm(&cluster, &rate)?,
+        _ => spawn_upstream_pair(&cluster, bins, &rate)?,
     };
     let pid = controller.id();
     // Let the controllers sync their caches before the clock starts.
@@ -229,7 +192,9 @@ fn run_side(
     if !controller.is_running() {
         bail!("{side}'s controllers exited; logs in {}", dir.display());
     }
-    cluster.kubectl(&["create", "namespace", NS])?;
+    for ns in &namespaces {
+        cluster.kubectl(&["create", "namespace", ns])?;
+    }
 
     let counters = || -> anyhow::Result<String> {
         if on == ClusterKind::Testenv {
@@ -238,23 +203,36 @@ fn run_side(
             Ok(String::new())
         }
     };
+    // kube-apiserver's and etcd's CPU (none on kcm-testenv, which has neither process).
+    let (api_pid, etcd_pid) = (
+        Component::ApiServer.pid(&cluster),
+        Component::Etcd.pid(&cluster),
+    );
+    let server_cpu = || -> anyhow::Result<[Option<f64>; 2]> {
+        Ok([
+            api_pid.map(cpu_seconds).transpose()?,
+            etcd_pid.map(cpu_seconds).transpose()?,
+        ])
+    };
     let m0 = counters()?;
-    let cpu0 = cpu_seconds(pid)?;
+    let (cpu0, server0) = (cpu_seconds(pid)?, server_cpu()?);
     let t0 = now_micros();
     let start = Instant::now();
-    cluster.kubectl_stdin(&["create", "-f", "-"], &deployments_yaml(n))?;
-    wait_complete(&cluster, n, 1)?;
+    cluster.kubectl_stdin(&["create", "-f", "-"], &deployments_yaml(n, &namespaces))?;
+    wait_complete(&cluster, &namespaces, n, 1)?;
     let create_s = start.elapsed().as_secs_f64();
     let t1 = now_micros();
-    let cpu1 = cpu_seconds(pid)?;
+    let (cpu1, server1) = (cpu_seconds(pid)?, server_cpu()?);
     let m1 = counters()?;
 
     let start = Instant::now();
-    cluster.kubectl(&["set", "env", "deployments", "--all", "-n", NS, "ROLL=1"])?;
-    wait_complete(&cluster, n, 2)?;
+    for ns in &namespaces {
+        cluster.kubectl(&["set", "env", "deployments", "--all", "-n", ns, "ROLL=1"])?;
+    }
+    wait_complete(&cluster, &namespaces, n, 2)?;
     let rollout_s = start.elapsed().as_secs_f64();
     let t2 = now_micros();
-    let cpu2 = cpu_seconds(pid)?;
+    let (cpu2, server2) = (cpu_seconds(pid)?, server_cpu()?);
     let m2 = counters()?;
     let rss = peak_rss_mib(pid)?;
     controller.terminate(Duration::from_secs(5));
@@ -270,8 +248,8 @@ fn run_side(
         )
     } else {
         (
-            ca::phase_writes(&events, NS, t0, t1),
-            ca::phase_writes(&events, NS, t1, t2),
+            ca::phase_writes(&events, &namespaces, t0, t1),
+            ca::phase_writes(&events, &namespaces, t1, t2),
         )
     };
     let in_window = |from: i64, to: i64| -> Vec<Value> {
@@ -286,19 +264,29 @@ fn run_side(
             .cloned()
             .collect()
     };
-    let lat_create = ca::change_to_rs_write_ms(&in_window(t0, t1), NS, ADMIN);
-    let lat_rollout = ca::change_to_rs_write_ms(&in_window(t1, t2), NS, ADMIN);
+    let lat_create = ca::change_to_rs_write_ms(&in_window(t0, t1), &namespaces, ADMIN);
+    let lat_rollout = ca::change_to_rs_write_ms(&in_window(t1, t2), &namespaces, ADMIN);
     let count = |w: &ca::PhaseWrites, k: &str| w.counts.get(k).copied().unwrap_or(0);
+    let spent = |from: Option<f64>, to: Option<f64>| from.zip(to).map(|(a, b)| b - a);
     let line = json!({
         "workload": "controllers",
         "impl": side,
         "cluster": on.name(),
         "deployments": n,
+        "namespaces": opts.namespaces,
+        "qps": opts.qps,
+        "burst": opts.burst(),
         "create_s": create_s,
         "rollout_s": rollout_s,
+        "pods_per_s_create": pods_per_second(n, create_s),
+        "pods_per_s_rollout": pods_per_second(n, rollout_s),
         "cpu_create_s": cpu1 - cpu0,
         "cpu_rollout_s": cpu2 - cpu1,
         "peak_rss_mib": rss,
+        "apiserver_cpu_create_s": spent(server0[0], server1[0]),
+        "apiserver_cpu_rollout_s": spent(server1[0], server2[0]),
+        "etcd_cpu_create_s": spent(server0[1], server1[1]),
+        "etcd_cpu_rollout_s": spent(server1[1], server2[1]),
         "writes_create": create.total,
         "writes_rollout": rollout.total,
         "deploy_status_create": count(&create, "update deployments/status 200"),
@@ -318,25 +306,36 @@ fn run_side(
     Ok(line)
 }
 
-/// The release build of kcm, as kcm's ServiceAccount.
-fn spawn_kcm(cluster: &Cluster) -> anyhow::Result<Proc> {
+/// Pods created (or replaced) per second: N Deployments × [`REPLICAS`] over the phase.
+fn pods_per_second(deployments: usize, seconds: f64) -> Option<f64> {
+    (seconds > 0.0).then(|| (deployments * REPLICAS) as f64 / seconds)
+}
+
+/// The release build of kcm, as kcm's ServiceAccount, with the client rate limit `rate`.
+fn spawn_kcm(cluster: &Cluster, rate: &[String]) -> anyhow::Result<Proc> {
     let log = std::fs::File::create(cluster.dir().join("kcm.log"))?;
     Proc::spawn(
         Command::new(target_dir().join("release").join("kcm"))
             .arg("--kubeconfig")
             .arg(&cluster.kcm_kubeconfig)
             .args(["--secure-port", "0", "--leader-elect=false"])
+            .args(rate)
             .stdout(Stdio::null())
             .stderr(log),
         "kcm",
     )
 }
 
-/// A second kube-controller-manager with only the Deployment and ReplicaSet controllers: on the
-/// real control plane with the credentials [`control_plane::start`] wrote into the cluster's
-/// folder (each controller as its ServiceAccount); on kcm-testenv, which checks no credentials,
-/// with its kubeconfig and no serving port.
-fn spawn_upstream_pair(cluster: &Cluster, bins: &upstream_build::Binaries) -> anyhow::Result<Proc> {
+/// A second kube-controller-manager with only the Deployment and ReplicaSet controllers and the
+/// client rate limit `rate`: on the real control plane with the credentials
+/// [`control_plane::start`] wrote into the cluster's folder (each controller as its
+/// ServiceAccount); on kcm-testenv, which checks no credentials, with its kubeconfig and no
+/// serving port.
+fn spawn_upstream_pair(
+    cluster: &Cluster,
+    bins: &upstream_build::Binaries,
+    rate: &[String],
+) -> anyhow::Result<Proc> {
     let dir = cluster.dir();
     let flag = |f: &str, p: &Path| format!("{f}={}", p.display());
     let log = std::fs::File::create(dir.join("kube-controller-manager-pair.log"))?;
@@ -358,19 +357,21 @@ fn spawn_upstream_pair(cluster: &Cluster, bins: &upstream_build::Binaries) -> an
     Proc::spawn(
         cmd.arg("--controllers=deployment-controller,replicaset-controller")
             .args(["--leader-elect=false", "--profiling=false", "-v=2"])
+            .args(rate)
             .stdout(Stdio::from(out))
             .stderr(log),
         "kube-controller-manager-pair",
     )
 }
 
-/// N Deployments of `REPLICAS` replicas each.
-fn deployments_yaml(n: usize) -> String {
+/// N Deployments of `REPLICAS` replicas each, round-robin over `namespaces`.
+fn deployments_yaml(n: usize, namespaces: &[String]) -> String {
     (0..n)
         .map(|i| {
+            let ns = &namespaces[i % namespaces.len()];
             format!(
                 "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d-{i:04}\n  \
-                 namespace: {NS}\nspec:\n  replicas: {REPLICAS}\n  selector:\n    matchLabels:\n      \
+                 namespace: {ns}\nspec:\n  replicas: {REPLICAS}\n  selector:\n    matchLabels:\n      \
                  app: d-{i:04}\n  template:\n    metadata:\n      labels:\n        app: d-{i:04}\n    \
                  spec:\n      containers:\n      - name: c\n        image: registry.k8s.io/pause:3.10\n---\n"
             )
@@ -378,16 +379,29 @@ fn deployments_yaml(n: usize) -> String {
         .collect()
 }
 
-/// Waits until all `n` Deployments are at `generation` and complete (every replica updated and
-/// available, none old), at most 30 minutes per 300 Deployments (a rollout of 300 takes about 9
-/// at the controllers' default QPS).
-fn wait_complete(cluster: &Cluster, n: usize, generation: i64) -> anyhow::Result<()> {
+/// Waits until all `n` Deployments in `namespaces` are at `generation` and complete (every
+/// replica updated and available, none old), at most 30 minutes per 300 Deployments (a rollout
+/// of 300 takes about 9 at the controllers' default QPS).
+fn wait_complete(
+    cluster: &Cluster,
+    namespaces: &[String],
+    n: usize,
+    generation: i64,
+) -> anyhow::Result<()> {
     let limit = Duration::from_secs(1800 * n.div_ceil(300) as u64);
     let deadline = Instant::now() + limit;
     loop {
-        let list = cluster.get_json(&["deployments", "-n", NS])?;
+        let list = cluster.get_json(&["deployments", "-A"])?;
         let items = list["items"].as_array().map(Vec::as_slice).unwrap_or(&[]);
-        let done = items.iter().filter(|d| is_complete(d, generation)).count();
+        let done = items
+            .iter()
+            .filter(|d| {
+                d["metadata"]["namespace"]
+                    .as_str()
+                    .is_some_and(|ns| namespaces.iter().any(|x| x == ns))
+            })
+            .filter(|d| is_complete(d, generation))
+            .count();
         if done == n {
             return Ok(());
         }
@@ -461,26 +475,46 @@ mod tests {
     }
 
     #[test]
-    fn cluster_defaults_to_the_real_control_plane() {
-        let s = |a: &[&str]| a.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-        assert_eq!(cluster_arg(&s(&[])).ok(), Some(ClusterKind::Upstream));
-        assert_eq!(
-            cluster_arg(&s(&["--cluster", "testenv"])).ok(),
-            Some(ClusterKind::Testenv)
-        );
-        assert!(cluster_arg(&s(&["--cluster", "kind"])).is_err());
-        assert!(cluster_arg(&s(&["--cluster"])).is_err());
+    fn deployments_go_round_robin_over_the_namespaces() {
+        let one = deployments_yaml(3, &args::namespace_names(1));
+        assert_eq!(one.matches("kind: Deployment").count(), 3);
+        assert_eq!(one.matches("namespace: bench\n").count(), 3);
+        let three = deployments_yaml(30, &args::namespace_names(3));
+        for ns in ["n0-bench", "n1-bench", "n2-bench"] {
+            assert_eq!(three.matches(&format!("namespace: {ns}\n")).count(), 10);
+        }
+        assert!(three.contains("name: d-0029\n  namespace: n2-bench"));
     }
 
     #[test]
-    fn deployments_default_to_300() {
-        let s = |a: &[&str]| a.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-        assert_eq!(deployments_arg(&s(&[])).ok(), Some(300));
-        assert_eq!(
-            deployments_arg(&s(&["--deployments", "100"])).ok(),
-            Some(100)
-        );
-        assert!(deployments_arg(&s(&["--deployments", "0"])).is_err());
-        assert_eq!(deployments_yaml(3).matches("kind: Deployment").count(), 3);
+    fn pods_per_second_are_ten_per_deployment_over_the_phase() {
+        assert_eq!(pods_per_second(300, 150.0), Some(20.0));
+        assert_eq!(pods_per_second(30, 2.5), Some(120.0));
+        assert_eq!(pods_per_second(30, 0.0), None);
+    }
+
+    #[test]
+    fn the_table_names_the_rate_and_namespaces_and_has_the_api_server_rows() {
+        let opts = args::parse(
+            &["--qps", "100", "--namespaces", "3", "--deployments", "30"].map(String::from),
+        )
+        .expect("parses");
+        let line = |side: &str, api: f64| {
+            json!({"workload": "controllers", "impl": side, "create_s": 10.0,
+                   "pods_per_s_create": 30.0, "apiserver_cpu_create_s": api,
+                   "loadavg_1m": 2.0})
+        };
+        let md = markdown(&opts, 1, &[line("upstream", 4.0), line("kcm", 3.0)]);
+        assert!(md.starts_with(
+            "`cargo xtask bench controllers --deployments 30 --namespaces 3 --qps 100 --rounds 1 \
+             --cluster upstream`: 30 Deployments × 10 replicas in 3 namespaces, client QPS 100 / \
+             burst 100 on both sides"
+        ));
+        assert!(md.contains(
+            "| figure | kube-controller-manager (median) | kcm-rs (median) | kcm / upstream |"
+        ));
+        assert!(md.contains("| kube-apiserver CPU: create (s) ↓ | 4.00 | 3.00 | 0.75 |"));
+        assert!(md.contains("| pods per second: create ↑ | 30.00 | 30.00 | 1.00 |"));
+        assert!(md.contains("| etcd CPU: rollout (s) ↓ | – | – | – |"));
     }
 }

@@ -48,14 +48,21 @@ pub struct PhaseWrites {
     pub conflicts: u64,
 }
 
-/// The controllers' writes to `ns` received in `[from, to)` (microseconds since the epoch).
-pub fn phase_writes(events: &[Value], ns: &str, from: i64, to: i64) -> PhaseWrites {
+/// The controllers' writes to the namespaces `namespaces` received in `[from, to)`
+/// (microseconds since the epoch), summed over them.
+pub fn phase_writes(events: &[Value], namespaces: &[String], from: i64, to: i64) -> PhaseWrites {
     let in_phase: Vec<Value> = events
         .iter()
         .filter(|e| received(e).is_some_and(|t| t >= from && t < to))
         .cloned()
         .collect();
-    totals(audit::writes(&in_phase, ns).counts)
+    let mut counts = BTreeMap::new();
+    for ns in namespaces {
+        for (key, n) in audit::writes(&in_phase, ns).counts {
+            *counts.entry(key).or_insert(0) += n;
+        }
+    }
+    totals(counts)
 }
 
 /// Totals of per-key write counts: all but events, and the 409s.
@@ -130,13 +137,17 @@ fn request_counters(text: &str, clients: &[&str]) -> BTreeMap<String, u64> {
     out
 }
 
-/// Per Deployment change in `ns` by `user` (create, update or patch of the Deployment itself),
-/// the milliseconds until the first successful ReplicaSet write (create or update, any
-/// subresource) by someone else to a ReplicaSet named `<deployment>-…`. Changes never followed
-/// by one are left out.
-pub fn change_to_rs_write_ms(events: &[Value], ns: &str, user: &str) -> Vec<f64> {
-    let done = |e: &Value| e["stage"] == "ResponseComplete" && e["objectRef"]["namespace"] == ns;
-    let mut rs_writes: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+/// Per Deployment change in `namespaces` by `user` (create, update or patch of the Deployment
+/// itself), the milliseconds until the first successful ReplicaSet write (create or update, any
+/// subresource) by someone else to a ReplicaSet named `<deployment>-…` in its namespace.
+/// Changes never followed by one are left out.
+pub fn change_to_rs_write_ms(events: &[Value], namespaces: &[String], user: &str) -> Vec<f64> {
+    let ns_of = |e: &Value| e["objectRef"]["namespace"].as_str().map(str::to_string);
+    let done = |e: &Value| {
+        e["stage"] == "ResponseComplete" && ns_of(e).is_some_and(|ns| namespaces.contains(&ns))
+    };
+    // (namespace, Deployment) → times of its ReplicaSets' writes.
+    let mut rs_writes: BTreeMap<(String, String), Vec<i64>> = BTreeMap::new();
     for e in events.iter().filter(|e| done(e)) {
         let ok = e["responseStatus"]["code"]
             .as_i64()
@@ -156,7 +167,11 @@ pub fn change_to_rs_write_ms(events: &[Value], ns: &str, user: &str) -> Vec<f64>
             continue;
         };
         if let Some((owner, _hash)) = name.rsplit_once('-') {
-            rs_writes.entry(owner.to_string()).or_default().push(t);
+            let ns = ns_of(e).unwrap_or_default();
+            rs_writes
+                .entry((ns, owner.to_string()))
+                .or_default()
+                .push(t);
         }
     }
     for v in rs_writes.values_mut() {
@@ -180,8 +195,9 @@ pub fn change_to_rs_write_ms(events: &[Value], ns: &str, user: &str) -> Vec<f64>
         let (Some(name), Some(t)) = (name, received(e)) else {
             continue;
         };
+        let key = (ns_of(e).unwrap_or_default(), name.to_string());
         let first = rs_writes
-            .get(name)
+            .get(&key)
             .and_then(|w| w.iter().find(|&&x| x >= t));
         if let Some(first) = first {
             out.push((first - t) as f64 / 1000.0);
@@ -220,10 +236,31 @@ mod tests {
     }
 
     fn ev(t: &str, user: &str, verb: &str, res: &str, sub: &str, name: &str, code: i64) -> Value {
+        in_ns("b", ev_in(t, user, verb, res, sub, name, code))
+    }
+
+    fn ev_in(
+        t: &str,
+        user: &str,
+        verb: &str,
+        res: &str,
+        sub: &str,
+        name: &str,
+        code: i64,
+    ) -> Value {
         json!({"stage": "ResponseComplete", "requestReceivedTimestamp": t,
                "user": {"username": user}, "verb": verb,
-               "objectRef": {"namespace": "b", "resource": res, "subresource": sub, "name": name},
+               "objectRef": {"resource": res, "subresource": sub, "name": name},
                "responseStatus": {"code": code}})
+    }
+
+    fn in_ns(ns: &str, mut e: Value) -> Value {
+        e["objectRef"]["namespace"] = ns.into();
+        e
+    }
+
+    fn names(ns: &[&str]) -> Vec<String> {
+        ns.iter().map(|n| n.to_string()).collect()
     }
 
     const RS: &str = "system:serviceaccount:kube-system:replicaset-controller";
@@ -254,11 +291,16 @@ mod tests {
                 201,
             ),
             ev("2026-01-01T00:00:05Z", RS, "create", "pods", "", "", 201),
+            // Another namespace: counted only when asked for.
+            in_ns(
+                "c",
+                ev_in("2026-01-01T00:00:03Z", RS, "create", "pods", "", "", 201),
+            ),
         ];
         let t = |s: &str| micros(s).unwrap_or_default();
         let first = phase_writes(
             &events,
-            "b",
+            &names(&["b"]),
             t("2026-01-01T00:00:00Z"),
             t("2026-01-01T00:00:04Z"),
         );
@@ -269,9 +311,17 @@ mod tests {
             "events are left out, the admin is no controller"
         );
         assert_eq!(first.conflicts, 1);
+        let both = phase_writes(
+            &events,
+            &names(&["b", "c"]),
+            t("2026-01-01T00:00:00Z"),
+            t("2026-01-01T00:00:04Z"),
+        );
+        assert_eq!(both.counts["create pods 201"], 2);
+        assert_eq!((both.total, both.conflicts), (3, 1));
         let second = phase_writes(
             &events,
-            "b",
+            &names(&["b"]),
             t("2026-01-01T00:00:04Z"),
             t("2026-01-01T00:00:09Z"),
         );
@@ -375,8 +425,49 @@ mod tests {
                 201,
             ),
         ];
-        assert_eq!(change_to_rs_write_ms(&events, "b", ADMIN), [10.0, 50.0]);
-        assert!(change_to_rs_write_ms(&events, "other", ADMIN).is_empty());
+        assert_eq!(
+            change_to_rs_write_ms(&events, &names(&["b"]), ADMIN),
+            [10.0, 50.0]
+        );
+        assert!(change_to_rs_write_ms(&events, &names(&["other"]), ADMIN).is_empty());
+    }
+
+    #[test]
+    fn a_change_pairs_only_with_replica_sets_of_its_own_namespace() {
+        let at = |ns: &str, t: &str, user: &str, res: &str, name: &str| {
+            in_ns(ns, ev_in(t, user, "create", res, "", name, 201))
+        };
+        let events = vec![
+            at("b", "2026-01-01T00:00:01.000Z", ADMIN, "deployments", "web"),
+            at("c", "2026-01-01T00:00:01.000Z", ADMIN, "deployments", "web"),
+            // Namespace c's web gets its ReplicaSet first; b's waits 30 ms more.
+            at(
+                "c",
+                "2026-01-01T00:00:01.005Z",
+                DC,
+                "replicasets",
+                "web-ccc",
+            ),
+            at(
+                "b",
+                "2026-01-01T00:00:01.035Z",
+                DC,
+                "replicasets",
+                "web-bbb",
+            ),
+            // A namespace not measured: neither its change nor its write counts.
+            at("d", "2026-01-01T00:00:01.000Z", ADMIN, "deployments", "web"),
+            at(
+                "d",
+                "2026-01-01T00:00:01.001Z",
+                DC,
+                "replicasets",
+                "web-ddd",
+            ),
+        ];
+        let mut ms = change_to_rs_write_ms(&events, &names(&["b", "c"]), ADMIN);
+        ms.sort_by(f64::total_cmp);
+        assert_eq!(ms, [5.0, 35.0]);
     }
 
     #[test]

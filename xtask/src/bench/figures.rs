@@ -1,4 +1,5 @@
-//! The rows of each client-go comparison table: which field, from which lines of each side.
+//! The rows of each comparison table (client-go for the primitives, kube-controller-manager
+//! for the controllers): which field, from which lines of each side.
 
 use super::table::{Better, Figure};
 
@@ -325,6 +326,76 @@ pub const INFORMER: &[Figure] = &[
         "steady_rss_mib",
         INF_GO_LIST,
         INF_COMPACT,
+        Lower,
+    ),
+];
+
+const UPSTREAM: &[(&str, &str)] = &[("impl", "upstream")];
+const KCM: &[(&str, &str)] = &[("impl", "kcm")];
+
+const fn controllers(label: &'static str, field: &'static str, better: Better) -> Figure {
+    fig(label, field, UPSTREAM, KCM, better)
+}
+
+/// `cargo xtask bench controllers`: kube-controller-manager's Deployment and ReplicaSet
+/// controllers (`upstream`) against kcm's. The API server rows are kube-apiserver's and etcd's
+/// own CPU over the same phase (the real control plane only).
+pub const CONTROLLERS: &[Figure] = &[
+    controllers("time until all complete: create (s)", "create_s", Lower),
+    controllers("time until all complete: rollout (s)", "rollout_s", Lower),
+    controllers("pods per second: create", "pods_per_s_create", Higher),
+    controllers("pods per second: rollout", "pods_per_s_rollout", Higher),
+    controllers("controller CPU: create (s)", "cpu_create_s", Lower),
+    controllers("controller CPU: rollout (s)", "cpu_rollout_s", Lower),
+    controllers("controller peak RSS (MiB)", "peak_rss_mib", Lower),
+    controllers(
+        "kube-apiserver CPU: create (s)",
+        "apiserver_cpu_create_s",
+        Lower,
+    ),
+    controllers(
+        "kube-apiserver CPU: rollout (s)",
+        "apiserver_cpu_rollout_s",
+        Lower,
+    ),
+    controllers("etcd CPU: create (s)", "etcd_cpu_create_s", Lower),
+    controllers("etcd CPU: rollout (s)", "etcd_cpu_rollout_s", Lower),
+    controllers("API writes without events: create", "writes_create", Lower),
+    controllers(
+        "API writes without events: rollout",
+        "writes_rollout",
+        Lower,
+    ),
+    controllers(
+        "status writes at create: Deployment",
+        "deploy_status_create",
+        Lower,
+    ),
+    controllers(
+        "status writes at create: ReplicaSet",
+        "rs_status_create",
+        Lower,
+    ),
+    controllers("409 conflicts: create", "conflicts_create", Lower),
+    controllers("409 conflicts: rollout", "conflicts_rollout", Lower),
+    controllers(
+        "change → RS write p50 (ms): create",
+        "lat_create_p50_ms",
+        Lower,
+    ),
+    controllers(
+        "change → RS write p99 (ms): create",
+        "lat_create_p99_ms",
+        Lower,
+    ),
+    controllers(
+        "change → RS write p50 (ms): rollout",
+        "lat_rollout_p50_ms",
+        Lower,
+    ),
+    controllers(
+        "change → RS write p99 (ms): rollout",
+        "lat_rollout_p99_ms",
         Lower,
     ),
 ];

@@ -84,7 +84,8 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         println!("benchmarks (workqueue, store, informer: against client-go, --rounds N):");
         println!(
             "  controllers  (against kube-controller-manager v1.37.2, --deployments N, \
-             --cluster upstream|testenv; sharded: --replicas 1,2,4 [--namespaces M] [--gate on|off])"
+             --namespaces M, --qps Q, --cluster upstream|testenv; --plot: the CPU plot into \
+             docs/ from the runs kept; sharded: --replicas 1,2,4 [--namespaces M] [--gate on|off])"
         );
         for (name, package, example, _) in WORKLOADS {
             println!("  {name:<12} ({package}, example `{example}`)");
@@ -183,7 +184,7 @@ fn parse_args(args: &[String]) -> anyhow::Result<(Vec<&str>, usize)> {
                     .filter(|n| *n > 0)
                     .ok_or_else(|| anyhow::anyhow!("--rounds needs a positive number"))?;
             }
-            "--table" => {}
+            "--table" | "--plot" => {}
             "--deployments" | "--cluster" | "--replicas" | "--namespaces" | "--gate" | "--qps" => {
                 it.next();
             }
@@ -268,6 +269,8 @@ mod tests {
         assert!(parse_args(&strings(&["--fast"])).is_err());
         let a = strings(&["store", "--table"]);
         assert_eq!(parse_args(&a).ok(), Some((vec!["store"], 3)));
+        let a = strings(&["controllers", "--qps", "100", "--namespaces", "3", "--plot"]);
+        assert_eq!(parse_args(&a).ok(), Some((vec!["controllers"], 3)));
     }
 
     #[test]

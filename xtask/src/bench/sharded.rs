@@ -234,8 +234,8 @@ fn run_k(
 }
 
 /// A sharded kcm (release build) as kcm's ServiceAccount, its membership Lease in [`RING_NS`].
-/// Replica `i`, with client rate limit `qps` per controller (burst 1.5 × `qps`: kcm's
-/// defaults are 20 and 30).
+/// Replica `i`, with client rate limit `qps` per controller (and the single-replica run's
+/// burst for it, [`super::controllers::args::burst`]).
 fn spawn_member(cluster: &Cluster, i: usize, qps: u32) -> anyhow::Result<Proc> {
     let log = std::fs::File::create(cluster.dir().join(format!("kcm-{i}.log")))?;
     Proc::spawn(
@@ -252,7 +252,7 @@ fn spawn_member(cluster: &Cluster, i: usize, qps: u32) -> anyhow::Result<Proc> {
                 "--leader-elect-renew-deadline=10s",
                 "--leader-elect-retry-period=2s",
                 &format!("--kube-api-qps={qps}"),
-                &format!("--kube-api-burst={}", qps + qps / 2),
+                &format!("--kube-api-burst={}", super::controllers::args::burst(qps)),
             ])
             .stdout(Stdio::null())
             .stderr(log),

@@ -312,6 +312,12 @@ impl Component {
             Component::ApiServer => "kube-apiserver",
         }
     }
+
+    /// Its process id in a control plane [`start`] started (`None` in any other cluster), for
+    /// reading its CPU from `/proc`. A [`restart`] gives it a new one.
+    pub fn pid(self, cluster: &Cluster) -> Option<u32> {
+        cluster.with_process(self.process_name(), |p| p.id())
+    }
 }
 
 /// Kills `component` of a control plane [`start`] started (SIGKILL), starts it again after
