@@ -19,6 +19,7 @@ mod figures;
 mod load;
 mod peer;
 mod sharded;
+mod sharded_pause;
 mod table;
 
 use std::process::Command;

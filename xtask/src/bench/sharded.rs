@@ -5,7 +5,9 @@
 //! namespaces are created and waited for, then all rolled. Per K: the time of each phase, each
 //! replica's CPU and peak RSS, their sums and maxima, the controllers' writes (audit log), and
 //! the failover: one replica SIGKILLed, then every Deployment scaled by one; the time until the
-//! killed replica's namespaces are complete again, against the others'. The killed replica's
+//! killed replica's namespaces are complete again, against the others', and per namespace the
+//! pause from its scale request to the controllers' next write there
+//! ([`super::sharded_pause`], from the audit log). The killed replica's
 //! namespaces come from the ring of the members' Leases ([`kcm_sharding::Ring`]), as every
 //! replica computes it.
 
@@ -18,6 +20,7 @@ use serde_json::{Value, json};
 
 use super::controllers::controllers_audit as ca;
 use super::controllers::{cpu_seconds, is_complete, peak_rss_mib};
+use super::sharded_pause;
 use crate::cluster::{Cluster, Proc, target_dir, wait_for};
 use crate::diff::audit;
 use crate::upstream::{build as upstream_build, control_plane};
@@ -147,6 +150,7 @@ fn run_k(
     // Failover (K > 1): kill replica 0, scale everything by one; its namespaces wait for the
     // handover, the others' should not.
     let (mut victim_ns, mut victim_s, mut others_s) = (BTreeSet::new(), None, None);
+    let mut killed_us = None;
     if k > 1 {
         let identities = member_identities(&cluster)?;
         let ring = kcm_sharding::Ring::new(identities.iter().map(String::as_str));
@@ -156,6 +160,7 @@ fn run_k(
             .filter(|ns| ring.owner_of_namespace(ns) == Some(victim_id.as_str()))
             .cloned()
             .collect();
+        killed_us = Some(micros());
         replicas[0].kill();
         let killed = Instant::now();
         for ns in &namespaces {
@@ -199,6 +204,13 @@ fn run_k(
             .map(|(_, n)| n)
             .sum()
     };
+    let pause = killed_us.map(|at| sharded_pause::pauses(&events, at, &victim_ns));
+    let pause_of = |v: fn(&sharded_pause::Pauses) -> &Vec<f64>| {
+        pause
+            .as_ref()
+            .and_then(|p| sharded_pause::median_max(v(p)))
+            .map(|(median, max)| json!({"median": median, "max": max}))
+    };
     let sum = |v: &[f64]| v.iter().sum::<f64>();
     let max = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
     let per = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x - y).collect::<Vec<f64>>();
@@ -226,6 +238,9 @@ fn run_k(
         "killed_namespaces": victim_ns.len(),
         "failover_killed_s": victim_s,
         "failover_others_s": others_s,
+        "pause_killed_s": pause_of(|p| &p.killed),
+        "pause_others_s": pause_of(|p| &p.others),
+        "pause_never_resumed": pause.as_ref().map(|p| p.never_resumed),
         "loadavg_1m": kcm_util::proc_stats::loadavg_1m(),
     });
     // The audit log is large; the replicas' logs stay for a look at their ownership changes.
@@ -384,6 +399,10 @@ fn micros() -> i64 {
 fn markdown(lines: &[Value], n: usize, m: usize, gate: bool) -> String {
     let base = lines.iter().find(|l| l["replicas"] == 1);
     let f = |v: &Value| v.as_f64().map_or("–".to_string(), |x| format!("{x:.1}"));
+    let pair = |v: &Value| match (v["median"].as_f64(), v["max"].as_f64()) {
+        (Some(median), Some(max)) => format!("{median:.1} / {max:.1}"),
+        _ => "–".to_string(),
+    };
     let ratio = |v: &Value, b: Option<&Value>| match (v.as_f64(), b.and_then(Value::as_f64)) {
         (Some(x), Some(y)) if y > 0.0 => format!(" ({:.2}×)", x / y),
         _ => String::new(),
@@ -392,8 +411,8 @@ fn markdown(lines: &[Value], n: usize, m: usize, gate: bool) -> String {
         "`cargo xtask bench controllers --replicas {} --deployments {n} --namespaces {m} --gate {}`: \
          {n} Deployments × {REPLICAS} replicas in {m} namespaces, kube-apiserver v1.37.2 with \
          `ShardedListAndWatch` {}; one run per K (load average {}).\n\n\
-         | K | create (s) | rollout (s) | CPU per replica, max (s) | CPU sum (s) | peak RSS per replica, max (MiB) | RSS sum (MiB) | writes create / rollout | killed replica's namespaces complete after (s) | others' (s) |\n\
-         |---|---|---|---|---|---|---|---|---|---|\n",
+         | K | create (s) | rollout (s) | CPU per replica, max (s) | CPU sum (s) | peak RSS per replica, max (MiB) | RSS sum (MiB) | writes create / rollout | killed replica's namespaces complete after (s) | others' (s) | pause after the scale, killed replica's namespaces: median / max (s) | others': median / max (s) |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|\n",
         lines
             .iter()
             .map(|l| l["replicas"].to_string())
@@ -412,7 +431,7 @@ fn markdown(lines: &[Value], n: usize, m: usize, gate: bool) -> String {
         let _ = std::fmt::Write::write_fmt(
             &mut md,
             format_args!(
-                "| {} | {} | {} | {}{} | {} | {}{} | {} | {} / {} | {} ({} ns) | {} |\n",
+                "| {} | {} | {} | {}{} | {} | {}{} | {} | {} / {} | {} ({} ns) | {} | {} | {} |\n",
                 l["replicas"],
                 f(&l["create_s"]),
                 f(&l["rollout_s"]),
@@ -427,6 +446,8 @@ fn markdown(lines: &[Value], n: usize, m: usize, gate: bool) -> String {
                 f(&l["failover_killed_s"]),
                 l["killed_namespaces"],
                 f(&l["failover_others_s"]),
+                pair(&l["pause_killed_s"]),
+                pair(&l["pause_others_s"]),
             ),
         );
     }

@@ -23,6 +23,13 @@ pub struct Writes {
     pub scale_order: Vec<String>,
 }
 
+/// Whether an audit event is a request of the controllers (one of [`CONTROLLER_USERS`]).
+pub fn by_controllers(e: &Value) -> bool {
+    e["user"]["username"]
+        .as_str()
+        .is_some_and(|u| CONTROLLER_USERS.contains(&u))
+}
+
 /// The audit log's events (one JSON object a line; other lines are skipped), read once for
 /// every namespace.
 /// Every audit event of the control plane whose run folder is `dir`, oldest first: the rotated
