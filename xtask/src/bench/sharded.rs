@@ -341,7 +341,17 @@ fn wait_complete(
     let deadline = Instant::now() + limit;
     let (mut inside_done, mut outside_done) = (None, None);
     loop {
-        let list = cluster.get_json(&["deployments", "-A"])?;
+        // An API server busy with thousands of pods may time a list out: poll again (the
+        // deadline still bounds the wait).
+        let list = match cluster.get_json(&["deployments", "-A"]) {
+            Ok(list) => list,
+            Err(e) if Instant::now() < deadline => {
+                eprintln!("bench: listing Deployments failed, polling again: {e:#}");
+                std::thread::sleep(Duration::from_secs(2));
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         let items: Vec<&Value> = list["items"]
             .as_array()
             .map(|v| v.iter().collect::<Vec<_>>())
