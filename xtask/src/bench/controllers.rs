@@ -50,7 +50,7 @@ use crate::upstream::control_plane::{self, Component};
 use args::Options;
 use controllers_audit as ca;
 
-const REPLICAS: usize = 10;
+pub(super) const REPLICAS: usize = 10;
 /// The user the benchmark changes Deployments as (the admin certificate of `upstream::pki`).
 const ADMIN: &str = "kcm-rs:admin";
 /// Where `--plot` draws the CPU plot.
@@ -219,7 +219,7 @@ fn run_side(
     let t0 = now_micros();
     let start = Instant::now();
     cluster.kubectl_stdin(&["create", "-f", "-"], &deployments_yaml(n, &namespaces))?;
-    wait_complete(&cluster, &namespaces, n, 1)?;
+    wait_complete(&cluster, &namespaces, n, 1, None)?;
     let create_s = start.elapsed().as_secs_f64();
     let t1 = now_micros();
     let (cpu1, server1) = (cpu_seconds(pid)?, server_cpu()?);
@@ -229,7 +229,7 @@ fn run_side(
     for ns in &namespaces {
         cluster.kubectl(&["set", "env", "deployments", "--all", "-n", ns, "ROLL=1"])?;
     }
-    wait_complete(&cluster, &namespaces, n, 2)?;
+    wait_complete(&cluster, &namespaces, n, 2, None)?;
     let rollout_s = start.elapsed().as_secs_f64();
     let t2 = now_micros();
     let (cpu2, server2) = (cpu_seconds(pid)?, server_cpu()?);
@@ -365,7 +365,7 @@ fn spawn_upstream_pair(
 }
 
 /// N Deployments of `REPLICAS` replicas each, round-robin over `namespaces`.
-fn deployments_yaml(n: usize, namespaces: &[String]) -> String {
+pub(super) fn deployments_yaml(n: usize, namespaces: &[String]) -> String {
     (0..n)
         .map(|i| {
             let ns = &namespaces[i % namespaces.len()];
@@ -381,35 +381,72 @@ fn deployments_yaml(n: usize, namespaces: &[String]) -> String {
 
 /// Waits until all `n` Deployments in `namespaces` are at `generation` and complete (every
 /// replica updated and available, none old), at most 30 minutes per 300 Deployments (a rollout
-/// of 300 takes about 9 at the controllers' default QPS).
-fn wait_complete(
+/// of 300 takes about 9 at the controllers' default QPS). With `split`, also returns when the
+/// Deployments of those namespaces, and when the others, were all complete.
+pub(super) fn wait_complete(
     cluster: &Cluster,
     namespaces: &[String],
     n: usize,
     generation: i64,
-) -> anyhow::Result<()> {
+    split: Option<&std::collections::BTreeSet<String>>,
+) -> anyhow::Result<(Option<Instant>, Option<Instant>)> {
     let limit = Duration::from_secs(1800 * n.div_ceil(300) as u64);
     let deadline = Instant::now() + limit;
+    let (mut inside_done, mut outside_done) = (None, None);
     loop {
-        let list = cluster.get_json(&["deployments", "-A"])?;
-        let items = list["items"].as_array().map(Vec::as_slice).unwrap_or(&[]);
-        let done = items
-            .iter()
+        // An API server busy with thousands of pods may time a list out: poll again (the
+        // deadline still bounds the wait).
+        let list = match cluster.get_json(&["deployments", "-A"]) {
+            Ok(list) => list,
+            Err(e) if Instant::now() < deadline => {
+                eprintln!("bench: listing Deployments failed, polling again: {e:#}");
+                std::thread::sleep(Duration::from_secs(2));
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let items: Vec<&Value> = list["items"]
+            .as_array()
+            .map(|v| v.iter().collect::<Vec<_>>())
+            .unwrap_or_default()
+            .into_iter()
             .filter(|d| {
                 d["metadata"]["namespace"]
                     .as_str()
                     .is_some_and(|ns| namespaces.iter().any(|x| x == ns))
             })
-            .filter(|d| is_complete(d, generation))
-            .count();
-        if done == n {
-            return Ok(());
+            .collect();
+        // (in the split set, complete) per Deployment.
+        let states: Vec<(bool, bool)> = items
+            .iter()
+            .map(|d| {
+                let ns = d["metadata"]["namespace"].as_str().unwrap_or_default();
+                (
+                    split.is_some_and(|s| s.contains(ns)),
+                    is_complete(d, generation),
+                )
+            })
+            .collect();
+        if split.is_some() {
+            let all_done = |inside: bool| {
+                states
+                    .iter()
+                    .filter(|(i, _)| *i == inside)
+                    .all(|(_, done)| *done)
+            };
+            if inside_done.is_none() && all_done(true) {
+                inside_done = Some(Instant::now());
+            }
+            if outside_done.is_none() && all_done(false) {
+                outside_done = Some(Instant::now());
+            }
+        }
+        let complete = states.iter().filter(|(_, done)| *done).count();
+        if complete == n {
+            return Ok((inside_done, outside_done));
         }
         if Instant::now() >= deadline {
-            bail!(
-                "only {done} of {n} Deployments complete after {} minutes",
-                limit.as_secs() / 60
-            );
+            bail!("only {complete} of {n} Deployments complete after {limit:?}");
         }
         std::thread::sleep(Duration::from_millis(250));
     }

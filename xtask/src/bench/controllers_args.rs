@@ -52,7 +52,14 @@ pub fn namespace_names(m: usize) -> Vec<String> {
     if m == 1 {
         return vec!["bench".to_string()];
     }
-    (0..m).map(|i| format!("n{i}-bench")).collect()
+    (0..m).map(bench_namespace).collect()
+}
+
+/// The `i`-th benchmark namespace of several: names that differ at the start, which FNV-1a
+/// (kube-apiserver's shard hash) spreads well; names differing only at the end cluster
+/// (docs/sharding.md §4).
+pub fn bench_namespace(i: usize) -> String {
+    format!("n{i}-bench")
 }
 
 /// `--deployments N` alone (default 300), for the sharded run, which reads its other options
@@ -92,7 +99,7 @@ pub fn parse(args: &[String]) -> anyhow::Result<Options> {
 
 /// The value after `name`: `None` without the flag, an error when the flag ends the line or is
 /// followed by another flag.
-fn value<'a>(args: &'a [String], name: &str) -> anyhow::Result<Option<&'a str>> {
+pub fn value<'a>(args: &'a [String], name: &str) -> anyhow::Result<Option<&'a str>> {
     let Some(i) = args.iter().position(|a| a == name) else {
         return Ok(None);
     };
@@ -103,7 +110,7 @@ fn value<'a>(args: &'a [String], name: &str) -> anyhow::Result<Option<&'a str>> 
 }
 
 /// A positive whole number after `name`, or `default` without the flag.
-fn positive(args: &[String], name: &str, default: usize) -> anyhow::Result<usize> {
+pub fn positive(args: &[String], name: &str, default: usize) -> anyhow::Result<usize> {
     let Some(v) = value(args, name)? else {
         return Ok(default);
     };

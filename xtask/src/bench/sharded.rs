@@ -19,19 +19,20 @@ use anyhow::{Context, bail};
 use serde_json::{Value, json};
 
 use super::controllers::controllers_audit as ca;
-use super::controllers::{cpu_seconds, is_complete, peak_rss_mib};
+use super::controllers::{
+    REPLICAS, args as options, cpu_seconds, deployments_yaml, peak_rss_mib, wait_complete,
+};
 use super::sharded_pause;
 use crate::cluster::{Cluster, Proc, target_dir, wait_for};
 use crate::diff::audit;
 use crate::upstream::{build as upstream_build, control_plane};
 
-const REPLICAS: usize = 10;
 const RING: &str = "kcm-bench";
 const RING_NS: &str = "kcm-bench-ring";
 
 /// `--replicas K,K,...` (None: not a sharded run).
 pub(super) fn replicas_arg(args: &[String]) -> anyhow::Result<Option<Vec<usize>>> {
-    let Some(v) = flag(args, "--replicas") else {
+    let Some(v) = options::value(args, "--replicas")? else {
         return Ok(None);
     };
     let ks: Vec<usize> = v
@@ -42,34 +43,16 @@ pub(super) fn replicas_arg(args: &[String]) -> anyhow::Result<Option<Vec<usize>>
     Ok(Some(ks))
 }
 
-fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .map(String::as_str)
-}
-
-/// The `i`-th of `m` namespaces: names that differ at the start, which FNV-1a (kube-apiserver's
-/// shard hash) spreads well; names differing only at the end cluster (docs/sharding.md §4).
-fn namespace(i: usize) -> String {
-    format!("n{i}-bench")
-}
-
 /// Runs the sharded benchmark for each K.
 pub(super) fn run(args: &[String], ks: &[usize], n: usize) -> anyhow::Result<()> {
-    let m: usize = flag(args, "--namespaces")
-        .map(|v| v.parse().ok().filter(|m| *m > 0))
-        .unwrap_or(Some(100))
-        .context("--namespaces needs a positive number")?;
-    let gate = match flag(args, "--gate") {
+    let m = options::positive(args, "--namespaces", 100)?;
+    let gate = match options::value(args, "--gate")? {
         None | Some("on") => true,
         Some("off") => false,
         Some(other) => bail!("--gate takes on or off, not {other}"),
     };
-    let qps: u32 = flag(args, "--qps")
-        .map(|v| v.parse().ok().filter(|q| *q > 0))
-        .unwrap_or(Some(20))
-        .context("--qps needs a positive whole number")?;
+    let qps = options::positive(args, "--qps", options::DEFAULT_QPS as usize)?;
+    let qps = u32::try_from(qps).with_context(|| format!("--qps {qps} is too large"))?;
     crate::cluster::build(&["kcm-testenv-cli"])?;
     crate::run_cmd("cargo", &["build", "--release", "--locked", "-p", "kcm"])?;
     let bins = upstream_build::build()?;
@@ -115,7 +98,7 @@ fn run_k(
         .with_context(|| format!("starting the cluster (logs in {})", dir.display()))?;
     let timeout = Duration::from_secs(120);
     crate::e2e::create_namespace(&cluster, RING_NS, "bench", timeout)?;
-    let namespaces: Vec<String> = (0..m).map(namespace).collect();
+    let namespaces: Vec<String> = (0..m).map(options::bench_namespace).collect();
     for ns in &namespaces {
         cluster.kubectl(&["create", "namespace", ns])?;
     }
@@ -250,7 +233,7 @@ fn run_k(
 
 /// A sharded kcm (release build) as kcm's ServiceAccount, its membership Lease in [`RING_NS`].
 /// Replica `i`, with client rate limit `qps` per controller (and the single-replica run's
-/// burst for it, [`super::controllers::args::burst`]).
+/// burst for it, [`options::burst`]).
 fn spawn_member(cluster: &Cluster, i: usize, qps: u32) -> anyhow::Result<Proc> {
     let log = std::fs::File::create(cluster.dir().join(format!("kcm-{i}.log")))?;
     Proc::spawn(
@@ -267,7 +250,7 @@ fn spawn_member(cluster: &Cluster, i: usize, qps: u32) -> anyhow::Result<Proc> {
                 "--leader-elect-renew-deadline=10s",
                 "--leader-elect-retry-period=2s",
                 &format!("--kube-api-qps={qps}"),
-                &format!("--kube-api-burst={}", super::controllers::args::burst(qps)),
+                &format!("--kube-api-burst={}", options::burst(qps)),
             ])
             .stdout(Stdio::null())
             .stderr(log),
@@ -311,92 +294,6 @@ fn first_member_identity(cluster: &Cluster) -> anyhow::Result<String> {
         .and_then(|r| r.split('"').next())
         .map(str::to_string)
         .context("kcm-0 logged no identity")
-}
-
-/// N Deployments of [`REPLICAS`] replicas, round-robin over `namespaces`.
-fn deployments_yaml(n: usize, namespaces: &[String]) -> String {
-    (0..n)
-        .map(|i| {
-            let ns = &namespaces[i % namespaces.len()];
-            format!(
-                "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d-{i:04}\n  \
-                 namespace: {ns}\nspec:\n  replicas: {REPLICAS}\n  selector:\n    matchLabels:\n      \
-                 app: d-{i:04}\n  template:\n    metadata:\n      labels:\n        app: d-{i:04}\n    \
-                 spec:\n      containers:\n      - name: c\n        image: registry.k8s.io/pause:3.10\n---\n"
-            )
-        })
-        .collect()
-}
-
-/// Waits until all `n` Deployments are at `generation` and complete. With `split`, also returns
-/// when the Deployments of those namespaces, and when the others, were all complete.
-fn wait_complete(
-    cluster: &Cluster,
-    namespaces: &[String],
-    n: usize,
-    generation: i64,
-    split: Option<&BTreeSet<String>>,
-) -> anyhow::Result<(Option<Instant>, Option<Instant>)> {
-    let limit = Duration::from_secs(1800 * n.div_ceil(300) as u64);
-    let deadline = Instant::now() + limit;
-    let (mut inside_done, mut outside_done) = (None, None);
-    loop {
-        // An API server busy with thousands of pods may time a list out: poll again (the
-        // deadline still bounds the wait).
-        let list = match cluster.get_json(&["deployments", "-A"]) {
-            Ok(list) => list,
-            Err(e) if Instant::now() < deadline => {
-                eprintln!("bench: listing Deployments failed, polling again: {e:#}");
-                std::thread::sleep(Duration::from_secs(2));
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
-        let items: Vec<&Value> = list["items"]
-            .as_array()
-            .map(|v| v.iter().collect::<Vec<_>>())
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|d| {
-                d["metadata"]["namespace"]
-                    .as_str()
-                    .is_some_and(|ns| namespaces.iter().any(|x| x == ns))
-            })
-            .collect();
-        // (in the split set, complete) per Deployment.
-        let states: Vec<(bool, bool)> = items
-            .iter()
-            .map(|d| {
-                let ns = d["metadata"]["namespace"].as_str().unwrap_or_default();
-                (
-                    split.is_some_and(|s| s.contains(ns)),
-                    is_complete(d, generation),
-                )
-            })
-            .collect();
-        if split.is_some() {
-            let all_done = |inside: bool| {
-                states
-                    .iter()
-                    .filter(|(i, _)| *i == inside)
-                    .all(|(_, done)| *done)
-            };
-            if inside_done.is_none() && all_done(true) {
-                inside_done = Some(Instant::now());
-            }
-            if outside_done.is_none() && all_done(false) {
-                outside_done = Some(Instant::now());
-            }
-        }
-        let complete = states.iter().filter(|(_, done)| *done).count();
-        if complete == n {
-            return Ok((inside_done, outside_done));
-        }
-        if Instant::now() >= deadline {
-            bail!("only {complete} of {n} Deployments complete after {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(250));
-    }
 }
 
 fn micros() -> i64 {
@@ -478,7 +375,10 @@ mod tests {
         );
         assert!(replicas_arg(&s(&["--replicas", "0"])).is_err());
         assert!(replicas_arg(&s(&["--replicas", "a"])).is_err());
-        let yaml = deployments_yaml(4, &[namespace(0), namespace(1)]);
+        let yaml = deployments_yaml(
+            4,
+            &[options::bench_namespace(0), options::bench_namespace(1)],
+        );
         assert_eq!(yaml.matches("namespace: n1-bench").count(), 2);
     }
 }
