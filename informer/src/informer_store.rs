@@ -114,4 +114,43 @@ impl<K: InformerObject> ReflectorStore<K> for InformerStore<K> {
         let mut rv = self.inner.store_resource_version.lock();
         resource_version.clone_into(&mut rv);
     }
+
+    /// A part of the share listed alone: the cache's objects of the part that the list lacks go
+    /// as deletes (tombstones, as in a relist), the listed ones as adds or updates; the rest
+    /// of the cache is not touched, and its handlers hear nothing of it.
+    fn replace_part(
+        &mut self,
+        part: &(dyn Fn(&K) -> bool + Sync),
+        objects: Vec<K>,
+        resource_version: &str,
+    ) -> bool {
+        let objects: Vec<Arc<K>> = into_arcs(objects, |o| self.prepare(o));
+        let processor = self.inner.processor.lock();
+        let store = &self.inner.store;
+        let listed: HashSet<ObjectKey> = objects.iter().map(|o| o.key()).collect();
+        let cached: Vec<Arc<K>> = store.list().into_iter().filter(|o| part(o)).collect();
+        let tombstones = relist_tombstones(cached.iter().map(|o| (o.key(), o)), &listed);
+        tracing::debug!(informer = %self.inner.name, items = objects.len(), deleted = tombstones.len(),
+            rv = %resource_version, "part of the cache replaced");
+        for t in tombstones {
+            store.delete(&t.key);
+            processor.distribute(&Notification::Delete(DeletedObject::Unknown(t)), false);
+        }
+        for obj in objects {
+            match store.add(Arc::clone(&obj)) {
+                Some(old) => {
+                    let sync = same_resource_version(old.as_ref(), obj.as_ref());
+                    processor.distribute(&Notification::Update { old, new: obj }, sync);
+                }
+                None => processor.distribute(
+                    &Notification::Add {
+                        obj,
+                        initial: false,
+                    },
+                    false,
+                ),
+            }
+        }
+        true
+    }
 }

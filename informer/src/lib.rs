@@ -60,7 +60,7 @@ pub use informer::{
 };
 pub use kcm_reflector::{
     BackoffConfig, CountingMetrics, DynamicShare, InitialListStrategy, ReflectorConfig,
-    ReflectorMetrics, ServerFiltering, ShardScope, ShareFilter,
+    ReflectorMetrics, ServerFiltering, ShardScope, ShareChange, ShareFilter,
 };
 pub use kcm_store::{Lister, NamespaceLister, ObjectKey, Selector, Store};
 pub use options::InformerOptions;

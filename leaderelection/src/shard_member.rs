@@ -46,7 +46,7 @@ use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kcm_reflector::shard::ShardScope;
-use kcm_reflector::share::{DynamicShare, ShareFilter};
+use kcm_reflector::share::{DynamicShare, ShareChange, ShareFilter};
 use kcm_sharding::{
     Action, Event, Handover, LeaseRecord, Liveness, RingFingerprint, ShardFilter, ShardKey,
     ShardRanges, hash_field,
@@ -144,6 +144,7 @@ impl ShardMember {
             liveness: Liveness::new(self.identity(), timing.lease_duration),
             on_activate,
             pending_ack: None,
+            listed: ShardRanges::new(),
             events: mpsc::unbounded_channel(),
             status: MemberStatus::default(),
         };
@@ -189,6 +190,8 @@ struct Shell<'a> {
     on_activate: OnActivate,
     /// The acknowledgement the next renewal writes, if one was asked for.
     pending_ack: Option<Option<RingFingerprint>>,
+    /// What the informers list and watch (the last `Relist`).
+    listed: ShardRanges,
     events: (mpsc::UnboundedSender<Event>, mpsc::UnboundedReceiver<Event>),
     status: MemberStatus,
 }
@@ -313,7 +316,21 @@ impl Shell<'_> {
                 tracing::info!(member = %me, ranges = ranges.len(), fraction = ranges.fraction(), "dropping the caches of namespaces no longer owned");
             }
             Action::Relist(ranges) => {
-                self.member.share.set(share_filter(&ranges));
+                // Only what changed: the gained ranges are listed alone while the kept ones
+                // are watched on, the lost ones dropped from the caches without a list.
+                let before = std::mem::replace(&mut self.listed, ranges.clone());
+                let gained = ranges.difference(&before);
+                let lost = before.difference(&ranges);
+                let mut change = ShareChange::new();
+                if !gained.is_empty() {
+                    change = change.listing(part_scope(&gained));
+                }
+                if !lost.is_empty() {
+                    change = change.dropping(part_scope(&lost));
+                }
+                self.member
+                    .share
+                    .change(Some(share_filter(&ranges)), change);
             }
             Action::Acknowledge(ring) => {
                 tracing::info!(member = %me, ring = %ring.map_or_else(|| "none".to_string(), |r| r.to_string()), "acknowledging the ring");
@@ -321,7 +338,12 @@ impl Shell<'_> {
             }
             Action::Start { ring, ranges } => {
                 tracing::info!(member = %me, ring = %ring, ranges = ranges.len(), fraction = ranges.fraction(), "barrier passed; listing the gained namespaces afresh");
-                let generation = self.member.share.relist();
+                // A consistent list of the gained ranges alone, issued now; the rest of the
+                // share is watched on.
+                let generation = self
+                    .member
+                    .share
+                    .change(None, ShareChange::new().listing(part_scope(&ranges)));
                 let share = self.member.share.clone();
                 let tx = self.events.0.clone();
                 tokio::spawn(async move {
@@ -372,6 +394,21 @@ pub fn share_filter(ranges: &ShardRanges) -> ShareFilter {
                 selector.matches_hash(hash_field(meta.namespace.as_deref().unwrap_or_default()))
             }))
         }
+    }
+}
+
+/// `ranges` as a part of a share: their selector (empty for the whole space: no selector)
+/// and the same test on the client.
+fn part_scope(ranges: &ShardRanges) -> ShardScope {
+    match ShardFilter::new(ShardKey::Namespace, ranges) {
+        ShardFilter::Ranges(selector) => {
+            let wire = selector.to_string();
+            ShardScope::new(wire, move |meta: &ObjectMeta| {
+                selector.matches_hash(hash_field(meta.namespace.as_deref().unwrap_or_default()))
+            })
+        }
+        ShardFilter::Everything => ShardScope::new("", |_: &ObjectMeta| true),
+        ShardFilter::Nothing => ShardScope::new("", |_: &ObjectMeta| false),
     }
 }
 

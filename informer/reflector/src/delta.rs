@@ -285,6 +285,38 @@ where
         }
         (self.sink)(Delta::ListComplete { resource_version });
     }
+
+    /// A part listed afresh: tombstones for the part's known objects the list lacks, then each
+    /// listed object as an add or an update (no `ListComplete`: the rest was not listed).
+    fn replace_part(
+        &mut self,
+        part: &(dyn Fn(&K) -> bool + Sync),
+        objects: Vec<K>,
+        _resource_version: &str,
+    ) -> bool {
+        let listed_keys: HashSet<ObjectKey> = objects
+            .iter()
+            .map(|o| ObjectKey::from_meta(o.meta()))
+            .collect();
+        let tombstones = relist_tombstones(
+            self.known.iter().filter(|(_, obj)| part(obj.as_ref())),
+            &listed_keys,
+        );
+        for t in tombstones {
+            self.known.remove(&t.key);
+            (self.sink)(Delta::Deleted(DeletedObject::Unknown(t)));
+        }
+        for obj in objects {
+            let known = self.known.contains_key(&KeyRef::of(&obj));
+            let obj = self.upsert(obj);
+            (self.sink)(if known {
+                Delta::Updated(obj)
+            } else {
+                Delta::Added(obj)
+            });
+        }
+        true
+    }
 }
 
 #[cfg(test)]

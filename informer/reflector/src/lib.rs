@@ -42,6 +42,8 @@ pub mod reflector;
 pub mod reflector_store;
 pub mod shard;
 pub mod share;
+mod share_replay;
+mod share_step;
 pub mod streaming_list;
 pub mod watch;
 
@@ -54,5 +56,5 @@ pub use metrics::{CountingMetrics, ErrorKind, NoopMetrics, ReflectorMetrics};
 pub use reflector::{LastSyncResourceVersion, Reflector, Watchable};
 pub use reflector_store::ReflectorStore;
 pub use shard::{ServerFiltering, ShardFilter, ShardScope};
-pub use share::{DynamicShare, Share, ShareFilter};
+pub use share::{DynamicShare, Share, ShareChange, ShareFilter};
 pub use tokio_util::sync::CancellationToken;

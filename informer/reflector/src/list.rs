@@ -53,11 +53,27 @@ where
     K: Clone,
     L: ListerWatcher<K> + ?Sized,
 {
+    list_pages_of(lw, rv, page_size, None).await
+}
+
+/// [`list_pages`] with a shard selector of its own on every page instead of the
+/// lister-watcher's (`None`: the lister-watcher's).
+pub async fn list_pages_of<K, L>(
+    lw: &L,
+    rv: &str,
+    page_size: u32,
+    shard_selector: Option<&str>,
+) -> Result<PagedList<K>, kube::Error>
+where
+    K: Clone,
+    L: ListerWatcher<K> + ?Sized,
+{
     let first = ListOptions {
         resource_version: rv.to_owned(),
         resource_version_match: None,
         limit: page_size,
         continue_token: None,
+        shard_selector: shard_selector.map(str::to_owned),
     };
     let mut opts = first.clone();
     let mut items: Vec<K> = Vec::new();

@@ -47,6 +47,12 @@ pub struct ListOptions {
     pub limit: u32,
     /// `continue` token of the previous page.
     pub continue_token: Option<String>,
+    /// A shard selector for this request instead of the lister-watcher's own (the part of a
+    /// share listed alone when it grows, [`ShareChange`]). Lister-watchers that cannot send one
+    /// ignore it: the reflector filters on the client.
+    ///
+    /// [`ShareChange`]: crate::share::ShareChange
+    pub shard_selector: Option<String>,
 }
 
 /// Options of one WATCH request.
@@ -165,6 +171,13 @@ where
     }
 
     fn query(&self) -> form_urlencoded::Serializer<'static, String> {
+        self.query_with(self.shard_selector.as_deref())
+    }
+
+    fn query_with(
+        &self,
+        shard_selector: Option<&str>,
+    ) -> form_urlencoded::Serializer<'static, String> {
         let target = format!("{}?", self.url_path);
         let start = target.len();
         let mut qp = form_urlencoded::Serializer::for_suffix(target, start);
@@ -175,7 +188,7 @@ where
             qp.append_pair("fieldSelector", f);
         }
         // On every page too: the continue token does not carry the selector.
-        if let Some(s) = &self.shard_selector {
+        if let Some(s) = shard_selector {
             qp.append_pair(SHARD_SELECTOR_PARAM, s);
         }
         qp
@@ -183,7 +196,12 @@ where
 
     /// The URL of a LIST request (exposed for tests).
     pub fn list_url(&self, opts: &ListOptions) -> String {
-        let mut qp = self.query();
+        let selector = opts
+            .shard_selector
+            .as_deref()
+            .filter(|s| !s.is_empty())
+            .or(self.shard_selector.as_deref());
+        let mut qp = self.query_with(selector);
         if opts.limit > 0 {
             qp.append_pair("limit", &opts.limit.to_string());
         }
@@ -238,10 +256,11 @@ where
 {
     fn list(&self, opts: &ListOptions) -> BoxFuture<'_, Result<ObjectList<K>, kube::Error>> {
         let url = self.list_url(opts);
+        let sharded = self.shard_selector.is_some() || opts.shard_selector.is_some();
         async move {
             let mut req = get_request(url)?;
             req.extensions_mut().insert("list");
-            if self.shard_selector.is_none() {
+            if !sharded {
                 return self.client.request::<ObjectList<K>>(req).await;
             }
             // Sharded: read the server's echo of the selector besides the items.

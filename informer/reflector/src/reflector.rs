@@ -19,6 +19,8 @@ use crate::metrics::ErrorKind;
 use crate::reflector_store::ReflectorStore;
 use crate::shard::ShardFilter;
 use crate::share::{DynamicShare, MarkListed, ShareFilter, ShareFollower};
+use crate::share_replay::{Replay, ReplayFilter};
+use crate::share_step::Step;
 
 /// The bound every watched type satisfies: k8s-openapi resource types, and hand-written projected
 /// types implementing `k8s_openapi::Resource + k8s_openapi::Metadata<Ty = ObjectMeta>` plus
@@ -258,11 +260,35 @@ impl<K: Watchable, L: ListerWatcher<K>> Reflector<K, L> {
         cancel: &CancellationToken,
     ) -> Result<(), ReflectorError> {
         let share = follower.rx.borrow_and_update().clone();
-        if share.generation != follower.applied {
-            follower.applied = share.generation;
+        let generation = share.generation;
+        if generation != follower.applied {
+            let previous = follower.applied;
+            let old = follower.applied_filter.replace(share.filter.clone());
+            follower.applied = generation;
+            // A change from the generation the store reflects: list only its part.
+            if let (Some(change), Some(old)) = (&share.change, &old)
+                && previous + 1 == generation
+                && follower.listed_generation() == previous
+            {
+                let mut rx = follower.rx.clone();
+                match self
+                    .step_share(store, &mut rx, (old, &share.filter), change, cancel)
+                    .await
+                {
+                    Step::Applied(replay) => {
+                        follower.mark_listed(generation);
+                        return self
+                            .watch_share(store, follower, &share.filter, replay, cancel)
+                            .await;
+                    }
+                    Step::Interrupted => return Ok(()),
+                    Step::Fallback(why) => {
+                        tracing::debug!(reflector = %self.config.name, generation, reason = why, "listing the whole share afresh");
+                    }
+                }
+            }
             self.state.last_sync_rv_unavailable = true;
         }
-        let generation = share.generation;
         match share.filter {
             ShareFilter::Nothing => {
                 self.lw.set_shard_selector(None);
@@ -308,6 +334,45 @@ impl<K: Watchable, L: ListerWatcher<K>> Reflector<K, L> {
                 }
             }
         }
+    }
+
+    /// Watches the share `filter` after a step, without a list; returns when a relist is
+    /// needed (the next attempt lists the whole share) or the share changes.
+    async fn watch_share<S: ReflectorStore<K>>(
+        &mut self,
+        store: &mut S,
+        follower: &mut ShareFollower,
+        filter: &ShareFilter,
+        replay: Option<Replay>,
+        cancel: &CancellationToken,
+    ) -> Result<(), ReflectorError> {
+        let mut rx = follower.rx.clone();
+        let scope = match filter {
+            ShareFilter::Scope(scope) => Some(scope),
+            ShareFilter::Everything | ShareFilter::Nothing => None,
+        };
+        let res = match scope {
+            Some(scope) => {
+                let mut filtered = ShardFilter::new(store, scope);
+                let mut replayed = ReplayFilter::new(&mut filtered, replay);
+                let res = tokio::select! {
+                    res = self.watch_loop(&mut replayed, None, cancel) => res,
+                    _ = rx.changed() => Ok(()),
+                };
+                (res, replayed.skipped())
+            }
+            None => {
+                let mut replayed = ReplayFilter::new(store, replay);
+                let res = tokio::select! {
+                    res = self.watch_loop(&mut replayed, None, cancel) => res,
+                    _ = rx.changed() => Ok(()),
+                };
+                (res, replayed.skipped())
+            }
+        };
+        let (res, skipped) = res;
+        tracing::debug!(reflector = %self.config.name, skipped, "watch of the changed share ended");
+        res
     }
 
     /// One list-and-watch attempt (client-go `ListAndWatch`). Returns when the watch must be

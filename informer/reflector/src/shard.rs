@@ -188,6 +188,25 @@ impl<K: kube::Resource, S: ReflectorStore<K>> ReflectorStore<K> for ShardFilter<
     fn bookmark(&mut self, resource_version: &str) {
         self.inner.bookmark(resource_version);
     }
+
+    fn replace_part(
+        &mut self,
+        part: &(dyn Fn(&K) -> bool + Sync),
+        objects: Vec<K>,
+        resource_version: &str,
+    ) -> bool {
+        let before = objects.len();
+        let kept: Vec<K> = objects
+            .into_iter()
+            .filter(|o| self.scope.matches(o.meta()))
+            .collect();
+        let dropped = (before - kept.len()) as u64;
+        let done = self.inner.replace_part(part, kept, resource_version);
+        if done {
+            self.dropped += dropped;
+        }
+        done
+    }
 }
 
 #[cfg(test)]

@@ -55,8 +55,63 @@ pub enum ShareFilter {
 pub struct Share {
     /// What it selects.
     pub filter: ShareFilter,
-    /// Starts at 1; every [`DynamicShare::set`] and [`DynamicShare::relist`] adds one.
+    /// Starts at 1; every [`DynamicShare::set`], [`DynamicShare::relist`] and
+    /// [`DynamicShare::change`] adds one.
     pub generation: u64,
+    /// How this generation differs from the one before, when the setter said so
+    /// ([`DynamicShare::change`]); `None`: everything is listed afresh.
+    pub change: Option<ShareChange>,
+}
+
+/// How a share differs from the generation before it, so that a follower need not list the
+/// whole share again: the part to list alone (what joined, or what must be read afresh), and
+/// the part to drop without listing (what left).
+///
+/// A follower whose store reflects the previous generation keeps watching the rest while the
+/// part is listed (a consistent read, issued after the change), then applies the part to its
+/// store ([`ReflectorStore::replace_part`]) and watches the new share from where the two
+/// meet. Objects of the rest never pause. A follower that cannot (its store cannot replace a
+/// part, it missed a generation, resourceVersions that are not integers, an expired watch)
+/// lists the whole share afresh, as [`DynamicShare::set`] makes it.
+///
+/// [`ReflectorStore::replace_part`]: crate::ReflectorStore::replace_part
+#[derive(Clone, Debug, Default)]
+pub struct ShareChange {
+    pub(crate) list: Option<ShardScope>,
+    pub(crate) drop: Option<ShardScope>,
+}
+
+impl ShareChange {
+    /// No part listed, none dropped.
+    pub fn new() -> Self {
+        ShareChange::default()
+    }
+
+    /// Lists the objects of `part` alone, with a consistent read issued after the change (its
+    /// selector is sent instead of the share's).
+    #[must_use]
+    pub fn listing(mut self, part: ShardScope) -> Self {
+        self.list = Some(part);
+        self
+    }
+
+    /// Drops the objects of `part` from the store (as deletes) without listing anything; only
+    /// its predicate is used.
+    #[must_use]
+    pub fn dropping(mut self, part: ShardScope) -> Self {
+        self.drop = Some(part);
+        self
+    }
+
+    /// The part listed alone.
+    pub fn listed_part(&self) -> Option<&ShardScope> {
+        self.list.as_ref()
+    }
+
+    /// The part dropped.
+    pub fn dropped_part(&self) -> Option<&ShardScope> {
+        self.drop.as_ref()
+    }
 }
 
 /// A share that can change while reflectors follow it. Cloning shares it.
@@ -86,6 +141,7 @@ impl DynamicShare {
         let (tx, _) = watch::channel(Share {
             filter,
             generation: 1,
+            change: None,
         });
         DynamicShare {
             inner: Arc::new(Inner {
@@ -103,20 +159,31 @@ impl DynamicShare {
 
     /// Switches every follower to `filter`; returns the new generation.
     pub fn set(&self, filter: ShareFilter) -> u64 {
-        let mut generation = 0;
-        self.inner.tx.send_modify(|share| {
-            share.filter = filter;
-            share.generation += 1;
-            generation = share.generation;
-        });
-        generation
+        self.next(Some(filter), None)
     }
 
     /// Makes every follower list afresh (a consistent read issued from now on) with the same
     /// filter; returns the new generation.
     pub fn relist(&self) -> u64 {
+        self.next(None, None)
+    }
+
+    /// Switches every follower to `filter`, which differs from the current filter by `change`
+    /// (the caller vouches for that): a follower lists only the change's part and drops the
+    /// dropped part, watching the rest throughout. `filter` `None` keeps the current filter
+    /// (a part listed afresh). Returns the new generation; [`listed`](Self::listed) waits for
+    /// the part's list.
+    pub fn change(&self, filter: Option<ShareFilter>, change: ShareChange) -> u64 {
+        self.next(filter, Some(change))
+    }
+
+    fn next(&self, filter: Option<ShareFilter>, change: Option<ShareChange>) -> u64 {
         let mut generation = 0;
         self.inner.tx.send_modify(|share| {
+            if let Some(filter) = filter {
+                share.filter = filter;
+            }
+            share.change = change;
             share.generation += 1;
             generation = share.generation;
         });
@@ -163,6 +230,7 @@ impl DynamicShare {
         ShareFollower {
             rx: self.inner.tx.subscribe(),
             applied: 0,
+            applied_filter: None,
             listed,
             share: self.clone(),
         }
@@ -174,11 +242,18 @@ pub(crate) struct ShareFollower {
     pub(crate) rx: watch::Receiver<Share>,
     /// The generation the reflector last started listing.
     pub(crate) applied: u64,
+    /// That generation's filter.
+    pub(crate) applied_filter: Option<ShareFilter>,
     listed: Arc<AtomicU64>,
     share: DynamicShare,
 }
 
 impl ShareFollower {
+    /// The newest generation whose list (or change) completed: the store reflects it.
+    pub(crate) fn listed_generation(&self) -> u64 {
+        self.listed.load(Ordering::Acquire)
+    }
+
     /// Records that a list of `generation` completed.
     pub(crate) fn mark_listed(&self, generation: u64) {
         self.listed.fetch_max(generation, Ordering::AcqRel);
@@ -213,6 +288,15 @@ impl<K, S: ReflectorStore<K>> ReflectorStore<K> for MarkListed<'_, S> {
 
     fn bookmark(&mut self, resource_version: &str) {
         self.inner.bookmark(resource_version);
+    }
+
+    fn replace_part(
+        &mut self,
+        part: &(dyn Fn(&K) -> bool + Sync),
+        objects: Vec<K>,
+        resource_version: &str,
+    ) -> bool {
+        self.inner.replace_part(part, objects, resource_version)
     }
 }
 

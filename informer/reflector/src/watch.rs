@@ -149,6 +149,44 @@ where
 }
 
 impl<K: Watchable, L: ListerWatcher<K>> Reflector<K, L> {
+    /// The fields the watch loop works on, borrowed apart so that a list can run beside it.
+    pub(crate) fn watch_parts(&mut self) -> WatchParts<'_, L> {
+        WatchParts {
+            lw: &self.lw,
+            config: &self.config,
+            state: &mut self.state,
+        }
+    }
+
+    /// The next backoff delay, or `false` when cancelled while sleeping.
+    pub(crate) async fn sleep_backoff(&mut self, cancel: &CancellationToken) -> bool {
+        self.watch_parts().sleep_backoff(cancel).await
+    }
+
+    pub(crate) fn watch_options(&mut self, send_initial_events: bool) -> WatchOptions {
+        self.watch_parts().watch_options(send_initial_events)
+    }
+
+    /// Watches from the last synced RV until a relist is needed (client-go `watchLoop`).
+    /// `initial` is the still-open stream of a streaming list, if any.
+    pub(crate) async fn watch_loop<S: ReflectorStore<K>>(
+        &mut self,
+        store: &mut S,
+        initial: Option<WatchStream<K>>,
+        cancel: &CancellationToken,
+    ) -> Result<(), ReflectorError> {
+        self.watch_parts().watch_loop(store, initial, cancel).await
+    }
+}
+
+/// The lister-watcher, configuration and state of a reflector, borrowed for its watch loop.
+pub(crate) struct WatchParts<'a, L> {
+    pub(crate) lw: &'a L,
+    pub(crate) config: &'a crate::config::ReflectorConfig,
+    pub(crate) state: &'a mut crate::reflector::ListWatchState,
+}
+
+impl<L> WatchParts<'_, L> {
     /// The next backoff delay, or `false` when cancelled while sleeping.
     pub(crate) async fn sleep_backoff(&mut self, cancel: &CancellationToken) -> bool {
         let delay = self.state.backoff.next_delay();
@@ -172,12 +210,15 @@ impl<K: Watchable, L: ListerWatcher<K>> Reflector<K, L> {
 
     /// Watches from the last synced RV until a relist is needed (client-go `watchLoop`).
     /// `initial` is the still-open stream of a streaming list, if any.
-    pub(crate) async fn watch_loop<S: ReflectorStore<K>>(
+    pub(crate) async fn watch_loop<K: Watchable, S: ReflectorStore<K>>(
         &mut self,
         store: &mut S,
         initial: Option<WatchStream<K>>,
         cancel: &CancellationToken,
-    ) -> Result<(), ReflectorError> {
+    ) -> Result<(), ReflectorError>
+    where
+        L: ListerWatcher<K>,
+    {
         let mut pending = initial;
         loop {
             if cancel.is_cancelled() {
@@ -222,7 +263,7 @@ impl<K: Watchable, L: ListerWatcher<K>> Reflector<K, L> {
             };
             let name = self.config.name.clone();
             let metrics = self.config.metrics.clone();
-            let state = &mut self.state;
+            let state = &mut *self.state;
             let outcome = handle_watch(
                 WatchContext {
                     name: &name,
