@@ -5,16 +5,22 @@
 //! its watch delivered (`rest_rv`). One watch of the whole share then starts at the smaller
 //! of the two, and every event an object's part has already seen (its resourceVersion at or
 //! below that part's mark) is skipped. Events arrive in resourceVersion order, so once one is
-//! past both marks nothing more is skipped. This compares resourceVersions as integers, which
-//! kube-apiserver's are (etcd revisions) and which the reflector checks before it relies on it.
+//! past both marks nothing more is skipped. This compares resourceVersions as integers, as
+//! apimachinery's `resourceversion.CompareResourceVersion` does (v0.37.2: a well-formed
+//! resourceVersion is a positive integer without leading zeros; kube-apiserver's are etcd
+//! revisions). The reflector checks that both marks are well formed before it relies on it.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::reflector_store::ReflectorStore;
 use crate::shard::ShardScope;
 
-/// A resourceVersion as an integer, when it is one.
+/// A resourceVersion as an integer, when it is well formed (digits, no leading zero, not
+/// "0") and fits in 64 bits.
 pub(crate) fn parse_rv(rv: &str) -> Option<u64> {
+    if rv.starts_with('0') || !rv.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
     rv.parse().ok()
 }
 
@@ -282,9 +288,24 @@ mod tests {
 
     #[test]
     fn resource_versions_that_are_not_integers_are_never_skipped() {
+        // apimachinery's well-formedness (TestCompareResourceVersion's invalid inputs).
         assert_eq!(parse_rv("42"), Some(42));
-        assert_eq!(parse_rv(""), None);
-        assert_eq!(parse_rv("abc"), None);
+        assert_eq!(parse_rv("18446744073709551615"), Some(u64::MAX));
+        for invalid in [
+            "",
+            "0",
+            "007",
+            "0100",
+            "100a",
+            "abc",
+            "-1",
+            "+1",
+            "1.5",
+            " 1",
+            "18446744073709551616",
+        ] {
+            assert_eq!(parse_rv(invalid), None, "{invalid:?}");
+        }
         let mut recorder = Recorder::default();
         let mut filter = ReplayFilter::new(&mut recorder, Some(replay(20, 10)));
         let mut odd = cm("gained", "b", 0);
