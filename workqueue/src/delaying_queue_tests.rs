@@ -279,3 +279,44 @@ async fn no_timer_thread_on_a_current_thread_runtime() {
     let q: DelayingQueue<u32> = DelayingQueue::new();
     assert_eq!(q.timer_finished(), None);
 }
+
+/// `move_ready` moves what is due through the caller's buffer, leaves it empty, keeps its
+/// room for the next move, and gives it back after a burst larger than `BATCH_KEEP`.
+#[tokio::test(start_paused = true)]
+async fn move_ready_reuses_the_batch_buffer() {
+    let q: DelayingQueue<u32> = DelayingQueue::new();
+    let shared = q.downgrade().upgrade().expect("queue alive");
+    // Hold the timer task off the heap while this test moves items itself.
+    let now = Instant::now();
+    {
+        let mut waiting = shared.waiting.lock();
+        for i in 0..10 {
+            waiting.insert(i, now);
+        }
+        waiting.insert(99, now + ms(5));
+    }
+    let mut batch = Vec::new();
+    assert_eq!(shared.move_ready(now, &mut batch), Some(now + ms(5)));
+    assert!(batch.is_empty());
+    let room = batch.capacity();
+    assert!(room >= 10, "buffer kept its room, got {room}");
+    assert_eq!(q.len(), 10);
+    assert_eq!(q.waiting_len(), 1);
+
+    // Nothing due: nothing moved, the buffer untouched.
+    assert_eq!(shared.move_ready(now, &mut batch), Some(now + ms(5)));
+    assert_eq!((batch.len(), batch.capacity()), (0, room));
+
+    // A burst larger than BATCH_KEEP is moved whole, then its buffer is given back.
+    {
+        let mut waiting = shared.waiting.lock();
+        for i in 1_000..1_000 + 2 * BATCH_KEEP as u32 {
+            waiting.insert(i, now);
+        }
+    }
+    assert_eq!(shared.move_ready(now + ms(5), &mut batch), None);
+    assert_eq!((batch.len(), batch.capacity()), (0, 0));
+    assert_eq!(q.len(), 11 + 2 * BATCH_KEEP);
+    assert_eq!(q.waiting_len(), 0);
+    q.shutdown();
+}

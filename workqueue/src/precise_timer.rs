@@ -50,6 +50,7 @@ pub(crate) fn spawn<T: QueueItem>(shared: Weak<Shared<T>>) -> Option<JoinHandle<
 }
 
 fn run<T: QueueItem>(shared: &Weak<Shared<T>>) {
+    let mut batch = Vec::new();
     loop {
         let Some(strong) = shared.upgrade() else {
             return;
@@ -59,7 +60,7 @@ fn run<T: QueueItem>(shared: &Weak<Shared<T>>) {
             return;
         }
         let now = Instant::now();
-        let next = strong.move_ready(now);
+        let next = strong.move_ready(now, &mut batch);
         drop(strong);
         // An unpark that came since the heap was read is kept by `park_timeout`, which
         // then returns at once.
