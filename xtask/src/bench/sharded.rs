@@ -9,7 +9,9 @@
 //! pause from its scale request to the controllers' next write there
 //! ([`super::sharded_pause`], from the audit log). The killed replica's
 //! namespaces come from the ring of the members' Leases ([`kcm_sharding::Ring`]), as every
-//! replica computes it.
+//! replica computes it. K = 1 is kcm as it runs without sharding, the peer of the failover: an
+//! elected leader (`--sharding=none`) with a standby; the leader is SIGKILLed and every
+//! namespace waits for the standby's takeover. Its CPU and RSS are the leader's.
 
 use std::collections::BTreeSet;
 use std::process::{Command, Stdio};
@@ -102,13 +104,23 @@ fn run_k(
     for ns in &namespaces {
         cluster.kubectl(&["create", "namespace", ns])?;
     }
-    let mut replicas: Vec<Proc> = (0..k)
-        .map(|i| spawn_member(&cluster, i, qps))
-        .collect::<anyhow::Result<_>>()?;
-    wait_for("the ring to form", timeout, || {
-        Ok(members_acknowledged(&cluster, k)?.then_some(()))
-    })?;
-    let pids: Vec<u32> = replicas.iter().map(Proc::id).collect();
+    let mut replicas: Vec<Proc> = Vec::new();
+    if k == 1 {
+        // The leader first, then its standby.
+        replicas.push(spawn_member(&cluster, 0, qps, false)?);
+        wait_for("the leader to be elected", timeout, || {
+            Ok(leader_elected(&cluster).then_some(()))
+        })?;
+        replicas.push(spawn_member(&cluster, 1, qps, false)?);
+    } else {
+        for i in 0..k {
+            replicas.push(spawn_member(&cluster, i, qps, true)?);
+        }
+        wait_for("the ring to form", timeout, || {
+            Ok(members_acknowledged(&cluster, k)?.then_some(()))
+        })?;
+    }
+    let pids: Vec<u32> = replicas.iter().take(k).map(Proc::id).collect();
     let cpu = || -> anyhow::Result<Vec<f64>> { pids.iter().map(|p| cpu_seconds(*p)).collect() };
 
     let cpu0 = cpu()?;
@@ -130,19 +142,22 @@ fn run_k(
         .map(|p| peak_rss_mib(*p))
         .collect::<anyhow::Result<_>>()?;
 
-    // Failover (K > 1): kill replica 0, scale everything by one; its namespaces wait for the
-    // handover, the others' should not.
-    let (mut victim_ns, mut victim_s, mut others_s) = (BTreeSet::new(), None, None);
-    let mut killed_us = None;
-    if k > 1 {
+    // Failover: kill replica 0, scale everything by one; its namespaces wait for the handover
+    // (K = 1: all of them, for the standby's takeover), the others' should not.
+    let victim_ns: BTreeSet<String> = if k == 1 {
+        namespaces.iter().cloned().collect()
+    } else {
         let identities = member_identities(&cluster)?;
         let ring = kcm_sharding::Ring::new(identities.iter().map(String::as_str));
         let victim_id = first_member_identity(&cluster)?;
-        victim_ns = namespaces
+        namespaces
             .iter()
             .filter(|ns| ring.owner_of_namespace(ns) == Some(victim_id.as_str()))
             .cloned()
-            .collect();
+            .collect()
+    };
+    let (victim_s, others_s, killed_us);
+    {
         killed_us = Some(micros());
         replicas[0].kill();
         let killed = Instant::now();
@@ -231,11 +246,17 @@ fn run_k(
     Ok(line)
 }
 
-/// A sharded kcm (release build) as kcm's ServiceAccount, its membership Lease in [`RING_NS`].
-/// Replica `i`, with client rate limit `qps` per controller (and the single-replica run's
-/// burst for it, [`options::burst`]).
-fn spawn_member(cluster: &Cluster, i: usize, qps: u32) -> anyhow::Result<Proc> {
+/// kcm (release build) as kcm's ServiceAccount: `sharded`, a member of the ring [`RING`], its
+/// membership Lease in [`RING_NS`]; otherwise elected on the Lease [`RING`] there. Replica `i`,
+/// with client rate limit `qps` per controller (and the single-replica run's burst for it,
+/// [`options::burst`]).
+fn spawn_member(cluster: &Cluster, i: usize, qps: u32, sharded: bool) -> anyhow::Result<Proc> {
     let log = std::fs::File::create(cluster.dir().join(format!("kcm-{i}.log")))?;
+    let sharding = if sharded {
+        "--sharding=namespace"
+    } else {
+        "--sharding=none"
+    };
     Proc::spawn(
         Command::new(target_dir().join("release").join("kcm"))
             .arg("--kubeconfig")
@@ -243,7 +264,7 @@ fn spawn_member(cluster: &Cluster, i: usize, qps: u32) -> anyhow::Result<Proc> {
             .args([
                 "--secure-port",
                 "0",
-                "--sharding=namespace",
+                sharding,
                 &format!("--leader-elect-resource-name={RING}"),
                 &format!("--leader-elect-resource-namespace={RING_NS}"),
                 "--leader-elect-lease-duration=15s",
@@ -256,6 +277,17 @@ fn spawn_member(cluster: &Cluster, i: usize, qps: u32) -> anyhow::Result<Proc> {
             .stderr(log),
         &format!("kcm-{i}"),
     )
+}
+
+/// Whether the leader-election Lease [`RING`] has a holder.
+fn leader_elected(cluster: &Cluster) -> bool {
+    cluster
+        .get_json(&["lease", RING, "-n", RING_NS])
+        .is_ok_and(|l| {
+            l["spec"]["holderIdentity"]
+                .as_str()
+                .is_some_and(|h| !h.is_empty())
+        })
 }
 
 fn leases(cluster: &Cluster) -> anyhow::Result<Vec<Value>> {
@@ -317,7 +349,8 @@ fn markdown(lines: &[Value], n: usize, m: usize, gate: bool) -> String {
     let mut md = format!(
         "`cargo xtask bench controllers --replicas {} --deployments {n} --namespaces {m} --gate {}`: \
          {n} Deployments × {REPLICAS} replicas in {m} namespaces, kube-apiserver v1.37.2 with \
-         `ShardedListAndWatch` {}; one run per K (load average {}).\n\n\
+         `ShardedListAndWatch` {}; one run per K (load average {}). K = 1 is an elected kcm \
+         without sharding, with a standby that takes over when the leader is killed.\n\n\
          | K | create (s) | rollout (s) | CPU per replica, max (s) | CPU sum (s) | peak RSS per replica, max (MiB) | RSS sum (MiB) | writes create / rollout | killed replica's namespaces complete after (s) | others' (s) | pause after the scale, killed replica's namespaces: median / max (s) | others': median / max (s) |\n\
          |---|---|---|---|---|---|---|---|---|---|---|---|\n",
         lines
