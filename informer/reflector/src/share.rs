@@ -10,13 +10,20 @@
 //! [`listed`](DynamicShare::listed) waits until every follower has completed a list of at least
 //! a given generation, i.e. a list *issued after* that generation began.
 //!
+//! [`change`](DynamicShare::change) starts a generation that says what moved
+//! ([`ShareChange`]): a follower then lists only the part that joined (or must be read afresh),
+//! drops the part that left without a request, and keeps watching the rest throughout, so the
+//! objects that stay in the share never pause; it lists the whole share when it cannot.
+//!
 //! [`ShareFilter::Nothing`] lists nothing at all (an empty share has no selector: the server
 //! rejects an empty one): the store is emptied and the follower counts as listed.
 //!
 //! [`ReflectorConfig::dynamic_share`]: crate::ReflectorConfig::dynamic_share
 //!
 //! ```
-//! use kcm_reflector::share::{DynamicShare, ShareFilter};
+//! use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+//! use kcm_reflector::shard::ShardScope;
+//! use kcm_reflector::share::{DynamicShare, ShareChange, ShareFilter};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
@@ -25,6 +32,20 @@
 //! let generation = share.set(ShareFilter::Everything);
 //! assert_eq!(generation, 2);
 //! // No reflector follows it yet, so nothing is waited for.
+//! share.listed(generation).await;
+//!
+//! // Shrink to one namespace: nothing is listed, the other leaves the cache as deletes.
+//! let only = |ns: &'static str| {
+//!     ShardScope::new(format!("only({ns})"), move |m: &ObjectMeta| m.namespace.as_deref() == Some(ns))
+//! };
+//! let generation = share.change(
+//!     Some(ShareFilter::Scope(only("team-a"))),
+//!     ShareChange::new().dropping(ShardScope::new("", |m: &ObjectMeta| m.namespace.as_deref() != Some("team-a"))),
+//! );
+//! assert_eq!(generation, 3);
+//! // Read team-a afresh (a consistent list of that part alone), keeping the filter.
+//! let generation = share.change(None, ShareChange::new().listing(only("team-a")));
+//! assert!(share.current().change.is_some_and(|c| c.listed_part().is_some()));
 //! share.listed(generation).await;
 //! # }
 //! ```

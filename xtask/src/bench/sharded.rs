@@ -166,7 +166,10 @@ fn run_k(
         }
         let (inside, outside) = wait_complete(&cluster, &namespaces, n, 3, Some(&victim_ns))?;
         victim_s = inside.map(|t| t.saturating_duration_since(killed).as_secs_f64());
-        others_s = outside.map(|t| t.saturating_duration_since(killed).as_secs_f64());
+        // K = 1: no namespace is outside the killed replica's.
+        others_s = outside
+            .filter(|_| victim_ns.len() < namespaces.len())
+            .map(|t| t.saturating_duration_since(killed).as_secs_f64());
     }
     for r in &mut replicas {
         r.terminate(Duration::from_secs(5));
