@@ -205,7 +205,31 @@ fn run_k(
             .map(|(_, n)| n)
             .sum()
     };
-    let pause = killed_us.map(|at| sharded_pause::pauses(&events, at, &victim_ns));
+    // The first survivor to take namespaces on after the kill, from the replicas' logs.
+    let year = events
+        .first()
+        .and_then(|e| e["requestReceivedTimestamp"].as_str())
+        .and_then(|t| t.get(0..4))
+        .unwrap_or("1970")
+        .to_string();
+    let takeover = killed_us.and_then(|at| {
+        (1..replicas.len())
+            .filter_map(|i| std::fs::read_to_string(dir.join(format!("kcm-{i}.log"))).ok())
+            .filter_map(|log| sharded_pause::first_activation(&log, at, &year))
+            .min()
+    });
+    let pause = killed_us.map(|at| sharded_pause::pauses(&events, at, &victim_ns, takeover));
+    let victim_identity = if k > 1 {
+        first_member_identity_in(&dir).unwrap_or_default()
+    } else {
+        String::new()
+    };
+    let gaps = killed_us
+        .filter(|_| k > 1)
+        .map(|at| {
+            sharded_pause::largest_write_gaps(&events, (at, at + 60_000_000), &victim_identity)
+        })
+        .unwrap_or_default();
     let pause_of = |v: fn(&sharded_pause::Pauses) -> &Vec<f64>| {
         pause
             .as_ref()
@@ -241,6 +265,9 @@ fn run_k(
         "failover_others_s": others_s,
         "pause_killed_s": pause_of(|p| &p.killed),
         "pause_others_s": pause_of(|p| &p.others),
+        "pause_others_after_takeover_s": pause_of(|p| &p.others_after_takeover),
+        "takeover_after_kill_s": takeover.zip(killed_us).map(|(t, k)| (t - k) as f64 / 1e6),
+        "survivors_largest_write_gap_s": gaps.values().copied().fold(None, |m: Option<f64>, g| Some(m.map_or(g, |m| m.max(g)))),
         "pause_never_resumed": pause.as_ref().map(|p| p.never_resumed),
         "loadavg_1m": kcm_util::proc_stats::loadavg_1m(),
     });
@@ -322,7 +349,11 @@ fn member_identities(cluster: &Cluster) -> anyhow::Result<Vec<String>> {
 
 /// The identity replica 0 announced in its log (`joining the ring`).
 fn first_member_identity(cluster: &Cluster) -> anyhow::Result<String> {
-    let log = std::fs::read_to_string(cluster.dir().join("kcm-0.log"))?;
+    first_member_identity_in(cluster.dir())
+}
+
+fn first_member_identity_in(dir: &std::path::Path) -> anyhow::Result<String> {
+    let log = std::fs::read_to_string(dir.join("kcm-0.log"))?;
     log.lines()
         .find(|l| l.contains("\"joining the ring\""))
         .and_then(|l| l.split("member=\"").nth(1))
@@ -354,8 +385,8 @@ fn markdown(lines: &[Value], n: usize, m: usize, gate: bool) -> String {
          {n} Deployments × {REPLICAS} replicas in {m} namespaces, kube-apiserver v1.37.2 with \
          `ShardedListAndWatch` {}; one run per K (load average {}). K = 1 is an elected kcm \
          without sharding, with a standby that takes over when the leader is killed.\n\n\
-         | K | create (s) | rollout (s) | CPU per replica, max (s) | CPU sum (s) | peak RSS per replica, max (MiB) | RSS sum (MiB) | writes create / rollout | killed replica's namespaces complete after (s) | others' (s) | pause after the scale, killed replica's namespaces: median / max (s) | others': median / max (s) |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|---|\n",
+         | K | create (s) | rollout (s) | CPU per replica, max (s) | CPU sum (s) | peak RSS per replica, max (MiB) | RSS sum (MiB) | writes create / rollout | killed replica's namespaces complete after (s) | others' (s) | pause after the scale, killed replica's namespaces: median / max (s) | others': median / max (s) | others' scaled after the takeover (s) | takeover after the kill (s) | survivors' largest write gap (s) |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
         lines
             .iter()
             .map(|l| l["replicas"].to_string())
@@ -374,7 +405,7 @@ fn markdown(lines: &[Value], n: usize, m: usize, gate: bool) -> String {
         let _ = std::fmt::Write::write_fmt(
             &mut md,
             format_args!(
-                "| {} | {} | {} | {}{} | {} | {}{} | {} | {} / {} | {} ({} ns) | {} | {} | {} |\n",
+                "| {} | {} | {} | {}{} | {} | {}{} | {} | {} / {} | {} ({} ns) | {} | {} | {} | {} | {} | {} |\n",
                 l["replicas"],
                 f(&l["create_s"]),
                 f(&l["rollout_s"]),
@@ -391,6 +422,9 @@ fn markdown(lines: &[Value], n: usize, m: usize, gate: bool) -> String {
                 f(&l["failover_others_s"]),
                 pair(&l["pause_killed_s"]),
                 pair(&l["pause_others_s"]),
+                pair(&l["pause_others_after_takeover_s"]),
+                f(&l["takeover_after_kill_s"]),
+                f(&l["survivors_largest_write_gap_s"]),
             ),
         );
     }

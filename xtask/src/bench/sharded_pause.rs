@@ -18,6 +18,9 @@ pub(super) struct Pauses {
     pub(super) killed: Vec<f64>,
     /// Every other namespace.
     pub(super) others: Vec<f64>,
+    /// Those of `others` scaled at or after the first takeover (their replica then has the
+    /// killed replica's work too).
+    pub(super) others_after_takeover: Vec<f64>,
     /// Namespaces scaled after the kill where no controller wrote afterwards.
     pub(super) never_resumed: usize,
 }
@@ -27,8 +30,14 @@ fn received(e: &Value) -> Option<i64> {
 }
 
 /// The pauses among audit `events` after `since` (µs since the epoch, the kill), with
-/// `killed` the killed replica's namespaces.
-pub(super) fn pauses(events: &[Value], since: i64, killed: &BTreeSet<String>) -> Pauses {
+/// `killed` the killed replica's namespaces and `takeover` the first time a survivor took
+/// namespaces on after the kill.
+pub(super) fn pauses(
+    events: &[Value],
+    since: i64,
+    killed: &BTreeSet<String>,
+    takeover: Option<i64>,
+) -> Pauses {
     let mut scaled: BTreeMap<&str, i64> = BTreeMap::new();
     let mut writes: BTreeMap<&str, Vec<i64>> = BTreeMap::new();
     for e in events {
@@ -68,9 +77,63 @@ pub(super) fn pauses(events: &[Value], since: i64, killed: &BTreeSet<String>) ->
             out.killed.push(pause);
         } else {
             out.others.push(pause);
+            if takeover.is_some_and(|t| at >= t) {
+                out.others_after_takeover.push(pause);
+            }
         }
     }
     out
+}
+
+/// Each writer's largest gap in seconds between two consecutive controller writes received in
+/// `[from, to)` (µs), by the `shard-member/<identity>` of its User-Agent; writers whose identity
+/// is `except` are left out. A replica that stopped (a relist, a stall) shows a gap.
+pub(super) fn largest_write_gaps(
+    events: &[Value],
+    (from, to): (i64, i64),
+    except: &str,
+) -> BTreeMap<String, f64> {
+    let mut at: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+    for e in events {
+        let Some(t) = received(e).filter(|t| (from..to).contains(t)) else {
+            continue;
+        };
+        let verb = e["verb"].as_str().unwrap_or_default();
+        if !matches!(verb, "create" | "update" | "patch" | "delete") || !audit::by_controllers(e) {
+            continue;
+        }
+        let Some(member) = e["userAgent"]
+            .as_str()
+            .and_then(|ua| ua.split("shard-member/").nth(1))
+            .map(|m| m.split_whitespace().next().unwrap_or_default())
+            .filter(|m| !m.is_empty() && *m != except)
+        else {
+            continue;
+        };
+        at.entry(member.to_string()).or_default().push(t);
+    }
+    at.into_iter()
+        .map(|(member, mut ts)| {
+            ts.sort_unstable();
+            let gap = ts.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+            (member, gap as f64 / 1e6)
+        })
+        .collect()
+}
+
+/// The time (µs) of the first "namespaces became active" line after `since` in a klog-format
+/// replica log, in the year `year` (klog headers carry none).
+pub(super) fn first_activation(log: &str, since: i64, year: &str) -> Option<i64> {
+    log.lines()
+        .filter(|l| l.contains("\"namespaces became active\""))
+        .filter_map(|l| {
+            // I1206 03:18:34.282563 ...
+            let head = l.get(1..21)?;
+            let (date, time) = head.split_once(' ')?;
+            let ts = format!("{year}-{}-{}T{}Z", date.get(0..2)?, date.get(2..4)?, time);
+            micros(&ts)
+        })
+        .find(|t| *t >= since)
 }
 
 /// The median and the maximum of `v` (`None` when empty).
@@ -113,16 +176,67 @@ mod tests {
             event("admin", "patch", "deployments", "scale", "c", 14),
         ];
         let killed: BTreeSet<String> = ["a".to_string()].into();
-        let p = pauses(&events, since, &killed);
+        let p = pauses(&events, since, &killed, None);
         assert_eq!(
             p,
             Pauses {
                 killed: vec![19.0],
                 others: vec![0.0],
+                others_after_takeover: vec![],
                 never_resumed: 1
             }
         );
+        // b was scaled at 12: after a takeover at 12, not after one at 13.
+        let at = |s: &str| micros(&format!("2026-11-28T10:00:{s}.000000Z"));
+        assert_eq!(
+            pauses(&events, since, &killed, at("12")).others_after_takeover,
+            vec![0.0]
+        );
+        assert!(
+            pauses(&events, since, &killed, at("13"))
+                .others_after_takeover
+                .is_empty()
+        );
         assert_eq!(median_max(&[3.0, 1.0, 2.0]), Some((2.0, 3.0)));
         assert_eq!(median_max(&[]), None);
+    }
+
+    #[test]
+    fn gaps_are_per_member_and_leave_the_killed_one_out() {
+        let write = |member: &str, second: u32| {
+            let mut e = event(KCM, "update", "replicasets", "", "a", second);
+            e["userAgent"] = json!(format!(
+                "kcm/v1.37.2 (linux/amd64) replicaset-controller shard-member/{member}"
+            ));
+            e
+        };
+        let events = [
+            write("m1", 10),
+            write("m1", 11),
+            write("m1", 15),
+            write("m2", 12),
+            write("dead", 10),
+            write("dead", 30),
+            // Outside the window.
+            write("m2", 40),
+        ];
+        let from = micros("2026-11-28T10:00:10.000000Z").expect("ts");
+        let to = micros("2026-11-28T10:00:35.000000Z").expect("ts");
+        let gaps = largest_write_gaps(&events, (from, to), "dead");
+        assert_eq!(gaps.get("m1"), Some(&4.0));
+        assert_eq!(gaps.get("m2"), Some(&0.0));
+        assert!(!gaps.contains_key("dead"));
+    }
+
+    #[test]
+    fn the_first_activation_after_the_kill_is_read_from_a_klog_line() {
+        let log = "I1206 03:18:30.000000   17691 shard_member.rs:286] \"namespaces became active\" ranges=3\n\
+                   I1206 03:18:34.282563   17691 shard_member.rs:286] \"namespaces became active\" ranges=33\n";
+        let since = micros("2026-12-06T03:18:31.000000Z").expect("ts");
+        assert_eq!(
+            first_activation(log, since, "2026"),
+            micros("2026-12-06T03:18:34.282563Z")
+        );
+        assert_eq!(first_activation(log, since + 10_000_000, "2026"), None);
     }
 }
