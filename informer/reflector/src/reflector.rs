@@ -277,9 +277,22 @@ impl<K: Watchable, L: ListerWatcher<K>> Reflector<K, L> {
                 {
                     Step::Applied(replay) => {
                         follower.mark_listed(generation);
-                        return self
+                        match self
                             .watch_share(store, follower, &share.filter, replay, cancel)
-                            .await;
+                            .await
+                        {
+                            // The joint watch failed (e.g. 410: the rest's resourceVersion was
+                            // compacted) before it met the rest: list the whole share at once,
+                            // as a change without a step does, not after a backoff.
+                            Ok(false)
+                                if !cancel.is_cancelled()
+                                    && !follower.rx.has_changed().unwrap_or(false) =>
+                            {
+                                tracing::debug!(reflector = %self.config.name, generation,
+                                    "the watch after the step ended before the parts met; listing the whole share afresh");
+                            }
+                            other => return other.map(|_| ()),
+                        }
                     }
                     Step::Interrupted => return Ok(()),
                     Step::Fallback(why) => {
@@ -337,7 +350,8 @@ impl<K: Watchable, L: ListerWatcher<K>> Reflector<K, L> {
     }
 
     /// Watches the share `filter` after a step, without a list; returns when a relist is
-    /// needed (the next attempt lists the whole share) or the share changes.
+    /// needed (the next attempt lists the whole share) or the share changes, with whether the
+    /// watch got past where the two parts met.
     async fn watch_share<S: ReflectorStore<K>>(
         &mut self,
         store: &mut S,
@@ -345,7 +359,7 @@ impl<K: Watchable, L: ListerWatcher<K>> Reflector<K, L> {
         filter: &ShareFilter,
         replay: Option<Replay>,
         cancel: &CancellationToken,
-    ) -> Result<(), ReflectorError> {
+    ) -> Result<bool, ReflectorError> {
         let mut rx = follower.rx.clone();
         let scope = match filter {
             ShareFilter::Scope(scope) => Some(scope),
@@ -359,7 +373,7 @@ impl<K: Watchable, L: ListerWatcher<K>> Reflector<K, L> {
                     res = self.watch_loop(&mut replayed, None, cancel) => res,
                     _ = rx.changed() => Ok(()),
                 };
-                (res, replayed.skipped())
+                (res, replayed.skipped(), replayed.met())
             }
             None => {
                 let mut replayed = ReplayFilter::new(store, replay);
@@ -367,12 +381,12 @@ impl<K: Watchable, L: ListerWatcher<K>> Reflector<K, L> {
                     res = self.watch_loop(&mut replayed, None, cancel) => res,
                     _ = rx.changed() => Ok(()),
                 };
-                (res, replayed.skipped())
+                (res, replayed.skipped(), replayed.met())
             }
         };
-        let (res, skipped) = res;
-        tracing::debug!(reflector = %self.config.name, skipped, "watch of the changed share ended");
-        res
+        let (res, skipped, met) = res;
+        tracing::debug!(reflector = %self.config.name, skipped, met, "watch of the changed share ended");
+        res.map(|()| met)
     }
 
     /// One list-and-watch attempt (client-go `ListAndWatch`). Returns when the watch must be

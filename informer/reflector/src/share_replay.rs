@@ -75,6 +75,11 @@ impl<'a, S> ReplayFilter<'a, S> {
         self.skipped
     }
 
+    /// Whether the watch got past both marks (or there were none): the store is one share again.
+    pub(crate) fn met(&self) -> bool {
+        self.replay.is_none()
+    }
+
     /// Whether the event for `meta` is to be skipped; ends the replay once past both marks.
     fn skip(&mut self, meta: &ObjectMeta) -> bool {
         let Some(replay) = &self.replay else {
@@ -270,8 +275,9 @@ mod tests {
         let mut filter = ReplayFilter::new(&mut recorder, Some(replay(20, 10)));
         filter.update(cm("gained", "b", 15));
         assert_eq!(filter.skipped(), 1);
+        assert!(!filter.met());
         filter.update(cm("gained", "b", 21));
-        assert!(filter.replay.is_none(), "past both marks");
+        assert!(filter.met(), "past both marks");
         // Out of order afterwards (cannot happen on one watch): no longer skipped.
         filter.update(cm("gained", "b", 5));
         assert_eq!(filter.skipped(), 1);
