@@ -277,22 +277,20 @@ impl<K: Watchable, L: ListerWatcher<K>> Reflector<K, L> {
                 {
                     Step::Applied(replay) => {
                         follower.mark_listed(generation);
-                        match self
+                        let (res, met) = self
                             .watch_share(store, follower, &share.filter, replay, cancel)
-                            .await
+                            .await;
+                        // The joint watch failed (e.g. 410: the rest's resourceVersion was
+                        // compacted) before the parts met: list the whole share at once, as a
+                        // change without a step does, not after a backoff.
+                        if met
+                            || cancel.is_cancelled()
+                            || follower.rx.has_changed().unwrap_or(false)
                         {
-                            // The joint watch failed (e.g. 410: the rest's resourceVersion was
-                            // compacted) before it met the rest: list the whole share at once,
-                            // as a change without a step does, not after a backoff.
-                            Ok(false)
-                                if !cancel.is_cancelled()
-                                    && !follower.rx.has_changed().unwrap_or(false) =>
-                            {
-                                tracing::debug!(reflector = %self.config.name, generation,
-                                    "the watch after the step ended before the parts met; listing the whole share afresh");
-                            }
-                            other => return other.map(|_| ()),
+                            return res;
                         }
+                        tracing::debug!(reflector = %self.config.name, generation, result = ?res.err(),
+                            "the watch after the step ended before the parts met; listing the whole share afresh");
                     }
                     Step::Interrupted => return Ok(()),
                     Step::Fallback(why) => {
@@ -359,7 +357,7 @@ impl<K: Watchable, L: ListerWatcher<K>> Reflector<K, L> {
         filter: &ShareFilter,
         replay: Option<Replay>,
         cancel: &CancellationToken,
-    ) -> Result<bool, ReflectorError> {
+    ) -> (Result<(), ReflectorError>, bool) {
         let mut rx = follower.rx.clone();
         let scope = match filter {
             ShareFilter::Scope(scope) => Some(scope),
@@ -386,7 +384,7 @@ impl<K: Watchable, L: ListerWatcher<K>> Reflector<K, L> {
         };
         let (res, skipped, met) = res;
         tracing::debug!(reflector = %self.config.name, skipped, met, "watch of the changed share ended");
-        res.map(|()| met)
+        (res, met)
     }
 
     /// One list-and-watch attempt (client-go `ListAndWatch`). Returns when the watch must be
