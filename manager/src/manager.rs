@@ -187,10 +187,7 @@ impl Manager {
                 "ignoring flags that have no effect in {name} (they configure kube-controller-manager's other controllers or features {name} does not have)"
             );
         }
-        let runtime = match tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-        {
+        let runtime = match runtime_builder().enable_all().build() {
             Ok(rt) => rt,
             Err(e) => {
                 eprintln!("{name}: cannot start the async runtime: {e}");
@@ -257,6 +254,27 @@ impl Manager {
         tokio::spawn(async move { crate::client::config::log_identity(&whoami).await });
         app::run(options, clients, metrics, self.controllers, stop).await
     }
+}
+
+/// Worker threads of a manager's runtime unless `TOKIO_WORKER_THREADS` says otherwise.
+///
+/// One: the controllers' work is small pieces (a sync, a handler, a request), and with more
+/// workers than there is work, tokio wakes an idle worker for most tasks it schedules, which
+/// costs more CPU than the work itself. Measured on the Deployment and ReplicaSet controllers
+/// (docs/benchmarks.md, "Where kcm's CPU goes"): a 300-Deployment create and rollout at QPS 100
+/// took the same time with one worker as with two, at less CPU. Heavy or blocking work belongs
+/// on `spawn_blocking`, whose threads are apart from these.
+pub const RUNTIME_WORKER_THREADS: usize = 1;
+
+/// A multi-thread runtime (the delaying queues' precise timers and `spawn_blocking` need one)
+/// with [`RUNTIME_WORKER_THREADS`] workers, or as many as `TOKIO_WORKER_THREADS` asks (tokio
+/// reads it when no count is set here).
+fn runtime_builder() -> tokio::runtime::Builder {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if std::env::var_os("TOKIO_WORKER_THREADS").is_none() {
+        builder.worker_threads(RUNTIME_WORKER_THREADS);
+    }
+    builder
 }
 
 #[cfg(test)]

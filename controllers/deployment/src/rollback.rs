@@ -15,7 +15,8 @@ use crate::util::annotations::{
     DEPRECATED_ROLLBACK_TO, last_revision, revision, set_deployment_annotations_to,
 };
 use crate::util::fields::{annotation, deployment_template, name_of, rs_template};
-use crate::util::replica_sets::{equal_ignore_hash, set_from_replica_set_template};
+use crate::util::replica_sets::set_from_replica_set_template;
+use crate::util::template_equality::equal_ignore_hash;
 
 /// `getRollbackTo`: the requested revision (0 = the previous one), or `None` when the
 /// annotation is absent, empty or not a base-10 `i64`.

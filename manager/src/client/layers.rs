@@ -8,6 +8,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use governor::DefaultDirectRateLimiter;
+use governor::clock::Clock;
 
 use crate::metrics::Metrics;
 
@@ -77,14 +78,15 @@ where
     type Future = S::Future;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        if self.admitted.is_none() && self.waiting.is_none() && self.limiter.check().is_ok() {
+            // A token at once: no waiting future, no timer.
+            self.admitted = Some(Duration::ZERO);
+        }
         if self.admitted.is_none() {
             let limiter = self.limiter.clone();
-            let (started, wait) = self.waiting.get_or_insert_with(|| {
-                (
-                    Instant::now(),
-                    Box::pin(async move { limiter.until_ready().await }),
-                )
-            });
+            let (started, wait) = self
+                .waiting
+                .get_or_insert_with(|| (Instant::now(), Box::pin(until_ready(limiter))));
             if wait.as_mut().poll(cx).is_pending() {
                 return Poll::Pending;
             }
@@ -99,6 +101,20 @@ where
             metrics.observe_rate_limiter(request.method().as_str(), host, waited);
         }
         self.inner.call(request)
+    }
+}
+
+/// Waits until `limiter` admits a request, on tokio's timer. (governor's own `until_ready`
+/// sleeps on futures-timer, a thread of its own that every wait wakes, and that then wakes the
+/// waiting task from outside the runtime: two thread wake-ups per limited request.)
+async fn until_ready(limiter: Arc<DefaultDirectRateLimiter>) {
+    loop {
+        match limiter.check() {
+            Ok(()) => return,
+            Err(not_until) => {
+                tokio::time::sleep(not_until.wait_time_from(limiter.clock().now())).await;
+            }
+        }
     }
 }
 
@@ -189,6 +205,37 @@ mod tests {
         assert!(render(&metrics).contains(
             "rest_client_rate_limiter_duration_seconds_count{host=\"h\",verb=\"GET\"} 2\n"
         ));
+    }
+
+    /// Past the burst, requests go out at the limit's pace, woken by tokio's timer.
+    #[tokio::test]
+    async fn layer_paces_calls_past_the_burst() {
+        use tower::{Service, ServiceExt};
+        let limiter = rate_limiter(50.0, 1).expect("valid").expect("limited");
+        let inner = tower::service_fn(|_: http::Request<()>| async move {
+            Ok::<_, std::convert::Infallible>(Instant::now())
+        });
+        let mut svc = tower::Layer::layer(&RateLimitLayer::new(limiter), inner);
+        let mut sent = Vec::new();
+        for _ in 0..6 {
+            let req = http::Request::get("/api").body(()).expect("request");
+            sent.push(
+                svc.ready()
+                    .await
+                    .expect("ready")
+                    .call(req)
+                    .await
+                    .expect("sent"),
+            );
+        }
+        // One at once, then one per 20 ms: five gaps of at least 20 ms (less the clock's
+        // rounding), and not much more than that in all.
+        for pair in sent.windows(2) {
+            let gap = pair[1] - pair[0];
+            assert!(gap >= Duration::from_millis(19), "gap {gap:?}");
+        }
+        let total = sent[5] - sent[0];
+        assert!(total < Duration::from_secs(2), "total {total:?}");
     }
 
     fn render(metrics: &Metrics) -> String {

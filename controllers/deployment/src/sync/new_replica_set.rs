@@ -25,10 +25,9 @@ use crate::util::annotations::{
 use crate::util::fields::{annotation, deployment_template, name_of, rs_template, uid_of};
 use crate::util::hash::{DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY, compute_hash};
 use crate::util::predicates::has_progress_deadline;
-use crate::util::replica_sets::{
-    equal_ignore_hash, find_new_replica_set, find_old_replica_sets, is_controlled_by,
-};
+use crate::util::replica_sets::{find_new_replica_set, is_controlled_by, old_replica_sets};
 use crate::util::sizing::new_rs_new_replicas;
+use crate::util::template_equality::equal_ignore_hash;
 
 /// Longest valid object name (`validation.DNS1123SubdomainMaxLength`).
 pub const DNS1123_SUBDOMAIN_MAX_LENGTH: usize = 253;
@@ -58,8 +57,8 @@ pub fn classify_replica_sets<'a>(
     d: &Deployment,
     rs_list: &[&'a ReplicaSet],
 ) -> ReplicaSetsOfDeployment<'a> {
-    let (_, old_rss) = find_old_replica_sets(d, rs_list);
     let new_rs = find_new_replica_set(d, rs_list);
+    let (_, old_rss) = old_replica_sets(new_rs, rs_list);
     let new_revision = max_revision(&old_rss).wrapping_add(1).to_string();
     ReplicaSetsOfDeployment {
         new_rs,

@@ -16,6 +16,7 @@ mod spew_layout;
 mod spew_table;
 mod spew_values;
 pub mod strategy;
+pub mod template_equality;
 
 pub use annotations::*;
 pub use hash::{
@@ -26,3 +27,4 @@ pub use predicates::*;
 pub use replica_sets::*;
 pub use sizing::*;
 pub use strategy::*;
+pub use template_equality::{TemplateMatcher, equal_ignore_hash};

@@ -5,14 +5,14 @@ use std::cmp::Ordering;
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::PodTemplateSpec;
-use serde_json::Value;
 
 use crate::util::annotations::revision;
 use crate::util::fields::{
-    deployment_template, name_of, rs_available_replicas, rs_observed_generation, rs_ready_replicas,
-    rs_replicas, rs_status_replicas, rs_template, rs_terminating_replicas, uid_of,
+    name_of, rs_available_replicas, rs_observed_generation, rs_ready_replicas, rs_replicas,
+    rs_status_replicas, rs_terminating_replicas, uid_of,
 };
 use crate::util::hash::DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY;
+use crate::util::template_equality::TemplateMatcher;
 
 /// `GetReplicaCountForReplicaSets`: Σ `spec.replicas`.
 pub fn get_replica_count_for_replica_sets<'a>(
@@ -113,59 +113,19 @@ pub fn strip_hash_label(template: &mut PodTemplateSpec) {
     }
 }
 
-/// `EqualIgnoreHash`: whether two pod templates are equal once the `pod-template-hash` label
-/// is removed from both.
-///
-/// Upstream compares with apimachinery's *semantic* deep equality, under which a nil and an
-/// empty map or slice are equal. This port compares the JSON forms after dropping `null`s,
-/// empty strings, empty arrays and empty objects, which gives the same answer for every
-/// template the API server can return. Known deviations (documented, harmless for the
-/// controller because the API server defaults both templates the same way): a pointer to an
-/// all-zero struct equals an absent one, and quantities are compared textually
-/// (`"1000m"` != `"1"`).
-pub fn equal_ignore_hash(t1: &PodTemplateSpec, t2: &PodTemplateSpec) -> bool {
-    normalized_without_hash(t1) == normalized_without_hash(t2)
-}
-
-fn normalized_without_hash(t: &PodTemplateSpec) -> Value {
-    let mut copy = t.clone();
-    strip_hash_label(&mut copy);
-    let mut value = serde_json::to_value(&copy).unwrap_or(Value::Null);
-    prune_empty(&mut value);
-    value
-}
-
-/// Removes zero-length values recursively; returns whether `v` itself is now "empty".
-fn prune_empty(v: &mut Value) -> bool {
-    match v {
-        Value::Null => true,
-        Value::String(s) => s.is_empty(),
-        Value::Array(items) => {
-            for item in items.iter_mut() {
-                prune_empty(item);
-            }
-            items.is_empty()
-        }
-        Value::Object(map) => {
-            map.retain(|_, child| !prune_empty(child));
-            map.is_empty()
-        }
-        Value::Bool(_) | Value::Number(_) => false,
-    }
-}
-
 /// `FindNewReplicaSet`: the oldest ReplicaSet (creation order, then name) whose template equals
 /// the Deployment's ignoring the hash label.
 pub fn find_new_replica_set<'a>(
     d: &Deployment,
     rs_list: &[&'a ReplicaSet],
 ) -> Option<&'a ReplicaSet> {
-    let wanted = deployment_template(d);
+    let wanted = TemplateMatcher::new(&d.spec.template);
+    let absent = PodTemplateSpec::default();
     let mut sorted = rs_list.to_vec();
     sorted.sort_by(|a, b| cmp_by_creation_timestamp(a, b));
     sorted
         .into_iter()
-        .find(|rs| equal_ignore_hash(&rs_template(rs), &wanted))
+        .find(|rs| wanted.matches(rs.spec.template.as_ref().unwrap_or(&absent)))
 }
 
 /// `FindOldReplicaSets`: `(with_replicas, all)` — every ReplicaSet except the new one (by UID),
@@ -174,7 +134,15 @@ pub fn find_old_replica_sets<'a>(
     d: &Deployment,
     rs_list: &[&'a ReplicaSet],
 ) -> (Vec<&'a ReplicaSet>, Vec<&'a ReplicaSet>) {
-    let new_rs = find_new_replica_set(d, rs_list);
+    old_replica_sets(find_new_replica_set(d, rs_list), rs_list)
+}
+
+/// [`find_old_replica_sets`] given the new ReplicaSet [`find_new_replica_set`] found (a caller
+/// that needs both finds it once).
+pub fn old_replica_sets<'a>(
+    new_rs: Option<&ReplicaSet>,
+    rs_list: &[&'a ReplicaSet],
+) -> (Vec<&'a ReplicaSet>, Vec<&'a ReplicaSet>) {
     let mut sorted = rs_list.to_vec();
     sorted.sort_by(|a, b| cmp_by_creation_timestamp(a, b));
     let all: Vec<&ReplicaSet> = sorted

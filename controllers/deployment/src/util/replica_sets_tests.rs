@@ -1,6 +1,7 @@
 use super::*;
 use crate::testing::{labels, rolling_deployment, rs, template, ts, with_annotation};
 use crate::util::annotations::REVISION_ANNOTATION;
+use crate::util::template_equality::{equal_ignore_hash, equal_ignore_hash_serialized};
 use k8s_openapi::api::apps::v1::ReplicaSetStatus;
 use k8s_openapi::api::core::v1::PodSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -149,6 +150,12 @@ fn test_equal_ignore_hash() {
     for (name, a, b, want) in cases {
         assert_eq!(equal_ignore_hash(&a, &b), want, "{name}");
         assert_eq!(equal_ignore_hash(&b, &a), want, "{name} (reverse order)");
+        // The shortcuts answer as the serialized comparison alone.
+        assert_eq!(
+            equal_ignore_hash_serialized(&a, &b),
+            want,
+            "{name} (serialized)"
+        );
         // Inputs are not mutated.
         assert!(
             a.metadata
@@ -171,6 +178,22 @@ fn equal_ignore_hash_nil_equals_empty() {
         m.labels = Some(labels(&[(DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY, "abc")]));
     }
     assert!(equal_ignore_hash(&a, &b));
+    assert!(equal_ignore_hash(&b, &a));
+    // Field by field the annotations differ (absent against empty): only the serialized
+    // comparison can say they are equal, and it does.
+    assert!(equal_ignore_hash_serialized(&a, &b));
+    // Equal field by field but for the hash label, absent on one side.
+    let c = template("img");
+    let mut d = template("img");
+    if let Some(m) = d.metadata.as_mut() {
+        m.labels
+            .get_or_insert_with(Default::default)
+            .insert(DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY.into(), "abc".into());
+    }
+    assert!(equal_ignore_hash(&c, &d) && equal_ignore_hash(&d, &c));
+    let mut e = template("img2");
+    e.metadata = d.metadata.clone();
+    assert!(!equal_ignore_hash(&e, &d) && !equal_ignore_hash(&d, &e));
 }
 
 fn new_rs_for(d: &Deployment, name: &str, hash: &str, created: i64) -> ReplicaSet {
