@@ -74,5 +74,5 @@ pub mod serving;
 pub mod sharding;
 
 pub use app::{Controller, ControllerContext, Exit, RunFuture};
-pub use manager::Manager;
+pub use manager::{Manager, RUNTIME_WORKER_THREADS};
 pub use options::{NoFlags, Options, ParsedArgs};

@@ -144,9 +144,10 @@ impl Manager {
     }
 
     /// Runs the process on parsed flags: validates them (exit status 2 and one line on stderr
-    /// when they are unusable), sets up logging, starts a tokio runtime, builds the clients of
-    /// `--kubeconfig`/`--master`, and runs the controllers until SIGTERM or SIGINT (exit 0) or
-    /// until the leader lease is lost (exit 1).
+    /// when they are unusable), sets up logging, starts a tokio runtime (of
+    /// [`RUNTIME_WORKER_THREADS`] workers unless `TOKIO_WORKER_THREADS` is set), builds the
+    /// clients of `--kubeconfig`/`--master`, and runs the controllers until SIGTERM or SIGINT
+    /// (exit 0) or until the leader lease is lost (exit 1).
     pub fn run_main(self, parsed: ParsedArgs) -> ExitCode {
         let name = self.name;
         let options = parsed.options;
