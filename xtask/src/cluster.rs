@@ -537,16 +537,28 @@ pub fn kubectl(
     });
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().context("starting kubectl (is it installed?)")?;
-    if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
-        pipe.write_all(input.as_bytes())?;
-    }
-    let out = child.wait_with_output()?;
+    // The input is written while the output is read: kubectl prints a line per object as it
+    // goes, and a writer that waited for the whole input to be taken before reading would
+    // block both sides once kubectl's output filled its pipe (2,000-odd objects).
+    let (out, written) = std::thread::scope(|scope| {
+        let writer = stdin
+            .zip(child.stdin.take())
+            .map(|(input, mut pipe)| scope.spawn(move || pipe.write_all(input.as_bytes())));
+        let out = child.wait_with_output();
+        (out, writer.map(|w| w.join()))
+    });
+    let out = out?;
     if !out.status.success() {
         bail!(
             "kubectl {} failed: {}",
             args.join(" "),
             String::from_utf8_lossy(&out.stderr).trim()
         );
+    }
+    match written {
+        Some(Ok(Err(e))) => return Err(e).context("writing kubectl's input"),
+        Some(Err(_)) => bail!("the thread writing kubectl's input panicked"),
+        Some(Ok(Ok(()))) | None => {}
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
