@@ -168,11 +168,13 @@ fn run_side(
         "bench controllers: round {round}, {side}: starting the cluster ({})",
         on.name()
     );
+    let nodes = nodes_for(n);
     let cluster = if on == ClusterKind::Testenv {
-        Cluster::start(&dir, &["--nodes", "200", "--pod-ready-after", "300ms"])
+        let nodes = nodes.to_string();
+        Cluster::start(&dir, &["--nodes", &nodes, "--pod-ready-after", "300ms"])
     } else {
         let cp = control_plane::Options {
-            nodes: 200,
+            nodes,
             ..Default::default()
         };
         control_plane::start(&dir, bins, &cp)
@@ -300,10 +302,21 @@ fn run_side(
         "counts_create": create.counts,
         "counts_rollout": rollout.counts,
         "loadavg_1m": kcm_util::proc_stats::loadavg_1m(),
+        "nodes": nodes,
     });
     // Audit logs of thousands of pods are large: keep only the summary line.
     std::fs::remove_dir_all(&dir).ok();
     Ok(line)
+}
+
+/// Pods a simulated node takes (the kubelet's default `maxPods`).
+const PODS_PER_NODE: usize = 110;
+
+/// Simulated nodes for N Deployments: 200 (every run up to N = 1,000 had them), or enough for
+/// all the pods plus a quarter for the rollout's surge (N = 3,000 needs 341).
+fn nodes_for(deployments: usize) -> usize {
+    let pods = deployments * REPLICAS * 5 / 4;
+    pods.div_ceil(PODS_PER_NODE).max(200)
 }
 
 /// Pods created (or replaced) per second: N Deployments × [`REPLICAS`] over the phase.
@@ -497,6 +510,19 @@ pub(super) fn peak_rss_mib(pid: u32) -> anyhow::Result<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nodes_hold_every_pod_and_the_surge() {
+        assert_eq!(nodes_for(300), 200);
+        assert_eq!(nodes_for(1000), 200);
+        assert_eq!(nodes_for(3000), 341);
+        for n in [1, 300, 1000, 1760, 1761, 3000, 10_000] {
+            assert!(
+                nodes_for(n) * PODS_PER_NODE >= n * REPLICAS * 5 / 4,
+                "N = {n}"
+            );
+        }
+    }
 
     #[test]
     fn complete_means_observed_updated_and_available() {
