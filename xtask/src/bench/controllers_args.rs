@@ -2,6 +2,8 @@
 //! command line with clear errors, and the names they imply: the namespaces the Deployments go
 //! into and the client burst that goes with a QPS.
 
+use std::time::Duration;
+
 use anyhow::{Context, bail};
 
 use crate::cluster::ClusterKind;
@@ -25,6 +27,11 @@ pub struct Options {
     pub cluster: ClusterKind,
     /// `--plot`: only draw the CPU plot from the JSON lines kept so far; run nothing.
     pub plot_only: bool,
+    /// `--rollout-limit MINUTES`: a side's rollout still going after this long is measured to
+    /// that moment (its CPU, writes and server CPU then are lower bounds, its time unknown)
+    /// instead of failing the run; without it a rollout gets 30 minutes per 300 Deployments
+    /// and failing to finish is an error.
+    pub rollout_limit: Option<Duration>,
 }
 
 impl Options {
@@ -88,12 +95,24 @@ pub fn parse(args: &[String]) -> anyhow::Result<Options> {
         Some("testenv") => ClusterKind::Testenv,
         Some(other) => bail!("--cluster takes upstream or testenv, not `{other}`"),
     };
+    let rollout_limit = match value(args, "--rollout-limit")? {
+        None => None,
+        Some(_) => {
+            let minutes = positive(args, "--rollout-limit", 0)?;
+            let secs = u64::try_from(minutes)
+                .ok()
+                .and_then(|m| m.checked_mul(60))
+                .with_context(|| format!("--rollout-limit {minutes} is too large"))?;
+            Some(Duration::from_secs(secs))
+        }
+    };
     Ok(Options {
         deployments,
         namespaces,
         qps,
         cluster,
         plot_only: args.iter().any(|a| a == "--plot"),
+        rollout_limit,
     })
 }
 
@@ -146,6 +165,7 @@ mod tests {
                 qps: 20,
                 cluster: ClusterKind::Upstream,
                 plot_only: false,
+                rollout_limit: None,
             }
         );
         assert_eq!(o.burst(), 30);
@@ -167,12 +187,15 @@ mod tests {
             "--cluster",
             "testenv",
             "--plot",
+            "--rollout-limit",
+            "25",
         ]))
         .expect("parses");
         assert_eq!(
             (o.deployments, o.namespaces, o.qps, o.cluster, o.plot_only),
             (30, 3, 100, ClusterKind::Testenv, true)
         );
+        assert_eq!(o.rollout_limit, Some(Duration::from_secs(25 * 60)));
         assert_eq!(o.namespace_names(), ["n0-bench", "n1-bench", "n2-bench"]);
     }
 
@@ -222,6 +245,23 @@ mod tests {
                 "--cluster takes upstream or testenv, not `kind`",
             ),
             (&["--cluster"], "--cluster needs a value"),
+            (
+                &["--rollout-limit", "0"],
+                "--rollout-limit needs a positive whole number, not `0`",
+            ),
+            (
+                &["--rollout-limit", "1.5"],
+                "--rollout-limit needs a positive whole number, not `1.5`",
+            ),
+            (&["--rollout-limit"], "--rollout-limit needs a value"),
+            (
+                &["--rollout-limit", "99999999999999999999"],
+                "--rollout-limit needs a positive whole number, not `99999999999999999999`",
+            ),
+            (
+                &["--rollout-limit", "999999999999999999"],
+                "--rollout-limit 999999999999999999 is too large",
+            ),
         ] {
             assert_eq!(err(args), want, "{args:?}");
         }

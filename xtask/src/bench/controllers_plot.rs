@@ -37,6 +37,9 @@ pub struct Point {
     pub cpu_s: f64,
     /// The lines the median is of.
     pub samples: usize,
+    /// Some of those lines had their rollout stopped at `--rollout-limit`: the point is a
+    /// lower bound (drawn hollow).
+    pub lower_bound: bool,
 }
 
 impl Series {
@@ -58,7 +61,9 @@ impl Series {
 /// namespaces, and takes the median controller CPU per N. Lines without the figures are
 /// skipped; series come ordered by QPS, namespaces, then side.
 pub fn series(lines: &[Value]) -> Vec<Series> {
-    let mut groups: BTreeMap<(u64, u64, String), BTreeMap<u64, Vec<f64>>> = BTreeMap::new();
+    // Per (QPS, namespaces, side) and N: the CPU figures, and whether any was stopped early.
+    type Samples = (Vec<f64>, bool);
+    let mut groups: BTreeMap<(u64, u64, String), BTreeMap<u64, Samples>> = BTreeMap::new();
     for l in lines {
         let upstream_cluster = l.get("cluster").is_none_or(|c| c == "upstream");
         if l["workload"] != "controllers" || !upstream_cluster {
@@ -74,12 +79,13 @@ pub fn series(lines: &[Value]) -> Vec<Series> {
         };
         let qps = l["qps"].as_u64().unwrap_or(u64::from(DEFAULT_QPS));
         let namespaces = l["namespaces"].as_u64().unwrap_or(1);
-        groups
+        let samples = groups
             .entry((qps, namespaces, side.to_string()))
             .or_default()
             .entry(n)
-            .or_default()
-            .push(create + rollout);
+            .or_default();
+        samples.0.push(create + rollout);
+        samples.1 |= l["rollout_stopped_s"].as_f64().is_some();
     }
     groups
         .into_iter()
@@ -89,11 +95,12 @@ pub fn series(lines: &[Value]) -> Vec<Series> {
             namespaces,
             points: by_n
                 .into_iter()
-                .filter_map(|(n, v)| {
+                .filter_map(|(n, (v, stopped))| {
                     median(&v).map(|cpu_s| Point {
                         deployments: n,
                         cpu_s,
                         samples: v.len(),
+                        lower_bound: stopped,
                     })
                 })
                 .collect(),
@@ -264,9 +271,23 @@ pub fn svg(series: &[Series]) -> String {
             points.join(" ")
         );
         for p in &s.points {
+            // A lower bound is hollow, with an arrow up: the rollout was stopped at the limit.
+            let (fill, at_least, arrow) = if p.lower_bound {
+                (
+                    "white",
+                    "at least ",
+                    format!(
+                        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"{color}\">↑</text>",
+                        x(p.deployments as f64),
+                        y(p.cpu_s) - 6.0
+                    ),
+                )
+            } else {
+                (color, "", String::new())
+            };
             let _ = writeln!(
                 svg,
-                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{color}\"><title>{}: N = {}, {:.1} s (median of {})</title></circle>",
+                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{fill}\" stroke=\"{color}\"><title>{}: N = {}, {at_least}{:.1} s (median of {})</title></circle>{arrow}",
                 x(p.deployments as f64),
                 y(p.cpu_s),
                 xml_escape(&s.label()),
@@ -354,6 +375,7 @@ mod tests {
                     deployments,
                     cpu_s,
                     samples,
+                    lower_bound: false,
                 })
                 .collect(),
         };
@@ -396,6 +418,28 @@ mod tests {
         assert_eq!(out.matches("stroke-dasharray=\"6 3\" points=").count(), 1);
         assert!(out.contains(&format!("stroke=\"{}\"", PALETTE[1])));
         assert!(out.trim_end().ends_with("</svg>"));
+        assert!(!out.contains("at least"));
+    }
+
+    #[test]
+    fn a_point_with_a_stopped_rollout_is_a_hollow_lower_bound() {
+        let stopped = json!({"rollout_stopped_s": 1500.0, "rollout_complete": 291});
+        let lines = vec![
+            line("upstream", 1000, 17.0, 95.0, json!({})),
+            line("upstream", 3000, 60.0, 600.0, stopped),
+            line("upstream", 3000, 70.0, 800.0, json!({})),
+        ];
+        let s = series(&lines);
+        let flags: Vec<(u64, bool)> = s[0]
+            .points
+            .iter()
+            .map(|p| (p.deployments, p.lower_bound))
+            .collect();
+        assert_eq!(flags, [(1000, false), (3000, true)]);
+        let out = svg(&s);
+        assert_eq!(out.matches("fill=\"white\" stroke=").count(), 1);
+        assert!(out.contains("N = 3000, at least 765.0 s (median of 2)"));
+        assert_eq!(out.matches(">↑</text>").count(), 1);
     }
 
     #[test]

@@ -186,7 +186,8 @@ fn parse_args(args: &[String]) -> anyhow::Result<(Vec<&str>, usize)> {
                     .ok_or_else(|| anyhow::anyhow!("--rounds needs a positive number"))?;
             }
             "--table" | "--plot" => {}
-            "--deployments" | "--cluster" | "--replicas" | "--namespaces" | "--gate" | "--qps" => {
+            "--deployments" | "--cluster" | "--replicas" | "--namespaces" | "--gate" | "--qps"
+            | "--rollout-limit" => {
                 it.next();
             }
             other if other.starts_with("--") => anyhow::bail!("unknown option `{other}`"),
@@ -272,6 +273,8 @@ mod tests {
         assert_eq!(parse_args(&a).ok(), Some((vec!["store"], 3)));
         let a = strings(&["controllers", "--qps", "100", "--namespaces", "3", "--plot"]);
         assert_eq!(parse_args(&a).ok(), Some((vec!["controllers"], 3)));
+        let a = strings(&["controllers", "--rollout-limit", "25", "--rounds", "1"]);
+        assert_eq!(parse_args(&a).ok(), Some((vec!["controllers"], 1)));
     }
 
     #[test]
