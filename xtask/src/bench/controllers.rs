@@ -1,8 +1,8 @@
 //! `cargo xtask bench controllers [--deployments N] [--namespaces M] [--qps Q] [--rounds R]
-//! [--cluster upstream|testenv] [--rollout-limit MINUTES] [--plot]`: kcm's Deployment and ReplicaSet controllers against
-//! upstream kube-controller-manager v1.37.2's, on the real control plane (etcd, kube-apiserver,
-//! `kcm-testenv sim` as 200 nodes; the default) or on kcm-testenv (200 simulated nodes
-//! in-process).
+//! [--cluster upstream|testenv] [--rollout-limit MINUTES] [--plot]`: kcm's Deployment and
+//! ReplicaSet controllers against upstream kube-controller-manager v1.37.2's, on the real
+//! control plane (etcd, kube-apiserver, `kcm-testenv sim` as 200 nodes; the default) or on
+//! kcm-testenv (200 simulated nodes in-process).
 //!
 //! Each side gets a fresh cluster; on the real control plane its kube-controller-manager runs
 //! every controller but those two ([`control_plane::CONTROLLERS_WITHOUT_OURS`]). The controller
