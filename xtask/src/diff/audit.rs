@@ -88,13 +88,6 @@ fn log_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     rotated
 }
 
-pub fn parse(audit: &str) -> Vec<Value> {
-    audit
-        .lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .collect()
-}
-
 /// The controllers' writes to namespace `ns` among the audit `events`.
 pub fn writes<'a>(events: impl IntoIterator<Item = &'a Value>, ns: &str) -> Writes {
     let mut w = Writes::default();
@@ -156,6 +149,14 @@ pub fn created_replica_sets(events: &[Value], ns: &str) -> Vec<(String, String)>
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The events of an audit log's text (lines that are not JSON skipped), as [`read`] parses.
+    fn parse(audit: &str) -> Vec<Value> {
+        audit
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .collect()
+    }
 
     #[test]
     fn rotated_logs_are_read_first_then_the_current_one() {
