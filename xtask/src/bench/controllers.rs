@@ -181,6 +181,7 @@ fn stopped_note(n: usize, lines: &[Value]) -> String {
     )
 }
 
+/// A side as tables and the plot name it: `kube-controller-manager` for upstream.
 fn side_name(side: &str) -> &str {
     match side {
         "upstream" => "kube-controller-manager",

@@ -45,10 +45,7 @@ pub struct Point {
 impl Series {
     /// The legend's words: `kcm, QPS 100, 3 namespaces`.
     pub fn label(&self) -> String {
-        let side = match self.side.as_str() {
-            "upstream" => "kube-controller-manager",
-            other => other,
-        };
+        let side = super::side_name(&self.side);
         let ns = match self.namespaces {
             1 => "1 namespace".to_string(),
             m => format!("{m} namespaces"),
