@@ -359,32 +359,35 @@ impl<K: Watchable, L: ListerWatcher<K>> Reflector<K, L> {
         cancel: &CancellationToken,
     ) -> (Result<(), ReflectorError>, bool) {
         let mut rx = follower.rx.clone();
-        let scope = match filter {
-            ShareFilter::Scope(scope) => Some(scope),
-            ShareFilter::Everything | ShareFilter::Nothing => None,
-        };
-        let res = match scope {
-            Some(scope) => {
+        let (res, skipped, met) = match filter {
+            ShareFilter::Scope(scope) => {
                 let mut filtered = ShardFilter::new(store, scope);
-                let mut replayed = ReplayFilter::new(&mut filtered, replay);
-                let res = tokio::select! {
-                    res = self.watch_loop(&mut replayed, None, cancel) => res,
-                    _ = rx.changed() => Ok(()),
-                };
-                (res, replayed.skipped(), replayed.met())
+                self.watch_replayed(&mut filtered, replay, &mut rx, cancel)
+                    .await
             }
-            None => {
-                let mut replayed = ReplayFilter::new(store, replay);
-                let res = tokio::select! {
-                    res = self.watch_loop(&mut replayed, None, cancel) => res,
-                    _ = rx.changed() => Ok(()),
-                };
-                (res, replayed.skipped(), replayed.met())
+            ShareFilter::Everything | ShareFilter::Nothing => {
+                self.watch_replayed(store, replay, &mut rx, cancel).await
             }
         };
-        let (res, skipped, met) = res;
         tracing::debug!(reflector = %self.config.name, skipped, met, "watch of the changed share ended");
         (res, met)
+    }
+
+    /// Watches into `store` through `replay` until a relist is needed or the share changes
+    /// (`rx`): the watch's result, the events skipped, and whether it got past both marks.
+    async fn watch_replayed<S: ReflectorStore<K>>(
+        &mut self,
+        store: &mut S,
+        replay: Option<Replay>,
+        rx: &mut tokio::sync::watch::Receiver<crate::share::Share>,
+        cancel: &CancellationToken,
+    ) -> (Result<(), ReflectorError>, u64, bool) {
+        let mut replayed = ReplayFilter::new(store, replay);
+        let res = tokio::select! {
+            res = self.watch_loop(&mut replayed, None, cancel) => res,
+            _ = rx.changed() => Ok(()),
+        };
+        (res, replayed.skipped(), replayed.met())
     }
 
     /// One list-and-watch attempt (client-go `ListAndWatch`). Returns when the watch must be

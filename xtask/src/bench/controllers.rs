@@ -272,11 +272,8 @@ fn run_side(
     // With `--rollout-limit`, a rollout still going at the limit is measured to that moment.
     let limit = opts.rollout_limit.unwrap_or_else(|| default_limit(n));
     let rolled = wait_progress(&cluster, &namespaces, n, 2, None, limit)?;
-    if rolled.complete < n && opts.rollout_limit.is_none() {
-        bail!(
-            "only {} of {n} Deployments complete after {limit:?}",
-            rolled.complete
-        );
+    if opts.rollout_limit.is_none() {
+        rolled.all_complete(n, limit)?;
     }
     let rollout_elapsed_s = start.elapsed().as_secs_f64();
     // The phase's time when it ended; none when it was stopped at the limit.
@@ -470,12 +467,7 @@ pub(super) fn wait_complete(
 ) -> anyhow::Result<(Option<Instant>, Option<Instant>)> {
     let limit = default_limit(n);
     let p = wait_progress(cluster, namespaces, n, generation, split, limit)?;
-    if p.complete < n {
-        bail!(
-            "only {} of {n} Deployments complete after {limit:?}",
-            p.complete
-        );
-    }
+    p.all_complete(n, limit)?;
     Ok((p.inside_done, p.outside_done))
 }
 
@@ -492,6 +484,19 @@ pub(super) struct Progress {
     /// With a split: when the Deployments in, and out of, the split set were all complete.
     pub inside_done: Option<Instant>,
     pub outside_done: Option<Instant>,
+}
+
+impl Progress {
+    /// An error unless all `n` Deployments were complete when the wait of `limit` returned.
+    fn all_complete(&self, n: usize, limit: Duration) -> anyhow::Result<()> {
+        if self.complete < n {
+            bail!(
+                "only {} of {n} Deployments complete after {limit:?}",
+                self.complete
+            );
+        }
+        Ok(())
+    }
 }
 
 /// Polls until all `n` Deployments are at `generation` and complete, or `limit` has passed;
