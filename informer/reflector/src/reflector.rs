@@ -7,7 +7,7 @@ use std::sync::Arc;
 use futures::Stream;
 use parking_lot::RwLock;
 use serde::de::DeserializeOwned;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::backoff::Backoff;
@@ -18,7 +18,7 @@ use crate::lister_watcher::{ApiListerWatcher, ListerWatcher, WatchStream};
 use crate::metrics::ErrorKind;
 use crate::reflector_store::ReflectorStore;
 use crate::shard::ShardFilter;
-use crate::share::{DynamicShare, MarkListed, ShareFilter, ShareFollower};
+use crate::share::{DynamicShare, MarkListed, Share, ShareFilter, ShareFollower};
 use crate::share_replay::{Replay, ReplayFilter};
 use crate::share_step::Step;
 
@@ -379,7 +379,7 @@ impl<K: Watchable, L: ListerWatcher<K>> Reflector<K, L> {
         &mut self,
         store: &mut S,
         replay: Option<Replay>,
-        rx: &mut tokio::sync::watch::Receiver<crate::share::Share>,
+        rx: &mut watch::Receiver<Share>,
         cancel: &CancellationToken,
     ) -> (Result<(), ReflectorError>, u64, bool) {
         let mut replayed = ReplayFilter::new(store, replay);
