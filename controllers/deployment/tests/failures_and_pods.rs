@@ -1,9 +1,11 @@
-//! Create failures (ReplicaSetCreateError) and the pod-delete wake-up of Recreate.
+//! Create failures (ReplicaSetCreateError), the pod-delete wake-up of Recreate, and a Recreate
+//! rollout whose `NewReplicaSetCreated` status write is refused.
 
 mod common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use common::*;
 use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
@@ -139,6 +141,124 @@ async fn recreate_waits_for_old_pods_and_wakes_on_pod_delete() {
         .expect("delete pod");
     let new = h.replica_set_with_image(&d, "nginx:2").await;
     assert_eq!(spec_replicas(&new), 1);
+    h.shutdown().await;
+}
+
+/// Once armed, fails the next status write of a Deployment with a 409 (nothing changed on the
+/// server), then lets everything through.
+#[derive(Debug, Default)]
+struct RefuseNextDeploymentStatus {
+    armed: AtomicBool,
+    refused: AtomicUsize,
+}
+
+impl RequestHook for RefuseNextDeploymentStatus {
+    fn before(&self, req: &RequestInfo) -> HookDecision {
+        let status_write = req.verb == "update"
+            && req.resource == "deployments"
+            && req.subresource.as_deref() == Some("status");
+        if status_write && self.armed.swap(false, Ordering::SeqCst) {
+            self.refused.fetch_add(1, Ordering::SeqCst);
+            return HookDecision::Fail {
+                error: ApiError::new(
+                    409,
+                    "Conflict",
+                    "Operation cannot be fulfilled on deployments.apps \"web\": the object has \
+                     been modified; please apply your changes to the latest version and try again",
+                ),
+                retry_after: None,
+            };
+        }
+        HookDecision::Continue
+    }
+}
+
+/// The status write that records Progressing=True/`NewReplicaSetCreated` is made once, by the
+/// sync that creates the ReplicaSet; when it is refused, upstream never makes it again, and the
+/// previous rollout's Progressing=True/`NewReplicaSetAvailable` stays (no progress is estimated
+/// while `replicas == updatedReplicas` under that reason, always so in a Recreate rollout).
+/// Upstream's end state, from kube-apiserver's audit log of `cargo xtask diff --only recreate`
+/// on a loaded machine (2026-12-07): Progressing still naming the previous ReplicaSet, then
+/// Available, which turned True again after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recreate_with_its_new_replica_set_condition_refused_keeps_the_previous_progressing() {
+    let h = Harness::start().await;
+    let hook = Arc::new(RefuseNextDeploymentStatus::default());
+    h.env().set_hook(Some(hook.clone()));
+    let d = h.create(&recreate("web", 2)).await;
+    let old = h.first_replica_set(&d).await;
+    let old_name = old.metadata.name.clone().unwrap();
+    let old_uid = old.metadata.uid.clone().unwrap();
+    // One pod of the old ReplicaSet holds the Recreate rollout until the hook is armed.
+    let pods: Api<Pod> = Api::namespaced(h.client.clone(), NS);
+    pods.create(
+        &PostParams::default(),
+        &pod_of(&old_name, &old_uid, "web", "web-pod-1"),
+    )
+    .await
+    .expect("create pod");
+    h.fake_rs_status(&old_name, 2, 2).await;
+    let done_1 = format!("ReplicaSet \"{old_name}\" has successfully progressed.");
+    wait_until("rollout 1 complete", || async {
+        condition(&h.get("web").await, "Progressing").is_some_and(|c| c.2 == done_1)
+    })
+    .await;
+
+    h.set_image("web", "nginx:2").await;
+    h.wait_scaled_to(&old_name, 0).await;
+    h.fake_rs_status(&old_name, 0, 0).await;
+    wait_until("the Deployment shows no available replica", || async {
+        condition(&h.get("web").await, "Available").is_some_and(|c| c.0 == "False")
+    })
+    .await;
+    // The next status write is the sync's that creates the new ReplicaSet.
+    hook.armed.store(true, Ordering::SeqCst);
+    pods.delete("web-pod-1", &DeleteParams::default().grace_period(0))
+        .await
+        .expect("delete pod");
+    let new = h.replica_set_with_image(&d, "nginx:2").await;
+    let new_name = new.metadata.name.clone().unwrap();
+    wait_until("the refused status write", || async {
+        hook.refused.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    h.fake_rs_status(&new_name, 2, 2).await;
+    let d = wait_for("rollout 2 complete", || async {
+        let d = h.get("web").await;
+        let st = d.status.clone().unwrap_or_default();
+        let available = condition(&d, "Available").is_some_and(|c| c.0 == "True");
+        (available && st.updated_replicas == Some(2) && st.available_replicas == Some(2))
+            .then_some(d)
+    })
+    .await;
+    let conditions: Vec<(String, String, String, String)> = d
+        .status
+        .and_then(|s| s.conditions)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| {
+            (
+                c.type_.unwrap_or_default(),
+                c.status.unwrap_or_default(),
+                c.reason.unwrap_or_default(),
+                c.message.unwrap_or_default(),
+            )
+        })
+        .collect();
+    let row = |t: &str, s: &str, r: &str, m: &str| (t.into(), s.into(), r.into(), m.into());
+    assert_eq!(
+        conditions,
+        vec![
+            row("Progressing", "True", "NewReplicaSetAvailable", &done_1),
+            row(
+                "Available",
+                "True",
+                "MinimumReplicasAvailable",
+                "Deployment has minimum availability."
+            ),
+        ],
+        "the new ReplicaSet is {new_name}"
+    );
     h.shutdown().await;
 }
 

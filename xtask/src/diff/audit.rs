@@ -1,7 +1,7 @@
 //! The controllers' writes in one namespace, read from kube-apiserver's audit log (JSON lines,
 //! written at RequestResponse level for every write by the upstream control plane).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
@@ -21,6 +21,10 @@ pub struct Writes {
     /// ReplicaSet scale writes in order: `name→replicas` (names as the API saw them; normalise
     /// with the snapshot's renames before comparing).
     pub scale_order: Vec<String>,
+    /// Deployments whose Progressing=True/`NewReplicaSetCreated` status write was answered 409
+    /// and whose condition (that message) no later write landed: the controller does not write
+    /// it again once the ReplicaSet exists, so the rollout's conditions take another path.
+    pub lost_new_replica_set_condition: BTreeSet<String>,
 }
 
 /// Whether an audit event is a request of the controllers (one of [`CONTROLLER_USERS`]).
@@ -91,6 +95,8 @@ fn log_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 /// The controllers' writes to namespace `ns` among the audit `events`.
 pub fn writes<'a>(events: impl IntoIterator<Item = &'a Value>, ns: &str) -> Writes {
     let mut w = Writes::default();
+    // (Deployment, condition message) of NewReplicaSetCreated writes answered 409 / 200.
+    let (mut refused, mut landed) = (BTreeSet::new(), BTreeSet::new());
     for e in events {
         if e["stage"] != "ResponseComplete" || e["objectRef"]["namespace"] != ns {
             continue;
@@ -118,8 +124,31 @@ pub fn writes<'a>(events: impl IntoIterator<Item = &'a Value>, ns: &str) -> Writ
                 }
             }
         }
+        if res == "deployments/status" && verb == "update" {
+            let name = e["objectRef"]["name"].as_str().unwrap_or_default();
+            if let Some(msg) = new_replica_set_created_message(&e["requestObject"]) {
+                let key = (name.to_string(), msg.to_string());
+                match code {
+                    409 => refused.insert(key),
+                    200 => landed.insert(key),
+                    _ => false,
+                };
+            }
+        }
     }
+    w.lost_new_replica_set_condition = refused
+        .difference(&landed)
+        .map(|(name, _)| name.clone())
+        .collect();
     w
+}
+
+/// The message of a Deployment's Progressing=True/`NewReplicaSetCreated` condition, if it has one.
+fn new_replica_set_created_message(d: &Value) -> Option<&str> {
+    d["status"]["conditions"].as_array()?.iter().find(|c| {
+        c["type"] == "Progressing" && c["status"] == "True" && c["reason"] == "NewReplicaSetCreated"
+    })?["message"]
+        .as_str()
 }
 
 /// The ReplicaSets created in namespace `ns` by anyone, in order: `(owning Deployment or "",
@@ -236,6 +265,85 @@ mod tests {
             "not a controller"
         );
         assert_eq!(w.scale_order, ["web-1→2", "web-1→1"]);
+    }
+
+    #[test]
+    fn a_new_replica_set_condition_refused_and_never_landed_is_lost() {
+        let dc = "system:serviceaccount:kube-system:deployment-controller";
+        let status = |reason: &str, msg: &str| {
+            json!({"status": {"conditions": [
+                {"type": "Available", "status": "False", "reason": "MinimumReplicasUnavailable"},
+                {"type": "Progressing", "status": "True", "reason": reason, "message": msg},
+            ]}})
+        };
+        let write = |code: i64, reason: &str, msg: &str| {
+            line(
+                dc,
+                "a",
+                "update",
+                "deployments",
+                "status",
+                code,
+                status(reason, msg),
+            )
+        };
+        let created = |rs: &str| format!("Created new replica set \"{rs}\"");
+        // Upstream under load (cargo xtask diff, 2026-12-07): the write refused, never retried.
+        let lost = [
+            write(
+                200,
+                "NewReplicaSetAvailable",
+                "ReplicaSet \"web-1\" has successfully progressed.",
+            ),
+            write(409, "NewReplicaSetCreated", &created("web-2")),
+            write(
+                200,
+                "NewReplicaSetAvailable",
+                "ReplicaSet \"web-1\" has successfully progressed.",
+            ),
+        ];
+        let w = writes(&parse(&lost.join("\n")), "a");
+        assert_eq!(
+            w.lost_new_replica_set_condition,
+            BTreeSet::from(["web-1".to_string()])
+        );
+        // The usual run: it landed, and a stale sync's second try was refused.
+        let landed = [
+            write(200, "NewReplicaSetCreated", &created("web-2")),
+            write(409, "NewReplicaSetCreated", &created("web-2")),
+        ];
+        let w = writes(&parse(&landed.join("\n")), "a");
+        assert!(w.lost_new_replica_set_condition.is_empty());
+        // Refused for one ReplicaSet, landed for another: the refused one is still lost.
+        let other = [
+            write(409, "NewReplicaSetCreated", &created("web-2")),
+            write(200, "NewReplicaSetCreated", &created("web-3")),
+        ];
+        let w = writes(&parse(&other.join("\n")), "a");
+        assert_eq!(w.lost_new_replica_set_condition.len(), 1);
+        // Another namespace's, or a ReplicaSet status write, is not counted.
+        let elsewhere = [
+            line(
+                dc,
+                "b",
+                "update",
+                "deployments",
+                "status",
+                409,
+                status("NewReplicaSetCreated", "x"),
+            ),
+            line(
+                dc,
+                "a",
+                "update",
+                "replicasets",
+                "status",
+                409,
+                status("NewReplicaSetCreated", "x"),
+            ),
+        ];
+        let w = writes(&parse(&elsewhere.join("\n")), "a");
+        assert!(w.lost_new_replica_set_condition.is_empty());
     }
 
     #[test]

@@ -17,6 +17,8 @@ pub struct Difference {
     pub upstream: String,
     /// kcm's value (`-` when absent).
     pub kcm: String,
+    /// Why it differs, when the run's own evidence says (see [`super::explained::by_evidence`]).
+    pub because: Option<&'static str>,
 }
 
 fn show(v: Option<&Value>) -> String {
@@ -46,6 +48,7 @@ pub fn json_diff(path: &str, a: Option<&Value>, b: Option<&Value>, out: &mut Vec
             what: path.to_string(),
             upstream: show(a),
             kcm: show(b),
+            because: None,
         }),
     }
 }
@@ -64,6 +67,7 @@ pub fn snapshots(a: &Snapshot, b: &Snapshot) -> Vec<Difference> {
             what: "pod-template-hash values".into(),
             upstream: show(&a.hashes),
             kcm: show(&b.hashes),
+            because: None,
         });
     }
     let keys: BTreeSet<&String> = a.objects.keys().chain(b.objects.keys()).collect();
@@ -81,6 +85,7 @@ pub fn snapshots(a: &Snapshot, b: &Snapshot) -> Vec<Difference> {
                 what: format!("pods {k}: count"),
                 upstream: pa.len().to_string(),
                 kcm: pb.len().to_string(),
+                because: None,
             });
             continue;
         }
@@ -96,6 +101,7 @@ pub fn snapshots(a: &Snapshot, b: &Snapshot) -> Vec<Difference> {
                 what: format!("event {k}"),
                 upstream: x.map_or("-".into(), |c| format!("×{c}")),
                 kcm: y.map_or("-".into(), |c| format!("×{c}")),
+                because: None,
             });
         }
     }
@@ -115,6 +121,7 @@ pub fn writes(a: &Writes, b: &Writes) -> Vec<Difference> {
                 what: format!("writes {k}"),
                 upstream: x.map_or("0".into(), |c| c.to_string()),
                 kcm: y.map_or("0".into(), |c| c.to_string()),
+                because: None,
             });
         }
     }
@@ -123,6 +130,7 @@ pub fn writes(a: &Writes, b: &Writes) -> Vec<Difference> {
             what: "order of ReplicaSet scale writes".into(),
             upstream: a.scale_order.join(", "),
             kcm: b.scale_order.join(", "),
+            because: None,
         });
     }
     out

@@ -10,7 +10,8 @@
 //! each scenario, once nothing changes any more (the quiescent point), the namespace is
 //! snapshotted ([`normalize`]) and the controllers' writes are read from the audit log
 //! ([`audit`]); the two sides are compared ([`compare`]). Each difference is either explained
-//! (listed in [`explained::EXPLAINED`] with its reason, and in docs/fidelity.md) or unexplained;
+//! (listed in [`explained::EXPLAINED`] with its reason, and in docs/fidelity.md; or accounted for
+//! by the run's audit log, [`explained::by_evidence`]) or unexplained;
 //! the command fails on an unexplained difference or a failed scenario.
 //!
 //! Each side runs its scenarios one after another in namespaces of their own on one control plane
@@ -260,6 +261,9 @@ fn quiescent_list(cluster: &Cluster, ns: &str) -> anyhow::Result<serde_json::Val
 /// Everything that differs between two observations of one scenario.
 fn differences(x: &Observed, y: &Observed) -> Vec<Difference> {
     let mut diffs = compare::snapshots(&x.snapshot, &y.snapshot);
+    for d in &mut diffs {
+        d.because = explained::by_evidence(&d.what, &x.writes, &y.writes);
+    }
     diffs.extend(compare::writes(
         &rename_writes(&x.writes, &x.snapshot),
         &rename_writes(&y.writes, &y.snapshot),

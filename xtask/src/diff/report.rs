@@ -55,7 +55,8 @@ pub fn render(
             full.push_str("same\n\n");
         }
         for (d, n) in &seen {
-            let why = explained::reason(&d.what)
+            let known = d.because.or_else(|| explained::reason(&d.what));
+            let why = known
                 .or_else(|| {
                     upstream_varies(&d.what)
                         .then_some("timing: upstream's own runs differ here too")
@@ -63,7 +64,7 @@ pub fn render(
                 .or_else(|| {
                     (*n < runs).then_some("timing: kcm matched upstream here in another run")
                 });
-            match (explained::reason(&d.what), why) {
+            match (known, why) {
                 (Some(_), _) => explained_n += 1,
                 (None, Some(_)) => timing_n += 1,
                 (None, None) => unexplained_n += 1,
@@ -134,6 +135,7 @@ mod tests {
             what: "Deployment/web.status.x".into(),
             upstream: "1".into(),
             kcm: "2".into(),
+            because: None,
         };
         let found = BTreeMap::from([("a", vec![vec![]]), ("b", vec![vec![d]])]);
         let r = render(&found, &BTreeMap::new(), 1, &[], Duration::from_secs(3));
@@ -154,6 +156,7 @@ mod tests {
             what: "Deployment/web.status.y".into(),
             upstream: "1".into(),
             kcm: "2".into(),
+            because: None,
         };
         let once = BTreeMap::from([("c", vec![vec![d2.clone()], vec![]])]);
         let r = render(&once, &BTreeMap::new(), 2, &[], Duration::from_secs(3));
@@ -161,6 +164,17 @@ mod tests {
         let always = BTreeMap::from([("c", vec![vec![d2.clone()], vec![d2]])]);
         let r = render(&always, &BTreeMap::new(), 2, &[], Duration::from_secs(3));
         assert_eq!(r.unexplained, 1);
+        let d3 = Difference {
+            what: "Deployment/web.status.conditions[0].type".into(),
+            upstream: "Progressing".into(),
+            kcm: "Available".into(),
+            because: Some("the run's evidence"),
+        };
+        let evident = BTreeMap::from([("d", vec![vec![d3]])]);
+        let r = render(&evident, &BTreeMap::new(), 1, &[], Duration::from_secs(3));
+        assert_eq!(r.unexplained, 0, "explained by the run's own evidence");
+        assert!(r.summary.contains("| d | differs | 1 | 0 | 0 |"));
+        assert!(r.full.contains("— explained: the run's evidence"));
     }
 
     #[test]
