@@ -21,9 +21,10 @@ pub struct Writes {
     /// ReplicaSet scale writes in order: `name→replicas` (names as the API saw them; normalise
     /// with the snapshot's renames before comparing).
     pub scale_order: Vec<String>,
-    /// Deployments whose Progressing=True/`NewReplicaSetCreated` status write was answered 409
-    /// and whose condition (that message) no later write landed: the controller does not write
-    /// it again once the ReplicaSet exists, so the rollout's conditions take another path.
+    /// Deployments whose last rollout's Progressing=True/`NewReplicaSetCreated` status write
+    /// was answered 409 and never landed (no write with that message answered 200): the
+    /// controller does not write it again once the ReplicaSet exists, so the rollout's
+    /// conditions take another path.
     pub lost_new_replica_set_condition: BTreeSet<String>,
 }
 
@@ -95,8 +96,10 @@ fn log_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 /// The controllers' writes to namespace `ns` among the audit `events`.
 pub fn writes<'a>(events: impl IntoIterator<Item = &'a Value>, ns: &str) -> Writes {
     let mut w = Writes::default();
-    // (Deployment, condition message) of NewReplicaSetCreated writes answered 409 / 200.
-    let (mut refused, mut landed) = (BTreeSet::new(), BTreeSet::new());
+    // Per Deployment, the newest NewReplicaSetCreated message written (answered 200 or 409);
+    // and the (Deployment, message) pairs that landed.
+    let mut newest: BTreeMap<String, String> = BTreeMap::new();
+    let mut landed: BTreeSet<(String, String)> = BTreeSet::new();
     for e in events {
         if e["stage"] != "ResponseComplete" || e["objectRef"]["namespace"] != ns {
             continue;
@@ -126,19 +129,19 @@ pub fn writes<'a>(events: impl IntoIterator<Item = &'a Value>, ns: &str) -> Writ
         }
         if res == "deployments/status" && verb == "update" {
             let name = e["objectRef"]["name"].as_str().unwrap_or_default();
-            if let Some(msg) = new_replica_set_created_message(&e["requestObject"]) {
-                let key = (name.to_string(), msg.to_string());
-                match code {
-                    409 => refused.insert(key),
-                    200 => landed.insert(key),
-                    _ => false,
-                };
+            let msg = new_replica_set_created_message(&e["requestObject"]);
+            if let (Some(msg), 200 | 409) = (msg, code) {
+                newest.insert(name.to_string(), msg.to_string());
+                if code == 200 {
+                    landed.insert((name.to_string(), msg.to_string()));
+                }
             }
         }
     }
-    w.lost_new_replica_set_condition = refused
-        .difference(&landed)
-        .map(|(name, _)| name.clone())
+    w.lost_new_replica_set_condition = newest
+        .into_iter()
+        .filter(|(name, msg)| !landed.contains(&(name.clone(), msg.clone())))
+        .map(|(name, _)| name)
         .collect();
     w
 }
@@ -314,12 +317,19 @@ mod tests {
         ];
         let w = writes(&parse(&landed.join("\n")), "a");
         assert!(w.lost_new_replica_set_condition.is_empty());
-        // Refused for one ReplicaSet, landed for another: the refused one is still lost.
-        let other = [
+        // Refused for one rollout, landed for the next: the last rollout's condition is there.
+        let later = [
             write(409, "NewReplicaSetCreated", &created("web-2")),
             write(200, "NewReplicaSetCreated", &created("web-3")),
         ];
-        let w = writes(&parse(&other.join("\n")), "a");
+        let w = writes(&parse(&later.join("\n")), "a");
+        assert!(w.lost_new_replica_set_condition.is_empty());
+        // Landed for one rollout, refused for the next: lost.
+        let earlier = [
+            write(200, "NewReplicaSetCreated", &created("web-2")),
+            write(409, "NewReplicaSetCreated", &created("web-3")),
+        ];
+        let w = writes(&parse(&earlier.join("\n")), "a");
         assert_eq!(w.lost_new_replica_set_condition.len(), 1);
         // Another namespace's, or a ReplicaSet status write, is not counted.
         let elsewhere = [
