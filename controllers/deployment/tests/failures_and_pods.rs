@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use common::*;
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kcm_testenv::{ApiError, HookDecision, RequestHook, RequestInfo};
@@ -100,14 +101,14 @@ fn pod_of(rs_name: &str, rs_uid: &str, app: &str, name: &str) -> Pod {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn recreate_waits_for_old_pods_and_wakes_on_pod_delete() {
-    let h = Harness::start().await;
-    let d = h.create(&recreate("web", 1)).await;
+/// A Recreate Deployment `web` of `replicas`, and one pod of its first ReplicaSet made by hand
+/// (`web-pod-1`, Pending: no kubelet): returns the Deployment, that ReplicaSet's name and the
+/// pods' API.
+async fn recreate_with_an_old_pod(h: &Harness, replicas: i32) -> (Deployment, String, Api<Pod>) {
+    let d = h.create(&recreate("web", replicas)).await;
     let old = h.first_replica_set(&d).await;
     let old_name = old.metadata.name.clone().unwrap();
     let old_uid = old.metadata.uid.clone().unwrap();
-    // A pod of the old ReplicaSet (Pending: no kubelet), made by hand.
     let pods: Api<Pod> = Api::namespaced(h.client.clone(), NS);
     pods.create(
         &PostParams::default(),
@@ -115,6 +116,13 @@ async fn recreate_waits_for_old_pods_and_wakes_on_pod_delete() {
     )
     .await
     .expect("create pod");
+    (d, old_name, pods)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recreate_waits_for_old_pods_and_wakes_on_pod_delete() {
+    let h = Harness::start().await;
+    let (d, old_name, pods) = recreate_with_an_old_pod(&h, 1).await;
     h.fake_rs_status(&old_name, 1, 1).await;
 
     h.set_image("web", "nginx:2").await;
@@ -185,18 +193,8 @@ async fn recreate_with_its_new_replica_set_condition_refused_keeps_the_previous_
     let h = Harness::start().await;
     let hook = Arc::new(RefuseNextDeploymentStatus::default());
     h.env().set_hook(Some(hook.clone()));
-    let d = h.create(&recreate("web", 2)).await;
-    let old = h.first_replica_set(&d).await;
-    let old_name = old.metadata.name.clone().unwrap();
-    let old_uid = old.metadata.uid.clone().unwrap();
-    // One pod of the old ReplicaSet holds the Recreate rollout until the hook is armed.
-    let pods: Api<Pod> = Api::namespaced(h.client.clone(), NS);
-    pods.create(
-        &PostParams::default(),
-        &pod_of(&old_name, &old_uid, "web", "web-pod-1"),
-    )
-    .await
-    .expect("create pod");
+    // Its old pod holds the Recreate rollout until the hook is armed.
+    let (d, old_name, pods) = recreate_with_an_old_pod(&h, 2).await;
     h.fake_rs_status(&old_name, 2, 2).await;
     let done_1 = format!("ReplicaSet \"{old_name}\" has successfully progressed.");
     wait_until("rollout 1 complete", || async {
