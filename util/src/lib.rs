@@ -18,3 +18,4 @@ pub struct ReadmeDoctests;
 
 pub mod go_duration;
 pub mod proc_stats;
+pub mod quantity;

@@ -8,7 +8,6 @@ pub mod fields;
 pub mod hash;
 pub mod intstr;
 pub mod predicates;
-mod quantity;
 pub mod replica_sets;
 pub mod sizing;
 pub mod spew;

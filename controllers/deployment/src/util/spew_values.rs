@@ -18,9 +18,10 @@
 //! * `metav1.FieldsV1` `{Raw}`: Go keeps the bytes the client sent, which the JSON served no
 //!   longer shows; written as the compact serialization (best effort, not checked against Go).
 
+use k8s_openapi::jiff::Timestamp;
+use kcm_util::quantity::{Amount, Quantity};
 use serde_json::{Value, json};
 
-use super::quantity::{ParsedQuantity, parse_quantity};
 use super::spew_layout::Json;
 
 /// Seconds from 0001-01-01 to 1970-01-01, Go's `unixToInternal`.
@@ -58,83 +59,38 @@ pub fn go_internals(json: Json, v: &Value) -> Value {
 }
 
 fn quantity(s: &str) -> Value {
-    let Some(q) = parse_quantity(s) else {
+    let Ok(q) = Quantity::parse(s) else {
         return Value::Null;
     };
-    let ParsedQuantity {
-        value,
-        scale,
-        dec,
-        cached,
-        format,
-    } = q;
-    let dec = dec.map_or(Value::Null, |d| {
-        let words: Vec<Value> = [d.abs as u64, (d.abs >> 64) as u64]
-            .into_iter()
-            .take(if d.abs >> 64 != 0 {
-                2
-            } else {
-                usize::from(d.abs != 0)
-            })
-            .map(Value::from)
-            .collect();
-        json!({"unscaled": {"neg": d.neg, "abs": words}, "scale": d.scale})
-    });
+    let (int, dec) = match q.amount() {
+        Amount::Int { value, scale } => ((value, scale), Value::Null),
+        Amount::Dec(d) => {
+            // A `big.Int`'s magnitude: little-endian 64-bit words, none for zero.
+            let words: Vec<Value> = [d.magnitude as u64, (d.magnitude >> 64) as u64]
+                .into_iter()
+                .take(if d.magnitude >> 64 != 0 {
+                    2
+                } else {
+                    usize::from(d.magnitude != 0)
+                })
+                .map(Value::from)
+                .collect();
+            let dec = json!({"unscaled": {"neg": d.negative, "abs": words}, "scale": d.scale});
+            ((0, 0), dec)
+        }
+    };
     json!({
-        "i": {"value": value, "scale": scale},
+        "i": {"value": int.0, "scale": int.1},
         "d": {"Dec": dec},
-        "s": if cached { s } else { "" },
-        "Format": format,
+        "s": q.cached().unwrap_or_default(),
+        "Format": q.format().as_str(),
     })
 }
 
-/// Seconds since the Unix epoch of an RFC 3339 timestamp (`2024-05-01T10:00:00Z`, optional
-/// fraction ignored as Go's JSON form of `metav1.Time` has none, optional numeric offset).
+/// Seconds since the Unix epoch of an RFC 3339 timestamp (`2024-05-01T10:00:00Z`, with an
+/// optional fraction, which Go's JSON form of `metav1.Time` never has, and offset).
 fn unix_seconds(s: &str) -> Option<i64> {
-    let b = s.as_bytes();
-    let num = |from: usize, len: usize| -> Option<i64> {
-        let part = s.get(from..from + len)?;
-        if !part.bytes().all(|c| c.is_ascii_digit()) {
-            return None;
-        }
-        part.parse().ok()
-    };
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[13] != b':' || b[16] != b':' {
-        return None;
-    }
-    let (year, month, day) = (num(0, 4)?, num(5, 2)?, num(8, 2)?);
-    let (hour, minute, second) = (num(11, 2)?, num(14, 2)?, num(17, 2)?);
-    let mut rest = &s[19..];
-    if let Some(frac) = rest.strip_prefix('.') {
-        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
-        rest = &frac[digits..];
-    }
-    let offset = match rest {
-        "Z" | "z" => 0,
-        _ => {
-            let sign = match rest.as_bytes().first() {
-                Some(b'+') => 1,
-                Some(b'-') => -1,
-                _ => return None,
-            };
-            let hh: i64 = rest.get(1..3)?.parse().ok()?;
-            let mm: i64 = rest.get(4..6)?.parse().ok()?;
-            sign * (hh * 3600 + mm * 60)
-        }
-    };
-    let days = days_from_civil(year, month, day);
-    Some(days * 86_400 + hour * 3600 + minute * 60 + second - offset)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date.
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    s.parse::<Timestamp>().ok().map(|t| t.as_second())
 }
 
 #[cfg(test)]
