@@ -1,4 +1,4 @@
-//! The overall (not per-item) token-bucket limiter (client-go `TypedBucketRateLimiter`).
+//! The overall (not per-item) token-bucket limiter (client-go `util/workqueue/default_rate_limiters.go`, `TypedBucketRateLimiter`).
 //!
 //! Upstream wraps `golang.org/x/time/rate.Limiter` and returns
 //! `Reserve().Delay()`: each call takes one token, even when none is left, and

@@ -30,13 +30,14 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::metrics::{CounterMetric, MetricsProvider, resolve_provider, retry_metric};
-use crate::precise_timer;
+use crate::precise_timer::{self, DueItems};
 use crate::queue::{Queue, QueueConfig, QueueItem};
-use crate::waiting::Waiting;
+use crate::timer_heap::TimerHeap;
 
+/// What the handles, the timer task and the timer thread share.
 pub(crate) struct Shared<T> {
-    pub(crate) queue: Queue<T>,
-    pub(crate) waiting: Mutex<Waiting<T>>,
+    queue: Queue<T>,
+    pub(crate) waiting: Mutex<TimerHeap<T>>,
     /// Wakes the timer task: new earliest entry, shutdown, or last handle dropped.
     wake: Arc<Notify>,
     /// The precise timer thread, unparked for the same reasons.
@@ -48,7 +49,17 @@ pub(crate) struct Shared<T> {
 /// burst the buffer is given back (so a burst does not pin its memory).
 pub(crate) const BATCH_KEEP: usize = 1024;
 
-impl<T: QueueItem> Shared<T> {
+impl<T: QueueItem> DueItems for Shared<T> {
+    type Item = T;
+
+    fn is_shutting_down(&self) -> bool {
+        self.queue.is_shutting_down()
+    }
+
+    fn clear(&self) {
+        self.waiting.lock().clear();
+    }
+
     /// Moves the items due at `now` into the queue; returns the next due time.
     ///
     /// `batch` is the calling timer's buffer, empty on entry and on return: each timer keeps
@@ -58,7 +69,7 @@ impl<T: QueueItem> Shared<T> {
     /// on the timer thread and tokio's workers was 3.0% of the delay benchmark's CPU samples
     /// in one `perf record`, 1.2% with the kept buffer in another; the rest comes from other
     /// large allocations, such as the copies of the item-state map's table.)
-    pub(crate) fn move_ready(&self, now: Instant, batch: &mut Vec<T>) -> Option<Instant> {
+    fn move_ready(&self, now: Instant, batch: &mut Vec<T>) -> Option<Instant> {
         debug_assert!(batch.is_empty());
         let next = {
             let mut waiting = self.waiting.lock();
@@ -153,7 +164,7 @@ impl<T: QueueItem> DelayingQueue<T> {
         let wake = Arc::new(Notify::new());
         let shared = Arc::new(Shared {
             queue: queue.clone(),
-            waiting: Mutex::new(Waiting::new()),
+            waiting: Mutex::new(TimerHeap::new()),
             wake: wake.clone(),
             timer: OnceLock::new(),
             retries,
@@ -290,7 +301,7 @@ async fn waiting_loop<T: QueueItem>(queue: Queue<T>, shared: Weak<Shared<T>>, wa
             return;
         };
         if queue.is_shutting_down() {
-            shared.waiting.lock().clear();
+            shared.clear();
             return;
         }
         let next = shared.move_ready(Instant::now(), &mut batch);

@@ -193,7 +193,7 @@ async fn get_waits_for_delayed_item() {
 #[test]
 fn waiting_heap_earliest_wins() {
     let base = Instant::now();
-    let mut w: Waiting<&str> = Waiting::new();
+    let mut w: TimerHeap<&str> = TimerHeap::new();
     w.insert("a", base + ms(30));
     w.insert("b", base + ms(20));
     w.insert("a", base + ms(10)); // moves earlier

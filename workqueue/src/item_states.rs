@@ -1,5 +1,5 @@
-//! The work queue's per-item flags (client-go's `dirty` and `processing` sets), readable
-//! without the queue's lock.
+//! The work queue's per-item flags (client-go `util/workqueue/queue.go`, the `dirty` and
+//! `processing` sets), readable without the queue's lock.
 //!
 //! Every item the queue tracks has an [`ItemState`] in a lock-free hash map (`papaya`). The
 //! flags change only under the queue's mutex, so the state machine is client-go's; what the
@@ -39,8 +39,8 @@ use tokio::time::Instant;
 
 use papaya::Guard as _;
 
-pub(crate) use super::sync::SWEEP_PERIOD_MIN;
-use super::sync::{AtomicU8, Ordering, fence};
+pub(crate) use super::primitives::SWEEP_PERIOD_MIN;
+use super::primitives::{AtomicU8, Ordering, fence};
 
 /// Queued, or re-added while processing (client-go `dirty`).
 pub(crate) const DIRTY: u8 = 1;

@@ -103,15 +103,15 @@ mod delaying_queue;
 mod item_states;
 mod item_table;
 mod metrics;
+mod parked_workers;
 mod precise_timer;
+mod primitives;
 #[cfg(feature = "prometheus")]
 mod prometheus;
 mod queue;
 mod rate_limiter;
 mod rate_limiting_queue;
-mod sync;
-mod waiters;
-mod waiting;
+mod timer_heap;
 
 pub use bucket_rate_limiter::BucketRateLimiter;
 pub use default_rate_limiters::{

@@ -1,5 +1,6 @@
 //! The delaying queue's precise timer: a thread of its own that parks until the next due
-//! time and moves the due items into the queue.
+//! time and moves the due items into the queue (the timer of client-go's `waitingLoop`,
+//! `util/workqueue/delaying_queue.go`).
 //!
 //! tokio's timer wheel has millisecond ticks and fires a deadline at the end of the tick
 //! that holds it, so a delayed item comes out 0–1 ms late before any queueing (Go's runtime
@@ -23,9 +24,6 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::delaying_queue::Shared;
-use crate::queue::QueueItem;
-
 /// Shortest time between two wake-ups of the thread: items due within it of each other go
 /// out together, which bounds the wake-ups (and the CPU they cost) under a stream of
 /// delays, at the price of up to this much lateness.
@@ -35,9 +33,26 @@ pub(crate) const MIN_INTERVAL: Duration = Duration::from_micros(500);
 /// unpark the thread; this only bounds how long a missed unpark could go unnoticed).
 const MAX_PARK: Duration = Duration::from_secs(10);
 
+/// What the thread drives: the delaying queue's shared state (implemented in
+/// `delaying_queue.rs`, so that this file needs nothing from it).
+pub(crate) trait DueItems: Send + Sync + 'static {
+    /// What the queue holds.
+    type Item: Send;
+
+    /// Whether the queue is shutting down (the thread then ends).
+    fn is_shutting_down(&self) -> bool;
+
+    /// Drops every pending item (at shutdown).
+    fn clear(&self);
+
+    /// Moves the items due at `now` into the queue, through `batch` (empty on entry and on
+    /// return); returns the next due time.
+    fn move_ready(&self, now: Instant, batch: &mut Vec<Self::Item>) -> Option<Instant>;
+}
+
 /// Starts the timer thread of a delaying queue; `None` outside a multi-thread tokio runtime
 /// or if no thread could be started (the tokio task then moves every item).
-pub(crate) fn spawn<T: QueueItem>(shared: Weak<Shared<T>>) -> Option<JoinHandle<()>> {
+pub(crate) fn spawn<S: DueItems>(shared: Weak<S>) -> Option<JoinHandle<()>> {
     let runtime = tokio::runtime::Handle::try_current().ok()?;
     if runtime.runtime_flavor() != tokio::runtime::RuntimeFlavor::MultiThread {
         return None;
@@ -49,14 +64,14 @@ pub(crate) fn spawn<T: QueueItem>(shared: Weak<Shared<T>>) -> Option<JoinHandle<
         .ok()
 }
 
-fn run<T: QueueItem>(shared: &Weak<Shared<T>>) {
+fn run<S: DueItems>(shared: &Weak<S>) {
     let mut batch = Vec::new();
     loop {
         let Some(strong) = shared.upgrade() else {
             return;
         };
-        if strong.queue.is_shutting_down() {
-            strong.waiting.lock().clear();
+        if strong.is_shutting_down() {
+            strong.clear();
             return;
         }
         let now = Instant::now();

@@ -20,11 +20,11 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
-// Through `super`, so that the model test can compile this file against its own `sync`.
+// Through `super`, so that the model test can compile this file against its own `primitives`.
 use super::item_states::{DIRTY, ItemStates, PROCESSING, Pinned, RECENT, SWEEP_PERIOD_MIN, Times};
-use super::sync::Mutex;
+use super::primitives::Mutex;
 use crate::metrics::{MetricsProvider, QueueMetrics, resolve_provider};
-use crate::waiters::WaitList;
+use crate::parked_workers::ParkedWorkers;
 
 /// What a queue can hold: any hashable, clonable value shareable between tasks.
 ///
@@ -72,8 +72,8 @@ impl QueueConfig {
 ///
 /// Every change reads and writes the FIFO and the dirty/processing flags together, and
 /// holds the lock for a few steps, so a single short-held mutex (client-go's `sync.Cond`
-/// lock) beats finer-grained structures (see `sync.rs` for which mutex). The parked workers
-/// live under the same lock ([`WaitList`]), so `add` decides whom to wake without touching
+/// lock) beats finer-grained structures (see `primitives.rs` for which mutex). The parked workers
+/// live under the same lock ([`ParkedWorkers`]), so `add` decides whom to wake without touching
 /// another lock. The one operation that changes nothing, an add of an item already dirty,
 /// is answered without the lock from [`ItemStates`] (see there why that is exact); under
 /// churn it is most adds. The flags' map is read outside the lock by `get` and `done` too
@@ -85,7 +85,7 @@ struct State<T> {
     /// Number of items that are processing.
     processing: usize,
     /// Workers waiting in `get`.
-    waiters: WaitList,
+    parked: ParkedWorkers,
     shutting_down: bool,
     drain: bool,
     /// Number of item states, and of those idle (neither dirty nor processing).
@@ -261,7 +261,7 @@ impl<T: QueueItem> Queue<T> {
             state: Mutex::new(State {
                 queue: VecDeque::new(),
                 processing: 0,
-                waiters: WaitList::new(),
+                parked: ParkedWorkers::new(),
                 shutting_down: false,
                 drain: false,
                 tracked: 0,
@@ -311,7 +311,7 @@ impl<T: QueueItem> Queue<T> {
     fn add_locked(&self, items: &Pinned<'_, T>, item: T) {
         let mut state = self.shared.state.lock();
         if state.add(items, self.shared.metrics.as_ref(), item) {
-            let waker = state.waiters.notify_one();
+            let waker = state.parked.notify_one();
             drop(state);
             if let Some(waker) = waker {
                 waker.wake();
@@ -330,7 +330,7 @@ impl<T: QueueItem> Queue<T> {
                 pushed += usize::from(state.add(&pinned, self.shared.metrics.as_ref(), item));
             }
             (0..pushed)
-                .map_while(|_| state.waiters.notify_one())
+                .map_while(|_| state.parked.notify_one())
                 .collect()
         };
         wakers.into_iter().for_each(Waker::wake);
@@ -388,7 +388,7 @@ impl<T: QueueItem> Queue<T> {
             // Added again meanwhile: back to the tail.
             tracked.set_flags(DIRTY);
             state.queue.push_back(item.clone());
-            let waker = state.waiters.notify_one();
+            let waker = state.parked.notify_one();
             drop(guard);
             if let Some(waker) = waker {
                 waker.wake();
@@ -431,7 +431,7 @@ impl<T: QueueItem> Queue<T> {
             let mut state = self.shared.state.lock();
             state.shutting_down = true;
             state.drain = false;
-            state.waiters.notify_all()
+            state.parked.notify_all()
         };
         wakers.into_iter().for_each(Waker::wake);
         self.shared.drained.notify_waiters();
@@ -453,7 +453,7 @@ impl<T: QueueItem> Queue<T> {
             let mut state = self.shared.state.lock();
             state.shutting_down = true;
             state.drain = true;
-            state.waiters.notify_all()
+            state.parked.notify_all()
         };
         wakers.into_iter().for_each(Waker::wake);
     }
@@ -480,7 +480,7 @@ impl<T: QueueItem> Queue<T> {
     }
 }
 
-/// The future of [`Queue::get`]: takes an item, or parks in the queue's [`WaitList`].
+/// The future of [`Queue::get`]: takes an item, or parks in the queue's [`ParkedWorkers`].
 struct Get<'a, T> {
     shared: &'a Shared<T>,
     /// The wait-list slot, once parked.
@@ -497,13 +497,13 @@ impl<T: QueueItem> Future for Get<'_, T> {
             Some(item) => Some(item),
             None if state.shutting_down => None,
             None => {
-                state.waiters.park(&mut this.waiter, cx.waker());
+                state.parked.park(&mut this.waiter, cx.waker());
                 return Poll::Pending;
             }
         };
         if let Some(id) = this.waiter.take() {
             // Any wake-up this worker got is used up by this return.
-            state.waiters.release(id);
+            state.parked.release(id);
         }
         drop(state);
         if let Some(item) = &outcome {
@@ -520,8 +520,8 @@ impl<T> Drop for Get<'_, T> {
         };
         let mut state = self.shared.state.lock();
         // Cancelled after being woken for an item: pass the wake-up on.
-        let waker = if state.waiters.release(id) {
-            state.waiters.notify_one()
+        let waker = if state.parked.release(id) {
+            state.parked.notify_one()
         } else {
             None
         };

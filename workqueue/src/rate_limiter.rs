@@ -1,4 +1,4 @@
-//! The rate limiter interface (client-go `TypedRateLimiter[T]`).
+//! The rate limiter interface (client-go `util/workqueue/default_rate_limiters.go`, `TypedRateLimiter[T]`).
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,5 +1,6 @@
-//! The synchronisation primitives of the queue's add/get/done protocol, in one place so that
-//! the model test (`model_tests.rs`) can compile the same protocol against shuttle's.
+//! The synchronisation primitives of the queue's add/get/done protocol (its mutex, atomics and
+//! fence), in one place so that the model test (`model_tests/`) can compile the same protocol
+//! against shuttle's.
 
 pub(crate) use std::sync::atomic::{AtomicU8, Ordering, fence};
 

@@ -1,5 +1,5 @@
-//! The delaying queue's timer heap (client-go `waitForPriorityQueue` plus its
-//! `waitingForQueue` map).
+//! The delaying queue's timer heap (client-go `util/workqueue/delaying_queue.go`,
+//! `waitForPriorityQueue` plus its `waitingForQueue` map).
 //!
 //! Each waiting item is stored once, in an [`ItemTable`] entry holding its ready time and
 //! the sequence number of its current heap entry; heap entries are 32-byte
@@ -32,20 +32,20 @@ struct Due {
 }
 
 /// Timer heap with one current entry per item.
-pub(crate) struct Waiting<T> {
+pub(crate) struct TimerHeap<T> {
     heap: BinaryHeap<Reverse<HeapEntry>>,
     items: ItemTable<T, Due>,
     next_seq: u64,
 }
 
-impl<T> Waiting<T> {
+impl<T> TimerHeap<T> {
     /// Number of waiting items.
     pub(crate) fn len(&self) -> usize {
         self.items.len()
     }
 }
 
-impl<T: Eq + Hash> Waiting<T> {
+impl<T: Eq + Hash> TimerHeap<T> {
     pub(crate) fn new() -> Self {
         Self {
             heap: BinaryHeap::new(),
@@ -127,7 +127,7 @@ mod tests {
     fn earliest_time_wins_and_items_pop_in_time_order() {
         let t0 = Instant::now();
         let ms = |n| t0 + Duration::from_millis(n);
-        let mut w: Waiting<String> = Waiting::new();
+        let mut w: TimerHeap<String> = TimerHeap::new();
         w.insert("a".into(), ms(30));
         w.insert("b".into(), ms(10));
         w.insert("a".into(), ms(20)); // earlier: moves a
@@ -145,7 +145,7 @@ mod tests {
     #[test]
     fn same_time_pops_in_insertion_order_and_reused_ids_are_not_confused() {
         let t0 = Instant::now();
-        let mut w: Waiting<u32> = Waiting::new();
+        let mut w: TimerHeap<u32> = TimerHeap::new();
         w.insert(1, t0);
         w.insert(2, t0);
         assert_eq!(w.remove(&1), Some(t0));

@@ -1,5 +1,5 @@
 //! The workers parked in [`Queue::get`](crate::Queue::get): an async condition variable
-//! that lives inside the queue's own mutex.
+//! that lives inside the queue's own mutex (client-go `util/workqueue/queue.go`, its `cond`).
 //!
 //! client-go's queue is a mutex plus `sync.Cond`: `Add` signals only when it pushes an
 //! item, and a `Signal` with nobody waiting costs almost nothing. The tokio equivalent,
@@ -22,14 +22,14 @@ enum Slot {
 }
 
 /// Parked workers, in arrival order. Always used under the queue's mutex.
-pub(crate) struct WaitList {
+pub(crate) struct ParkedWorkers {
     slots: Vec<Slot>,
     free: Vec<usize>,
     /// Ids of the `Parked` slots, oldest first.
     parked: VecDeque<usize>,
 }
 
-impl WaitList {
+impl ParkedWorkers {
     pub(crate) fn new() -> Self {
         Self {
             slots: Vec::new(),
@@ -132,7 +132,7 @@ mod tests {
 
     #[test]
     fn notify_one_wakes_in_arrival_order_and_only_parked_workers() {
-        let mut w = WaitList::new();
+        let mut w = ParkedWorkers::new();
         assert!(w.notify_one().is_none(), "nobody parked: no wake-up");
         let (c1, w1) = waker();
         let (c2, w2) = waker();
@@ -151,7 +151,7 @@ mod tests {
 
     #[test]
     fn notified_worker_parks_again_and_notify_all_wakes_everyone() {
-        let mut w = WaitList::new();
+        let mut w = ParkedWorkers::new();
         let (c1, w1) = waker();
         let (c2, w2) = waker();
         let (mut id1, mut id2) = (None, None);

@@ -1,7 +1,7 @@
 //! Model checking of the queue's add/get/done protocol with shuttle.
 //!
 //! `queue.rs` and `item_states.rs` are compiled a second time here, against shuttle's mutex,
-//! atomics and fences (the `sync` module below), so shuttle's scheduler can switch threads at
+//! atomics and fences (`model_tests/primitives.rs`), so shuttle's scheduler can switch threads at
 //! every lock, flag read and flag write, including inside `add`'s lock-free fast path. Each
 //! test runs a small scenario under many random schedules and PCT schedules (which find
 //! bugs of a given depth with a known probability) and checks client-go's guarantees:
@@ -22,35 +22,16 @@ use std::sync::PoisonError;
 
 use shuttle::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-/// Shuttle's primitives with the API of the ones in `crate::sync`.
-mod sync {
-    use std::sync::PoisonError;
-
-    pub(crate) use shuttle::sync::atomic::{AtomicU8, Ordering, fence};
-
-    /// Sweep idle states at every done, so that sweeps race the fast path too.
-    pub(crate) const SWEEP_PERIOD_MIN: usize = 1;
-
-    pub(crate) struct Mutex<T>(shuttle::sync::Mutex<T>);
-
-    impl<T> Mutex<T> {
-        pub(crate) fn new(value: T) -> Self {
-            Self(shuttle::sync::Mutex::new(value))
-        }
-
-        pub(crate) fn lock(&self) -> shuttle::sync::MutexGuard<'_, T> {
-            self.0.lock().unwrap_or_else(PoisonError::into_inner)
-        }
-    }
-}
+// Shuttle's mutex, atomics and fences, with the API of `crate::primitives`.
+mod primitives;
 
 // The same files as `crate::item_states` and `crate::queue`, on purpose (see above).
 #[allow(dead_code, clippy::duplicate_mod)]
-#[path = "item_states.rs"]
+#[path = "../item_states.rs"]
 mod item_states;
 
 #[allow(dead_code, clippy::duplicate_mod)]
-#[path = "queue.rs"]
+#[path = "../queue.rs"]
 mod queue;
 
 use queue::Queue;
