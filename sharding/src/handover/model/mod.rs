@@ -19,6 +19,7 @@
 //! [`Handover`]: super::Handover
 
 mod exhaustive;
+mod node;
 mod rounds;
 mod schedule;
 mod shell;
@@ -26,9 +27,9 @@ mod swarm;
 mod tests;
 mod world;
 
-use super::Waiting;
 use super::barrier;
 use super::view::View;
+use super::waiting::Waiting;
 use crate::ring::Ring;
 
 /// A deliberately broken barrier, for showing the checker catches it.

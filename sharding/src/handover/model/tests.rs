@@ -278,7 +278,7 @@ fn after_a_takeover(params: Params) -> World {
         coarse_rounds(&mut w, 1, &[1]);
     }
     assert!(w.effective_active(1).is_full(), "{}", w.describe());
-    while w.nodes[0].status != super::world::Status::Running {
+    while w.nodes[0].status != super::node::Status::Running {
         coarse_rounds(&mut w, 1, &[1]);
     }
     w.apply(Act::Advance(1));

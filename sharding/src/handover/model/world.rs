@@ -12,7 +12,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::num::NonZeroU32;
 
 use super::Fault;
-use super::shell::{Node, WriteState};
+use super::node::{Node, Status, WriteState};
 use crate::handover::{Event, Phase};
 use crate::range::ShardRanges;
 use crate::ring::{Ring, RingFingerprint};
@@ -95,17 +95,6 @@ pub(crate) enum Channel {
     Write = 1,
     Drain = 2,
     List = 3,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Status {
-    Running,
-    Paused {
-        until: u64,
-    },
-    Crashed,
-    /// Left: its Lease is deleted.
-    Gone,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
