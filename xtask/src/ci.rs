@@ -3,16 +3,15 @@
 use std::time::Instant;
 
 use crate::run_cmd;
-
-/// Workspace packages that are binaries only, or whose library half serves only their binary:
-/// neither published nor held to the library crates' documentation rule.
-const NOT_LIBRARIES: &[&str] = &["xtask", "kcm", "kcm-testenv-cli", "kcm-sample-controller"];
+use crate::workspace::NOT_LIBRARIES;
 
 pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     if let Some(extra) = args.first() {
         anyhow::bail!("`cargo xtask ci` takes no arguments (got `{extra}`)");
     }
     timed(|| run_cmd("cargo", &["fmt", "--all", "--", "--check"]))?;
+    // The house rules read the sources only: seconds, and a broken rule fails before a build.
+    timed(|| crate::house::run(&[]))?;
     timed(|| {
         run_cmd(
             "cargo",

@@ -1,7 +1,9 @@
 //! `cargo xtask`: the project's developer commands.
 //!
-//! - `cargo xtask ci`: format check, clippy with `-D warnings`, every test (unit, integration,
-//!   doctests) of the workspace. This is the command CI runs.
+//! - `cargo xtask ci`: format check, the house rules, clippy with `-D warnings`, every test
+//!   (unit, integration, doctests) of the workspace. This is the command CI runs.
+//! - `cargo xtask house`: the house rules alone (module circles, crate layers, file lengths, the
+//!   upstream map, citations).
 //! - `cargo xtask demo [--exit]`: the main job — a rollout on an embedded cluster.
 //! - `cargo xtask e2e [--kubeconfig PATH ...]`: the end-to-end scenarios, on an embedded cluster
 //!   or on any cluster (`cargo xtask e2e --help`).
@@ -15,16 +17,22 @@ mod cluster_up;
 mod demo;
 mod diff;
 mod e2e;
+mod house;
 mod observe;
 mod reaper;
+mod timestamps;
 mod upstream;
+mod workspace;
 
 use std::process::ExitCode;
 
 const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
-  ci                 fmt check + clippy -D warnings + all tests (what CI runs)
+  ci                 fmt check + house rules + clippy -D warnings + all tests (what CI runs)
+  house              the house rules: no module circle, no upward crate arrow, no file over
+                     600 lines, every library file in docs/upstream-map.md, no citation of a
+                     document outside the repository
   demo [--exit]      a rollout told live on an embedded cluster (kcm-testenv + kcm)
   e2e                end-to-end scenarios: kcm binary + kcm-testenv + kubectl, invariant checks
   e2e --kubeconfig PATH [--context NAME] [--no-kcm] ...
@@ -54,6 +62,7 @@ fn main() -> ExitCode {
         Some("e2e") => e2e::run(&args[1..]),
         Some("cluster") => cluster_up::run(&args[1..]),
         Some("diff") => diff::run(&args[1..]),
+        Some("house") => house::run(&args[1..]),
         Some("upstream") => upstream::run(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             print!("{USAGE}");

@@ -31,42 +31,32 @@
 use std::io::Write as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 
+use super::controllers_args::{self as args, Options};
+use super::controllers_audit as ca;
+use super::controllers_plot::{self as plot, side_name};
+use super::deployments::{REPLICAS, default_limit, deployments_yaml, wait_complete, wait_progress};
+use super::figures::CONTROLLERS as FIGURES;
+use super::pid_stats::{cpu_seconds, peak_rss_mib};
+use super::table;
+use super::testenv_counters::phase_writes_from_metrics;
+use crate::cluster::{Cluster, ClusterKind, Proc, free_port, target_dir};
 // The differential suite's audit reader.
 use crate::diff::audit;
-#[path = "controllers_args.rs"]
-pub(super) mod args;
-#[path = "controllers_audit.rs"]
-pub(super) mod controllers_audit;
-#[path = "controllers_plot.rs"]
-pub(super) mod plot;
-
-use super::figures::CONTROLLERS as FIGURES;
-use super::table;
-use crate::cluster::{Cluster, ClusterKind, Proc, free_port, target_dir};
+use crate::timestamps::now_micros;
 use crate::upstream::build as upstream_build;
 use crate::upstream::control_plane::{self, Component};
-use args::Options;
-use controllers_audit as ca;
-
-pub(super) const REPLICAS: usize = 10;
 /// The user the benchmark changes Deployments as (the admin certificate of `upstream::pki`).
 const ADMIN: &str = "kcm-rs:admin";
 /// Where `--plot` draws the CPU plot.
 const PLOT: &str = "docs/bench-controllers-cpu.svg";
 
 /// Runs the workload for `rounds` rounds, alternating which side goes first.
-pub fn run(args: &[String], rounds: usize) -> anyhow::Result<()> {
-    if let Some(ks) = super::sharded::replicas_arg(args)? {
-        if args.iter().any(|a| a == "--plot") {
-            bail!("--plot draws the single-replica runs, not with --replicas");
-        }
-        return super::sharded::run(args, &ks, args::deployments(args)?);
-    }
+pub(super) fn run(args: &[String], rounds: usize) -> anyhow::Result<()> {
     let opts = args::parse(args)?;
     let bench_dir = target_dir().join("bench");
     if opts.plot_only {
@@ -181,14 +171,6 @@ fn stopped_note(n: usize, lines: &[Value]) -> String {
     )
 }
 
-/// A side as tables and the plot name it: `kube-controller-manager` for upstream.
-fn side_name(side: &str) -> &str {
-    match side {
-        "upstream" => "kube-controller-manager",
-        other => other,
-    }
-}
-
 /// One side of one round on a fresh cluster; the run folder is removed afterwards.
 fn run_side(
     side: &str,
@@ -301,8 +283,8 @@ fn run_side(
         // Either side's clients, by User-Agent; kubectl and the simulated nodes are others.
         let clients = ["kcm", "kube-controller-manager"];
         (
-            ca::phase_writes_from_metrics(&m0, &m1, &clients),
-            ca::phase_writes_from_metrics(&m1, &m2, &clients),
+            phase_writes_from_metrics(&m0, &m1, &clients),
+            phase_writes_from_metrics(&m1, &m2, &clients),
         )
     } else {
         (
@@ -319,10 +301,7 @@ fn run_side(
                 matches!(
                     e["objectRef"]["resource"].as_str(),
                     Some("deployments" | "replicasets")
-                ) && e["requestReceivedTimestamp"]
-                    .as_str()
-                    .and_then(ca::micros)
-                    .is_some_and(|t| t >= from && t < to)
+                ) && audit::received_micros(e).is_some_and(|t| t >= from && t < to)
             })
             .cloned()
             .collect()
@@ -440,179 +419,6 @@ fn spawn_upstream_pair(
     )
 }
 
-/// N Deployments of `REPLICAS` replicas each, round-robin over `namespaces`.
-pub(super) fn deployments_yaml(n: usize, namespaces: &[String]) -> String {
-    (0..n)
-        .map(|i| {
-            let ns = &namespaces[i % namespaces.len()];
-            format!(
-                "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d-{i:04}\n  \
-                 namespace: {ns}\nspec:\n  replicas: {REPLICAS}\n  selector:\n    matchLabels:\n      \
-                 app: d-{i:04}\n  template:\n    metadata:\n      labels:\n        app: d-{i:04}\n    \
-                 spec:\n      containers:\n      - name: c\n        image: registry.k8s.io/pause:3.10\n---\n"
-            )
-        })
-        .collect()
-}
-
-/// Waits until all `n` Deployments in `namespaces` are at `generation` and complete (every
-/// replica updated and available, none old), at most [`default_limit`]. With `split`, also
-/// returns when the Deployments of those namespaces, and when the others, were all complete.
-pub(super) fn wait_complete(
-    cluster: &Cluster,
-    namespaces: &[String],
-    n: usize,
-    generation: i64,
-    split: Option<&std::collections::BTreeSet<String>>,
-) -> anyhow::Result<(Option<Instant>, Option<Instant>)> {
-    let limit = default_limit(n);
-    let p = wait_progress(cluster, namespaces, n, generation, split, limit)?;
-    p.all_complete(n, limit)?;
-    Ok((p.inside_done, p.outside_done))
-}
-
-/// 30 minutes per 300 Deployments (a rollout of 300 takes about 9 at the controllers'
-/// default QPS).
-fn default_limit(n: usize) -> Duration {
-    Duration::from_secs(1800 * n.div_ceil(300) as u64)
-}
-
-/// How far a phase got by the time [`wait_progress`] returned.
-pub(super) struct Progress {
-    /// Deployments complete at the last poll (`n` when the phase ended).
-    pub complete: usize,
-    /// With a split: when the Deployments in, and out of, the split set were all complete.
-    pub inside_done: Option<Instant>,
-    pub outside_done: Option<Instant>,
-}
-
-impl Progress {
-    /// An error unless all `n` Deployments were complete when the wait of `limit` returned.
-    fn all_complete(&self, n: usize, limit: Duration) -> anyhow::Result<()> {
-        if self.complete < n {
-            bail!(
-                "only {} of {n} Deployments complete after {limit:?}",
-                self.complete
-            );
-        }
-        Ok(())
-    }
-}
-
-/// Polls until all `n` Deployments are at `generation` and complete, or `limit` has passed;
-/// returns how many were complete at the end either way.
-fn wait_progress(
-    cluster: &Cluster,
-    namespaces: &[String],
-    n: usize,
-    generation: i64,
-    split: Option<&std::collections::BTreeSet<String>>,
-    limit: Duration,
-) -> anyhow::Result<Progress> {
-    let deadline = Instant::now() + limit;
-    let (mut inside_done, mut outside_done) = (None, None);
-    loop {
-        // An API server busy with thousands of pods may time a list out: poll again (the
-        // deadline still bounds the wait).
-        let list = match cluster.get_json(&["deployments", "-A"]) {
-            Ok(list) => list,
-            Err(e) if Instant::now() < deadline => {
-                eprintln!("bench: listing Deployments failed, polling again: {e:#}");
-                std::thread::sleep(Duration::from_secs(2));
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
-        let items: Vec<&Value> = list["items"]
-            .as_array()
-            .map(|v| v.iter().collect::<Vec<_>>())
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|d| {
-                d["metadata"]["namespace"]
-                    .as_str()
-                    .is_some_and(|ns| namespaces.iter().any(|x| x == ns))
-            })
-            .collect();
-        // (in the split set, complete) per Deployment.
-        let states: Vec<(bool, bool)> = items
-            .iter()
-            .map(|d| {
-                let ns = d["metadata"]["namespace"].as_str().unwrap_or_default();
-                (
-                    split.is_some_and(|s| s.contains(ns)),
-                    is_complete(d, generation),
-                )
-            })
-            .collect();
-        if split.is_some() {
-            let all_done = |inside: bool| {
-                states
-                    .iter()
-                    .filter(|(i, _)| *i == inside)
-                    .all(|(_, done)| *done)
-            };
-            if inside_done.is_none() && all_done(true) {
-                inside_done = Some(Instant::now());
-            }
-            if outside_done.is_none() && all_done(false) {
-                outside_done = Some(Instant::now());
-            }
-        }
-        let complete = states.iter().filter(|(_, done)| *done).count();
-        if complete == n || Instant::now() >= deadline {
-            return Ok(Progress {
-                complete,
-                inside_done,
-                outside_done,
-            });
-        }
-        std::thread::sleep(Duration::from_millis(250));
-    }
-}
-
-/// Whether a Deployment is at `generation` and its status shows exactly its replicas, all
-/// updated and available.
-pub(super) fn is_complete(d: &Value, generation: i64) -> bool {
-    let s = &d["status"];
-    let want = d["spec"]["replicas"].as_i64();
-    d["metadata"]["generation"].as_i64() == Some(generation)
-        && s["observedGeneration"].as_i64() == Some(generation)
-        && s["replicas"].as_i64() == want
-        && s["updatedReplicas"].as_i64() == want
-        && s["availableReplicas"].as_i64() == want
-}
-
-fn now_micros() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_micros() as i64)
-}
-
-/// utime + stime of `pid`, in seconds (clock ticks of 1/100 s, Linux's USER_HZ).
-pub(super) fn cpu_seconds(pid: u32) -> anyhow::Result<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    // Fields after the command name in parentheses; utime and stime are fields 14 and 15.
-    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or_default();
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let tick = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok());
-    match (tick(11), tick(12)) {
-        (Some(u), Some(s)) => Ok((u + s) / 100.0),
-        _ => bail!("unexpected /proc/{pid}/stat: {stat}"),
-    }
-}
-
-/// VmHWM of `pid` in MiB.
-pub(super) fn peak_rss_mib(pid: u32) -> anyhow::Result<f64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map(|kb| kb / 1024.0)
-        .context("no VmHWM")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -628,31 +434,6 @@ mod tests {
                 "N = {n}"
             );
         }
-    }
-
-    #[test]
-    fn complete_means_observed_updated_and_available() {
-        let d = |gen_seen: i64, updated: i64| {
-            json!({"metadata": {"generation": 2}, "spec": {"replicas": 10},
-                   "status": {"observedGeneration": gen_seen, "replicas": 10,
-                              "updatedReplicas": updated, "availableReplicas": 10}})
-        };
-        assert!(is_complete(&d(2, 10), 2));
-        assert!(!is_complete(&d(1, 10), 2));
-        assert!(!is_complete(&d(2, 9), 2));
-        assert!(!is_complete(&d(2, 10), 1));
-    }
-
-    #[test]
-    fn deployments_go_round_robin_over_the_namespaces() {
-        let one = deployments_yaml(3, &args::namespace_names(1));
-        assert_eq!(one.matches("kind: Deployment").count(), 3);
-        assert_eq!(one.matches("namespace: bench\n").count(), 3);
-        let three = deployments_yaml(30, &args::namespace_names(3));
-        for ns in ["n0-bench", "n1-bench", "n2-bench"] {
-            assert_eq!(three.matches(&format!("namespace: {ns}\n")).count(), 10);
-        }
-        assert!(three.contains("name: d-0029\n  namespace: n2-bench"));
     }
 
     #[test]

@@ -1,36 +1,13 @@
-//! Pure parts of `cargo xtask bench controllers`: audit timestamps, per-phase write accounting
-//! (through the differential suite's audit reader on the real control plane, from kcm-testenv's
-//! request counters on testenv), and the latency from a Deployment change to its ReplicaSet's
-//! first write.
+//! Pure parts of `cargo xtask bench controllers` read from kube-apiserver's audit log: the
+//! events slimmed as they are read, per-phase write accounting (through the differential
+//! suite's audit reader; on kcm-testenv, [`super::testenv_counters`] gives the same figures),
+//! and the latency from a Deployment change to its ReplicaSet's first write.
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::audit;
-
-/// Microseconds since the Unix epoch of an RFC 3339 UTC timestamp as kube-apiserver writes them
-/// (`2026-11-25T05:23:00.123456Z`); `None` for anything else.
-pub fn micros(ts: &str) -> Option<i64> {
-    let ts = ts.strip_suffix('Z')?;
-    let (date, time) = ts.split_once('T')?;
-    let mut d = date.split('-').map(|p| p.parse::<i64>().ok());
-    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
-    let (hms, frac) = time.split_once('.').unwrap_or((time, "0"));
-    let mut t = hms.split(':').map(|p| p.parse::<i64>().ok());
-    let (h, min, s) = (t.next()??, t.next()??, t.next()??);
-    let digits: String = frac.chars().take(6).collect();
-    let us = digits.parse::<i64>().ok()? * 10i64.pow(6 - digits.len() as u32);
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(((days * 86_400 + h * 3600 + min * 60 + s) * 1_000_000) + us)
-}
+use crate::diff::audit::{self, received_micros};
 
 /// One audit log line as the benchmark keeps it: a completed request of one of `users`, with
 /// only the fields [`phase_writes`] and [`change_to_rs_write_ms`] read (stage, verb, user,
@@ -120,11 +97,6 @@ struct SlimMeta {
     name: Option<String>,
 }
 
-/// When the API server received an audit event's request.
-fn received(e: &Value) -> Option<i64> {
-    micros(e["requestReceivedTimestamp"].as_str()?)
-}
-
 /// The controllers' write figures of one phase.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct PhaseWrites {
@@ -141,7 +113,7 @@ pub struct PhaseWrites {
 pub fn phase_writes(events: &[Value], namespaces: &[String], from: i64, to: i64) -> PhaseWrites {
     let in_phase: Vec<&Value> = events
         .iter()
-        .filter(|e| received(e).is_some_and(|t| t >= from && t < to))
+        .filter(|e| received_micros(e).is_some_and(|t| t >= from && t < to))
         .collect();
     let mut counts = BTreeMap::new();
     for ns in namespaces {
@@ -153,7 +125,7 @@ pub fn phase_writes(events: &[Value], namespaces: &[String], from: i64, to: i64)
 }
 
 /// Totals of per-key write counts: all but events, and the 409s.
-fn totals(counts: BTreeMap<String, u64>) -> PhaseWrites {
+pub(super) fn totals(counts: BTreeMap<String, u64>) -> PhaseWrites {
     let total = counts
         .iter()
         .filter(|(k, _)| !k.split(' ').nth(1).unwrap_or("").starts_with("events"))
@@ -169,59 +141,6 @@ fn totals(counts: BTreeMap<String, u64>) -> PhaseWrites {
         total,
         conflicts,
     }
-}
-
-/// The writes of `clients` (User-Agent products: `kcm`, `kube-controller-manager`) in one phase
-/// on kcm-testenv, from its `/metrics` text before and after the phase
-/// (`testenv_requests_by_client_total{client,verb,resource,code}`); the harness's kubectl and
-/// the simulated nodes count under other clients.
-pub fn phase_writes_from_metrics(before: &str, after: &str, clients: &[&str]) -> PhaseWrites {
-    let (before, after) = (
-        request_counters(before, clients),
-        request_counters(after, clients),
-    );
-    let mut counts = BTreeMap::new();
-    for (key, n) in &after {
-        let delta = n.saturating_sub(before.get(key).copied().unwrap_or(0));
-        let is_write = matches!(
-            key.split(' ').next(),
-            Some("create" | "update" | "patch" | "delete" | "deletecollection")
-        );
-        if delta > 0 && is_write {
-            *counts.entry(key.clone()).or_insert(0) += delta;
-        }
-    }
-    totals(counts)
-}
-
-/// `verb resource code` → count of `clients`' requests, from kcm-testenv's Prometheus text.
-fn request_counters(text: &str, clients: &[&str]) -> BTreeMap<String, u64> {
-    let mut out = BTreeMap::new();
-    for line in text.lines() {
-        let Some(rest) = line.strip_prefix("testenv_requests_by_client_total{") else {
-            continue;
-        };
-        let Some((labels, value)) = rest.split_once("} ") else {
-            continue;
-        };
-        let label = |name: &str| {
-            labels
-                .split(',')
-                .find_map(|kv| kv.strip_prefix(name)?.strip_prefix("=\""))
-                .and_then(|v| v.strip_suffix('"'))
-        };
-        if let (Some(client), Some(verb), Some(res), Some(code), Ok(n)) = (
-            label("client"),
-            label("verb"),
-            label("resource"),
-            label("code"),
-            value.trim().parse::<u64>(),
-        ) && clients.contains(&client)
-        {
-            *out.entry(format!("{verb} {res} {code}")).or_insert(0) += n;
-        }
-    }
-    out
 }
 
 /// Per Deployment change in `namespaces` by `user` (create, update or patch of the Deployment
@@ -246,11 +165,7 @@ pub fn change_to_rs_write_ms(events: &[Value], namespaces: &[String], user: &str
         {
             continue;
         }
-        // A create's objectRef has no name; the response has it.
-        let name = e["objectRef"]["name"]
-            .as_str()
-            .or_else(|| e["responseObject"]["metadata"]["name"].as_str());
-        let (Some(name), Some(t)) = (name, received(e)) else {
+        let (Some(name), Some(t)) = (written_name(e), received_micros(e)) else {
             continue;
         };
         if let Some((owner, _hash)) = name.rsplit_once('-') {
@@ -276,10 +191,7 @@ pub fn change_to_rs_write_ms(events: &[Value], namespaces: &[String], user: &str
         {
             continue;
         }
-        let name = e["objectRef"]["name"]
-            .as_str()
-            .or_else(|| e["responseObject"]["metadata"]["name"].as_str());
-        let (Some(name), Some(t)) = (name, received(e)) else {
+        let (Some(name), Some(t)) = (written_name(e), received_micros(e)) else {
             continue;
         };
         let key = (ns_of(e).unwrap_or_default(), name.to_string());
@@ -291,6 +203,14 @@ pub fn change_to_rs_write_ms(events: &[Value], namespaces: &[String], user: &str
         }
     }
     out
+}
+
+/// The name of the object an audit event wrote: a create's object reference has none, its
+/// response has it.
+fn written_name(e: &Value) -> Option<&str> {
+    e["objectRef"]["name"]
+        .as_str()
+        .or_else(|| e["responseObject"]["metadata"]["name"].as_str())
 }
 
 /// The `q`-quantile (0..=1) of `values` by nearest rank; `None` for none.
@@ -308,19 +228,6 @@ pub fn quantile(values: &[f64], q: f64) -> Option<f64> {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn timestamps_are_microseconds_since_the_epoch() {
-        assert_eq!(micros("1970-01-01T00:00:00.000001Z"), Some(1));
-        assert_eq!(micros("1970-01-02T00:00:01Z"), Some(86_401_000_000));
-        // 2026-11-25 is day 20,782 since the epoch.
-        assert_eq!(
-            micros("2026-11-25T05:23:00.5Z"),
-            Some((20_782 * 86_400 + 5 * 3600 + 23 * 60) * 1_000_000 + 500_000)
-        );
-        assert_eq!(micros("2026-11-25 05:23:00Z"), None);
-        assert_eq!(micros("yesterday"), None);
-    }
 
     fn ev(t: &str, user: &str, verb: &str, res: &str, sub: &str, name: &str, code: i64) -> Value {
         in_ns("b", ev_in(t, user, verb, res, sub, name, code))
@@ -384,7 +291,7 @@ mod tests {
                 ev_in("2026-01-01T00:00:03Z", RS, "create", "pods", "", "", 201),
             ),
         ];
-        let t = |s: &str| micros(s).unwrap_or_default();
+        let t = |s: &str| crate::timestamps::unix_micros(s).unwrap_or_default();
         let first = phase_writes(
             &events,
             &names(&["b"]),
@@ -654,47 +561,6 @@ mod tests {
         let mut ms = change_to_rs_write_ms(&events, &names(&["b", "c"]), ADMIN);
         ms.sort_by(f64::total_cmp);
         assert_eq!(ms, [5.0, 35.0]);
-    }
-
-    #[test]
-    fn testenv_counters_give_the_phase_delta_of_the_controllers_writes() {
-        let line = |who: &str, v: &str, r: &str, c: u16, n: u64| {
-            format!(
-                "testenv_requests_by_client_total{{client=\"{who}\",verb=\"{v}\",resource=\"{r}\",code=\"{c}\"}} {n}\n"
-            )
-        };
-        let before = [
-            "# TYPE testenv_requests_by_client_total counter\n".to_string(),
-            line("kcm", "create", "pods", 201, 10),
-            line("kcm", "list", "pods", 200, 3),
-            line("kubectl", "create", "deployments", 201, 2),
-        ]
-        .concat();
-        let after = [
-            line("kcm", "create", "pods", 201, 30),
-            line("kcm", "list", "pods", 200, 9),
-            line("kubectl", "create", "deployments", 201, 4),
-            line("kcm-testenv", "patch", "pods/status", 200, 50),
-            line("kcm", "update", "replicasets/status", 200, 5),
-            line("kcm", "update", "deployments/status", 409, 1),
-            line("kcm", "create", "events", 201, 7),
-            "testenv_requests_total{verb=\"create\",resource=\"pods\",code=\"201\"} 99\n"
-                .to_string(),
-        ]
-        .concat();
-        let w = phase_writes_from_metrics(&before, &after, &["kcm", "kube-controller-manager"]);
-        let keys: Vec<&str> = w.counts.keys().map(String::as_str).collect();
-        assert_eq!(
-            keys,
-            [
-                "create events 201",
-                "create pods 201",
-                "update deployments/status 409",
-                "update replicasets/status 200"
-            ]
-        );
-        assert_eq!(w.counts["create pods 201"], 20);
-        assert_eq!((w.total, w.conflicts), (26, 1));
     }
 
     #[test]

@@ -14,8 +14,8 @@ use std::path::Path;
 use anyhow::{Context, bail};
 use serde_json::Value;
 
-use super::args::DEFAULT_QPS;
-use crate::bench::table::median;
+use super::controllers_args::DEFAULT_QPS;
+use super::table::median;
 use crate::observe::{PALETTE, xml_escape};
 
 /// One line of the plot: a side at one QPS and namespace count.
@@ -42,10 +42,18 @@ pub struct Point {
     pub lower_bound: bool,
 }
 
+/// A side as tables and the plot name it: `kube-controller-manager` for upstream.
+pub(super) fn side_name(side: &str) -> &str {
+    match side {
+        "upstream" => "kube-controller-manager",
+        other => other,
+    }
+}
+
 impl Series {
     /// The legend's words: `kcm, QPS 100, 3 namespaces`.
     pub fn label(&self) -> String {
-        let side = super::side_name(&self.side);
+        let side = side_name(&self.side);
         let ns = match self.namespaces {
             1 => "1 namespace".to_string(),
             m => format!("{m} namespaces"),

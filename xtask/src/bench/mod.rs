@@ -15,12 +15,18 @@
 //! this command starts itself (see `load.rs`), and print a table for each.
 
 mod controllers;
+mod controllers_args;
+mod controllers_audit;
+mod controllers_plot;
+mod deployments;
 mod figures;
 mod load;
 mod peer;
+mod pid_stats;
 mod sharded;
 mod sharded_pause;
 mod table;
+mod testenv_counters;
 
 use std::process::Command;
 
@@ -97,7 +103,7 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     let table_only = args.iter().any(|a| a == "--table");
     for name in names {
         if name == "controllers" {
-            controllers::run(args, rounds)?;
+            run_controllers(args, rounds)?;
             continue;
         }
         let Some((_, package, example, extra)) = WORKLOADS.iter().find(|w| w.0 == name) else {
@@ -169,6 +175,18 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         run_cmd("cargo", &cargo_args)?;
     }
     Ok(())
+}
+
+/// `cargo xtask bench controllers`: the sharded run with `--replicas`, else the run against
+/// kube-controller-manager.
+fn run_controllers(args: &[String], rounds: usize) -> anyhow::Result<()> {
+    let Some(ks) = sharded::replicas_arg(args)? else {
+        return controllers::run(args, rounds);
+    };
+    if args.iter().any(|a| a == "--plot") {
+        anyhow::bail!("--plot draws the single-replica runs, not with --replicas");
+    }
+    sharded::run(args, &ks, controllers_args::deployments(args)?)
 }
 
 /// Workload names and `--rounds N`.

@@ -20,13 +20,14 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 
-use super::controllers::controllers_audit as ca;
-use super::controllers::{
-    REPLICAS, args as options, cpu_seconds, deployments_yaml, peak_rss_mib, wait_complete,
-};
+use super::controllers_args as options;
+use super::controllers_audit::phase_writes;
+use super::deployments::{REPLICAS, deployments_yaml, wait_complete};
+use super::pid_stats::{cpu_seconds, peak_rss_mib};
 use super::sharded_pause;
 use crate::cluster::{Cluster, Proc, target_dir, wait_for};
 use crate::diff::audit;
+use crate::timestamps::now_micros;
 use crate::upstream::{build as upstream_build, control_plane};
 
 const RING: &str = "kcm-bench";
@@ -124,19 +125,19 @@ fn run_k(
     let cpu = || -> anyhow::Result<Vec<f64>> { pids.iter().map(|p| cpu_seconds(*p)).collect() };
 
     let cpu0 = cpu()?;
-    let t0 = micros();
+    let t0 = now_micros();
     let start = Instant::now();
     cluster.kubectl_stdin(&["create", "-f", "-"], &deployments_yaml(n, &namespaces))?;
     wait_complete(&cluster, &namespaces, n, 1, None)?;
     let create_s = start.elapsed().as_secs_f64();
-    let (cpu1, t1) = (cpu()?, micros());
+    let (cpu1, t1) = (cpu()?, now_micros());
     let start = Instant::now();
     for ns in &namespaces {
         cluster.kubectl(&["set", "env", "deployments", "--all", "-n", ns, "ROLL=1"])?;
     }
     wait_complete(&cluster, &namespaces, n, 2, None)?;
     let rollout_s = start.elapsed().as_secs_f64();
-    let (cpu2, t2) = (cpu()?, micros());
+    let (cpu2, t2) = (cpu()?, now_micros());
     let rss: Vec<f64> = pids
         .iter()
         .map(|p| peak_rss_mib(*p))
@@ -158,7 +159,7 @@ fn run_k(
     };
     let (victim_s, others_s, killed_us);
     {
-        killed_us = Some(micros());
+        killed_us = Some(now_micros());
         replicas[0].kill();
         let killed = Instant::now();
         for ns in &namespaces {
@@ -177,34 +178,11 @@ fn run_k(
     drop(cluster);
 
     let events = audit::read(&dir);
-    // One pass per phase over the (large) audit log, then one per namespace over the phase:
-    // `verb resource code` → count, events included.
-    let counts = |from: i64, to: i64| -> std::collections::BTreeMap<String, u64> {
-        let in_phase: Vec<Value> = events
-            .iter()
-            .filter(|e| {
-                e["requestReceivedTimestamp"]
-                    .as_str()
-                    .and_then(ca::micros)
-                    .is_some_and(|t| t >= from && t < to)
-            })
-            .cloned()
-            .collect();
-        let mut all = std::collections::BTreeMap::new();
-        for ns in &namespaces {
-            for (k, n) in audit::writes(&in_phase, ns).counts {
-                *all.entry(k).or_insert(0) += n;
-            }
-        }
-        all
-    };
-    let (counts_create, counts_rollout) = (counts(t0, t1), counts(t1, t2));
-    let writes = |c: &std::collections::BTreeMap<String, u64>| -> u64 {
-        c.iter()
-            .filter(|(k, _)| !k.split(' ').nth(1).unwrap_or("").starts_with("events"))
-            .map(|(_, n)| n)
-            .sum()
-    };
+    // `verb resource code` → count, events included, and the writes but events' total.
+    let (create, rollout) = (
+        phase_writes(&events, &namespaces, t0, t1),
+        phase_writes(&events, &namespaces, t1, t2),
+    );
     // The first survivor to take namespaces on after the kill, from the replicas' logs.
     let year = events
         .first()
@@ -256,10 +234,10 @@ fn run_k(
         "peak_rss_mib": rss,
         "peak_rss_sum_mib": sum(&rss),
         "peak_rss_max_mib": max(&rss),
-        "writes_create": writes(&counts_create),
-        "writes_rollout": writes(&counts_rollout),
-        "counts_create": counts_create,
-        "counts_rollout": counts_rollout,
+        "writes_create": create.total,
+        "writes_rollout": rollout.total,
+        "counts_create": create.counts,
+        "counts_rollout": rollout.counts,
         "killed_namespaces": victim_ns.len(),
         "failover_killed_s": victim_s,
         "failover_others_s": others_s,
@@ -362,12 +340,6 @@ fn first_member_identity_in(dir: &std::path::Path) -> anyhow::Result<String> {
         .context("kcm-0 logged no identity")
 }
 
-fn micros() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_micros() as i64)
-}
-
 /// The table of a run: one row per K, per-replica figures against K = 1's.
 fn markdown(lines: &[Value], n: usize, m: usize, gate: bool) -> String {
     let base = lines.iter().find(|l| l["replicas"] == 1);
@@ -445,10 +417,5 @@ mod tests {
         );
         assert!(replicas_arg(&s(&["--replicas", "0"])).is_err());
         assert!(replicas_arg(&s(&["--replicas", "a"])).is_err());
-        let yaml = deployments_yaml(
-            4,
-            &[options::bench_namespace(0), options::bench_namespace(1)],
-        );
-        assert_eq!(yaml.matches("namespace: n1-bench").count(), 2);
     }
 }

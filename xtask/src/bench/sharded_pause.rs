@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use super::controllers::controllers_audit::micros;
-use crate::diff::audit;
+use crate::diff::audit::{self, received_micros};
+use crate::timestamps::unix_micros;
 
 /// Per-namespace pauses in seconds, the killed replica's apart from the others'.
 #[derive(Debug, Default, PartialEq)]
@@ -25,10 +25,6 @@ pub(super) struct Pauses {
     pub(super) never_resumed: usize,
 }
 
-fn received(e: &Value) -> Option<i64> {
-    micros(e["requestReceivedTimestamp"].as_str()?)
-}
-
 /// The pauses among audit `events` after `since` (µs since the epoch, the kill), with
 /// `killed` the killed replica's namespaces and `takeover` the first time a survivor took
 /// namespaces on after the kill.
@@ -41,7 +37,7 @@ pub(super) fn pauses(
     let mut scaled: BTreeMap<&str, i64> = BTreeMap::new();
     let mut writes: BTreeMap<&str, Vec<i64>> = BTreeMap::new();
     for e in events {
-        let Some(at) = received(e).filter(|t| *t >= since) else {
+        let Some(at) = received_micros(e).filter(|t| *t >= since) else {
             continue;
         };
         if e["stage"] != "ResponseComplete" {
@@ -95,7 +91,7 @@ pub(super) fn largest_write_gaps(
 ) -> BTreeMap<String, f64> {
     let mut at: BTreeMap<String, Vec<i64>> = BTreeMap::new();
     for e in events {
-        let Some(t) = received(e).filter(|t| (from..to).contains(t)) else {
+        let Some(t) = received_micros(e).filter(|t| (from..to).contains(t)) else {
             continue;
         };
         let verb = e["verb"].as_str().unwrap_or_default();
@@ -131,7 +127,7 @@ pub(super) fn first_activation(log: &str, since: i64, year: &str) -> Option<i64>
             let head = l.get(1..21)?;
             let (date, time) = head.split_once(' ')?;
             let ts = format!("{year}-{}-{}T{}Z", date.get(0..2)?, date.get(2..4)?, time);
-            micros(&ts)
+            unix_micros(&ts)
         })
         .find(|t| *t >= since)
 }
@@ -159,7 +155,7 @@ mod tests {
 
     #[test]
     fn a_pause_runs_from_the_scale_to_the_first_controller_write() {
-        let since = micros("2026-11-28T10:00:10.000000Z").expect("ts");
+        let since = unix_micros("2026-11-28T10:00:10.000000Z").expect("ts");
         let events = [
             // Before the kill: ignored.
             event("admin", "patch", "deployments", "scale", "a", 5),
@@ -187,7 +183,7 @@ mod tests {
             }
         );
         // b was scaled at 12: after a takeover at 12, not after one at 13.
-        let at = |s: &str| micros(&format!("2026-11-28T10:00:{s}.000000Z"));
+        let at = |s: &str| unix_micros(&format!("2026-11-28T10:00:{s}.000000Z"));
         assert_eq!(
             pauses(&events, since, &killed, at("12")).others_after_takeover,
             vec![0.0]
@@ -220,8 +216,8 @@ mod tests {
             // Outside the window.
             write("m2", 40),
         ];
-        let from = micros("2026-11-28T10:00:10.000000Z").expect("ts");
-        let to = micros("2026-11-28T10:00:35.000000Z").expect("ts");
+        let from = unix_micros("2026-11-28T10:00:10.000000Z").expect("ts");
+        let to = unix_micros("2026-11-28T10:00:35.000000Z").expect("ts");
         let gaps = largest_write_gaps(&events, (from, to), "dead");
         assert_eq!(gaps.get("m1"), Some(&4.0));
         assert_eq!(gaps.get("m2"), Some(&0.0));
@@ -232,10 +228,10 @@ mod tests {
     fn the_first_activation_after_the_kill_is_read_from_a_klog_line() {
         let log = "I1206 03:18:30.000000   17691 shard_member.rs:286] \"namespaces became active\" ranges=3\n\
                    I1206 03:18:34.282563   17691 shard_member.rs:286] \"namespaces became active\" ranges=33\n";
-        let since = micros("2026-12-06T03:18:31.000000Z").expect("ts");
+        let since = unix_micros("2026-12-06T03:18:31.000000Z").expect("ts");
         assert_eq!(
             first_activation(log, since, "2026"),
-            micros("2026-12-06T03:18:34.282563Z")
+            unix_micros("2026-12-06T03:18:34.282563Z")
         );
         assert_eq!(first_activation(log, since + 10_000_000, "2026"), None);
     }

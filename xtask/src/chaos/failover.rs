@@ -24,6 +24,7 @@ use super::terms_log::{identity_in_log, overlapping_writes, read_terms};
 use crate::cluster::{Cluster, Proc, wait_for};
 use crate::e2e::images::Images;
 use crate::e2e::{Ctx, complete, create_namespace, deployment, rolling};
+use crate::timestamps::{now_seconds, unix_seconds};
 use crate::upstream::build::Binaries;
 use crate::upstream::control_plane::{self, Component, restart};
 
@@ -121,35 +122,6 @@ fn holder_since(c: &Cluster) -> Option<(String, f64)> {
         .ok()?;
     let (holder, acquired) = out.trim().split_once(' ')?;
     Some((holder.to_string(), unix_seconds(acquired)?))
-}
-
-/// Seconds since the Unix epoch of an RFC 3339 UTC timestamp as the API server prints a
-/// MicroTime (`2026-11-27T09:10:11.123456Z`).
-fn unix_seconds(t: &str) -> Option<f64> {
-    let t = t.strip_suffix('Z')?;
-    let (date, time) = t.split_once('T')?;
-    let mut d = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
-    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
-    let mut h = time.splitn(3, ':');
-    let hour: f64 = h.next()?.parse().ok()?;
-    let min: f64 = h.next()?.parse().ok()?;
-    let sec: f64 = h.next()?.parse().ok()?;
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(days as f64 * 86_400.0 + hour * 3600.0 + min * 60.0 + sec)
-}
-
-fn now_unix() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or_default()
 }
 
 /// Median, 90th percentile and maximum of `xs` (sorted in place).
@@ -258,7 +230,7 @@ pub(crate) fn run(n: u64, bins: Option<&Binaries>) -> anyhow::Result<String> {
             Round::Pause(pause) => {
                 // The leader stopped with work arriving: the Deployment is scaled while it is
                 // stopped, so its watches hold the change when it continues.
-                let signalled = now_unix();
+                let signalled = now_seconds();
                 let stopped = Instant::now();
                 replicas[idx].0.signal("-STOP");
                 scale(&cluster)?;
@@ -295,7 +267,7 @@ pub(crate) fn run(n: u64, bins: Option<&Binaries>) -> anyhow::Result<String> {
                 let sigkill = kind == Round::Kill;
                 // Takeover time: from the signal to the new holder's acquireTime, both on this
                 // host's clock, so the kubectl polling below does not count.
-                let signalled = now_unix();
+                let signalled = now_seconds();
                 if sigkill {
                     replicas[idx].0.kill();
                 } else {
@@ -405,21 +377,6 @@ const OUTAGE: Duration = Duration::from_secs(3);
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn micro_times_are_read_as_unix_seconds() {
-        assert_eq!(unix_seconds("1970-01-01T00:00:00.000000Z"), Some(0.0));
-        assert_eq!(
-            unix_seconds("2000-03-01T00:00:01.500000Z"),
-            Some(951_868_801.5)
-        );
-        assert_eq!(
-            unix_seconds("2026-11-27T09:10:11.250000Z"),
-            Some(1_795_770_611.25)
-        );
-        assert_eq!(unix_seconds("2026-11-27 09:10:11Z"), None);
-        assert_eq!(unix_seconds(""), None);
-    }
 
     #[test]
     fn distributions_are_summarised() {

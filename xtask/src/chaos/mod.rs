@@ -22,6 +22,7 @@ mod checks;
 mod failover;
 mod plan;
 mod replica_identity;
+mod replicas;
 mod rng;
 mod scenarios;
 mod schedule;

@@ -16,15 +16,17 @@ use anyhow::{Context, bail, ensure};
 use super::checks::wait_converged;
 use super::plan::{ControlPlaneEvent, KcmAction, Plan};
 use super::replica_identity::{replica_identities, users};
+use super::replicas::{LEASE, Replicas};
 use super::scenarios;
 use super::shares_audit::audit_shares;
 use super::shares_log::{Pause, read_ownership, writes_outside_ownership};
 use super::terms_audit::audit_terms;
 use super::terms_log::{overlapping_writes, read_terms};
-use crate::cluster::{Cluster, Proc, wait_for};
+use crate::cluster::{Cluster, wait_for};
 use crate::e2e::images::Images;
 use crate::e2e::{Ctx, create_namespace};
 use crate::observe::{Observer, Sample, write_timeline};
+use crate::timestamps::now_seconds;
 use crate::upstream::build::Binaries;
 use crate::upstream::control_plane::{self, restart};
 
@@ -33,12 +35,6 @@ pub(crate) const NS: &str = "chaos";
 
 /// Multiplier of the e2e step bound (90 s) for the scenarios run under faults.
 const STEP_SCALE: f64 = 2.0;
-
-/// The Lease the replicas of a two-replica schedule compete for.
-const LEASE: &str = "kcm-chaos";
-
-/// The ring of a sharded schedule's replicas.
-const RING: &str = "kcm-chaos-ring";
 
 /// How a schedule ended.
 #[derive(Debug)]
@@ -49,198 +45,6 @@ pub(crate) struct Outcome {
     pub(crate) took: Duration,
     /// What the fault thread did, seconds since the scenario started.
     pub(crate) events: Vec<(f64, String)>,
-}
-
-/// The kcm replicas of a schedule; a slot is `None` while its replica is down.
-struct Replicas<'a> {
-    cluster: &'a Cluster,
-    args: Vec<String>,
-    /// The kubeconfig each replica runs with.
-    kubeconfigs: Vec<PathBuf>,
-    slots: Mutex<Vec<Option<Proc>>>,
-    starts: Mutex<Vec<u32>>,
-    /// Replicas stopped with SIGSTOP and not continued yet.
-    paused: Mutex<Vec<bool>>,
-}
-
-impl<'a> Replicas<'a> {
-    fn start(cluster: &'a Cluster, kubeconfigs: Vec<PathBuf>, plan: &Plan) -> anyhow::Result<Self> {
-        let n = kubeconfigs.len();
-        let args: Vec<String> = if plan.sharded {
-            vec![
-                "--sharding=namespace".into(),
-                format!("--leader-elect-resource-name={RING}"),
-                format!("--leader-elect-resource-namespace={NS}"),
-                "--leader-elect-lease-duration=3s".into(),
-                "--leader-elect-renew-deadline=2s".into(),
-                "--leader-elect-retry-period=500ms".into(),
-            ]
-        } else if n > 1 {
-            vec![
-                "--leader-elect=true".into(),
-                format!("--leader-elect-resource-name={LEASE}"),
-                format!("--leader-elect-resource-namespace={NS}"),
-                "--leader-elect-lease-duration=3s".into(),
-                "--leader-elect-renew-deadline=2s".into(),
-                "--leader-elect-retry-period=500ms".into(),
-            ]
-        } else {
-            vec!["--leader-elect=false".into()]
-        };
-        let r = Replicas {
-            cluster,
-            args,
-            kubeconfigs,
-            slots: Mutex::new((0..n).map(|_| None).collect()),
-            starts: Mutex::new(vec![0; n]),
-            paused: Mutex::new(vec![false; n]),
-        };
-        // A member added mid-rollout starts on the plan's clock.
-        let initial = if plan.late_join_ms.is_some() {
-            n - 1
-        } else {
-            n
-        };
-        for i in 0..initial {
-            r.up(i)?;
-        }
-        Ok(r)
-    }
-
-    /// Starts replica `i` if it is down (log `kcm-<i>-<start>.log`); false if it was running.
-    fn up(&self, i: usize) -> anyhow::Result<bool> {
-        let mut slots = self.slots.lock().map_err(|_| anyhow::anyhow!("poisoned"))?;
-        if slots[i].as_mut().is_some_and(Proc::is_running) {
-            return Ok(false);
-        }
-        let n = {
-            let mut starts = self
-                .starts
-                .lock()
-                .map_err(|_| anyhow::anyhow!("poisoned"))?;
-            starts[i] += 1;
-            starts[i]
-        };
-        let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
-        slots[i] = Some(self.cluster.start_kcm_as(
-            &format!("kcm-{i}-{n}"),
-            &self.kubeconfigs[i],
-            &args,
-        )?);
-        Ok(true)
-    }
-
-    /// Continues replica `i` if it is paused; false if it was not.
-    fn resume(&self, i: usize) -> bool {
-        let (Ok(slots), Ok(mut paused)) = (self.slots.lock(), self.paused.lock()) else {
-            return false;
-        };
-        if !std::mem::take(&mut paused[i]) {
-            return false;
-        }
-        if let Some(p) = slots[i].as_ref() {
-            p.signal("-CONT");
-        }
-        true
-    }
-
-    /// Stops replica `i` with `action`; false if it was already down.
-    fn down(&self, i: usize, action: KcmAction) -> bool {
-        let Ok(mut slots) = self.slots.lock() else {
-            return false;
-        };
-        if action == KcmAction::Pause {
-            let Some(p) = slots[i].as_ref() else {
-                return false;
-            };
-            p.signal("-STOP");
-            if let Ok(mut paused) = self.paused.lock() {
-                paused[i] = true;
-            }
-            return true;
-        }
-        let Some(mut p) = slots[i].take() else {
-            return false;
-        };
-        if let Ok(mut paused) = self.paused.lock() {
-            // A stopped process is killed all the same (SIGKILL) or ends once its SIGTERM is
-            // delivered, after it was continued.
-            if std::mem::take(&mut paused[i]) {
-                p.signal("-CONT");
-            }
-        }
-        match action {
-            KcmAction::Kill => p.kill(),
-            KcmAction::Term => {
-                let _ = p.terminate(Duration::from_secs(10));
-            }
-            KcmAction::Pause => {}
-        }
-        true
-    }
-
-    /// Replicas that exited on their own since the last call, with their log: a replica that
-    /// lost its Lease exits as kube-controller-manager does, and is started again as a kubelet
-    /// would; any other exit is a failure of the schedule.
-    fn exited(&self) -> Vec<(usize, String)> {
-        let Ok(mut slots) = self.slots.lock() else {
-            return Vec::new();
-        };
-        let starts = self.starts.lock().map(|s| s.clone()).unwrap_or_default();
-        let mut out = Vec::new();
-        for (i, slot) in slots.iter_mut().enumerate() {
-            if slot.as_mut().is_some_and(|p| !p.is_running()) {
-                *slot = None;
-                let n = starts.get(i).copied().unwrap_or(0);
-                out.push((i, format!("kcm-{i}-{n}.log")));
-            }
-        }
-        out
-    }
-
-    /// The replica `i` places after the current owner of namespace `ns` (the live process
-    /// whose log shows the latest activation of it), among the replicas running from the start;
-    /// `i` itself when no owner is known yet.
-    fn nth_after_owner(&self, i: usize, ns: &str) -> usize {
-        let starts = self.starts.lock().map(|s| s.clone()).unwrap_or_default();
-        let alive: Vec<bool> = self
-            .slots
-            .lock()
-            .map(|s| s.iter().map(Option::is_some).collect())
-            .unwrap_or_default();
-        let n = starts.len();
-        let owner = (0..n)
-            .filter(|r| alive.get(*r).copied().unwrap_or(false))
-            .filter_map(|r| {
-                let log = self
-                    .cluster
-                    .dir()
-                    .join(format!("kcm-{r}-{}.log", starts[r]));
-                let text = std::fs::read_to_string(log).ok()?;
-                let last = read_ownership("", &text, ns).activations.last().copied()?;
-                Some((last, r))
-            })
-            .max_by(|a, b| a.0.total_cmp(&b.0))
-            .map(|(_, r)| r);
-        // Among the replicas running now (a member that has not joined yet is no target).
-        let running: Vec<usize> = (0..n)
-            .filter(|r| alive.get(*r).copied().unwrap_or(false))
-            .collect();
-        match owner.and_then(|o| running.iter().position(|r| *r == o)) {
-            Some(at) => running[(at + i) % running.len()],
-            None => i,
-        }
-    }
-
-    /// Continues every paused replica and starts every replica that is down.
-    fn all_up(&self) -> anyhow::Result<()> {
-        let n = self.slots.lock().map(|s| s.len()).unwrap_or(0);
-        for i in 0..n {
-            self.resume(i);
-            self.up(i)?;
-        }
-        Ok(())
-    }
 }
 
 /// A step of the fault thread at an instant: a kcm replica down or up, or a control-plane
@@ -434,12 +238,7 @@ pub(crate) fn schedule_dir(seed: u64) -> PathBuf {
 
 /// Runs `plan` on a fresh kcm-testenv; logs, plan and timeline go to `dir`.
 pub(crate) fn run_on_testenv(plan: &Plan, dir: &Path) -> Outcome {
-    let start = Instant::now();
-    let _ = std::fs::remove_dir_all(dir);
-    let log = Mutex::new(Vec::new());
-    let result = (|| -> anyhow::Result<()> {
-        std::fs::create_dir_all(dir)?;
-        std::fs::write(dir.join("plan.txt"), format!("{}\n", plan.describe()))?;
+    run_on(plan, dir, || {
         let seed = plan.seed.to_string();
         let audit = dir.join("audit.log");
         let audit = audit.to_string_lossy();
@@ -456,33 +255,35 @@ pub(crate) fn run_on_testenv(plan: &Plan, dir: &Path) -> Outcome {
         if !plan.faults.is_empty() {
             args.extend(["--faults", plan.faults.as_str()]);
         }
-        let cluster = Cluster::start(dir, &args).context("starting kcm-testenv")?;
-        run_plan(plan, &cluster, &log)
-    })();
-    Outcome {
-        result,
-        took: start.elapsed(),
-        events: log.into_inner().unwrap_or_default(),
-    }
+        Cluster::start(dir, &args).context("starting kcm-testenv")
+    })
 }
 
 /// Runs `plan` on a fresh upstream control plane (etcd, kube-apiserver, kube-controller-manager
 /// without its Deployment and ReplicaSet controllers, the node simulation) built from
 /// `upstream/`; logs, the audit log, plan and timeline go to `dir`.
 pub(crate) fn run_on_upstream(plan: &Plan, bins: &Binaries, dir: &Path) -> Outcome {
-    let start = Instant::now();
+    run_on(plan, dir, || {
+        control_plane::start(dir, bins, &control_plane::Options::default())
+            .context("starting the upstream control plane")
+    })
+}
+
+/// Runs `plan` on the cluster `start` starts in the emptied folder `dir`, after writing the
+/// plan there.
+fn run_on(plan: &Plan, dir: &Path, start: impl FnOnce() -> anyhow::Result<Cluster>) -> Outcome {
+    let began = Instant::now();
     let _ = std::fs::remove_dir_all(dir);
     let log = Mutex::new(Vec::new());
     let result = (|| -> anyhow::Result<()> {
         std::fs::create_dir_all(dir)?;
         std::fs::write(dir.join("plan.txt"), format!("{}\n", plan.describe()))?;
-        let cluster = control_plane::start(dir, bins, &control_plane::Options::default())
-            .context("starting the upstream control plane")?;
+        let cluster = start()?;
         run_plan(plan, &cluster, &log)
     })();
     Outcome {
         result,
-        took: start.elapsed(),
+        took: began.elapsed(),
         events: log.into_inner().unwrap_or_default(),
     }
 }
@@ -509,7 +310,7 @@ pub(crate) fn run_plan(
     } else {
         vec![cluster.kcm_kubeconfig.clone(); plan.replicas]
     };
-    let replicas = Replicas::start(cluster, kubeconfigs, plan)?;
+    let replicas = Replicas::start(cluster, kubeconfigs, plan, NS)?;
     let stop = AtomicBool::new(false);
     let steps_done = AtomicBool::new(false);
     let t0 = Instant::now();
@@ -609,9 +410,7 @@ fn check_terms(
 
 /// Seconds since midnight UTC now (klog's clock in the replicas' logs).
 fn seconds_of_day_utc() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64() % 86_400.0)
+    now_seconds().rem_euclid(86_400.0)
 }
 
 /// The pauses of the fault thread's log (`Pause kcm-<i>` … `SIGCONT kcm-<i>`), on the logs'

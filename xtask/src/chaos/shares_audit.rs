@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use super::shares_log::Ownership;
 use super::terms_audit::{CONTROLLED, WRITE_VERBS, str_at};
+use crate::timestamps::unix_seconds;
 
 /// The audit log's view of one namespace's writes.
 #[derive(Debug, Default, PartialEq)]
@@ -35,12 +36,10 @@ fn member_of(user_agent: &str) -> Option<&str> {
     rest.split_whitespace().next()
 }
 
-/// Seconds since midnight of an audit timestamp (`2026-11-28T10:40:01.123456Z`).
+/// Seconds since midnight UTC of an audit timestamp (`2026-11-28T10:40:01.123456Z`): the
+/// clock of the replicas' klog lines, which carry no date.
 fn seconds_of_day(at: &str) -> Option<f64> {
-    let time = at.split_once('T')?.1.trim_end_matches('Z');
-    let mut parts = time.split(':');
-    let (h, m, s) = (parts.next()?, parts.next()?, parts.next()?);
-    Some(h.parse::<f64>().ok()? * 3600.0 + m.parse::<f64>().ok()? * 60.0 + s.parse::<f64>().ok()?)
+    Some(unix_seconds(at)?.rem_euclid(86_400.0))
 }
 
 /// Checks the members' writes to namespace `ns` among the audit `events` against the

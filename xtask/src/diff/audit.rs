@@ -35,6 +35,11 @@ pub fn by_controllers(e: &Value) -> bool {
         .is_some_and(|u| CONTROLLER_USERS.contains(&u))
 }
 
+/// When the API server received an audit event's request, in microseconds since the epoch.
+pub fn received_micros(e: &Value) -> Option<i64> {
+    crate::timestamps::unix_micros(e["requestReceivedTimestamp"].as_str()?)
+}
+
 /// Every audit event of the control plane whose run folder is `dir`, oldest first: the rotated
 /// files kube-apiserver leaves beside `audit.log` (`audit-<time>.log`, should a log outgrow
 /// `--audit-log-maxsize`), then `audit.log` itself. A missing log reads as no events; lines

@@ -8,13 +8,14 @@
 //! no node matches keeps them Pending and unbound on every kind of cluster, so no kubelet ever
 //! writes their status, and [`set_ready`] writes it as upstream's `markPodReady` does.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use anyhow::{Context, bail, ensure};
 use serde_json::{Value, json};
 
 use super::Ctx;
 use crate::cluster::wait_for;
+use crate::timestamps::rfc3339_seconds;
 
 /// The node label of [`hold`]'s nodeSelector; no node has it.
 const HOLD_LABEL: &str = "kcm-rs.io/e2e-no-such-node";
@@ -34,28 +35,6 @@ pub(super) fn container(image: &str) -> Value {
            "securityContext": super::images::restricted_security_context()})
 }
 
-/// `t` as an RFC 3339 UTC timestamp with seconds, as the API serialises `metav1.Time`.
-pub(super) fn rfc3339(t: SystemTime) -> String {
-    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3_600,
-        rem % 3_600 / 60,
-        rem % 60
-    )
-}
-
 /// Sets the held pods `names` Running with condition Ready `ready` since `since`, in one
 /// kubectl call (a strategic merge keeps the scheduler's PodScheduled condition).
 pub(super) fn set_ready(
@@ -70,7 +49,7 @@ pub(super) fn set_ready(
     }
     let patch = json!({"status": {"phase": "Running", "conditions": [{
         "type": "Ready", "status": if ready { "True" } else { "False" },
-        "lastTransitionTime": rfc3339(since)}]}});
+        "lastTransitionTime": rfc3339_seconds(since)}]}});
     let mut args = vec!["-n", ns, "patch", "pod"];
     args.extend(names.iter().map(String::as_str));
     let patch = patch.to_string();
@@ -305,18 +284,7 @@ pub(super) fn scale_via_subresource(
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
-
-    #[test]
-    fn rfc3339_formats_utc_seconds() {
-        let at = |s: u64| rfc3339(UNIX_EPOCH + Duration::from_secs(s));
-        assert_eq!(at(0), "1970-01-01T00:00:00Z");
-        assert_eq!(at(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(at(1_795_000_000), "2026-11-18T11:06:40Z");
-        assert_eq!(at(4_107_542_399), "2100-02-28T23:59:59Z");
-    }
 
     #[test]
     fn selectors_of_label_maps() {

@@ -9,12 +9,11 @@
 //! `name` or `-name` wins, the first one listed; otherwise `*` enables the on-by-default
 //! controllers; `deployment` and `replicaset` are aliases of the `-controller` names).
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use anyhow::{Context, bail};
 use serde_json::Value;
 
 use crate::cluster::Cluster;
+use crate::timestamps::{now_seconds, unix_seconds};
 
 /// The Lease upstream's kube-controller-manager holds while it runs.
 const UPSTREAM_LEASE: (&str, &str) = ("kube-system", "kube-controller-manager");
@@ -53,51 +52,6 @@ pub(super) fn lease_state(lease: Option<&Value>, now: f64) -> LeaseState {
     } else {
         LeaseState::Held { holder, age_secs }
     }
-}
-
-/// Parses an RFC 3339 timestamp as the API server writes them (`2024-05-01T10:00:00Z`,
-/// `2024-05-01T10:00:00.123456Z`, or with a `±hh:mm` offset) into Unix seconds.
-pub(super) fn unix_seconds(ts: &str) -> Option<f64> {
-    let (date, rest) = ts.split_once(['T', 't'])?;
-    let mut d = date.splitn(3, '-');
-    let year: i64 = d.next()?.parse().ok()?;
-    let month: u32 = d.next()?.parse().ok()?;
-    let day: u32 = d.next()?.parse().ok()?;
-    let (time, offset_secs) = if let Some(t) = rest.strip_suffix(['Z', 'z']) {
-        (t, 0)
-    } else {
-        let at = rest.rfind(['+', '-'])?;
-        let (t, off) = rest.split_at(at);
-        let sign = if off.starts_with('-') { -1 } else { 1 };
-        let (h, m) = off[1..].split_once(':')?;
-        let (h, m): (i64, i64) = (h.parse().ok()?, m.parse().ok()?);
-        (t, sign * (h * 3600 + m * 60))
-    };
-    let mut t = time.splitn(3, ':');
-    let hour: i64 = t.next()?.parse().ok()?;
-    let minute: i64 = t.next()?.parse().ok()?;
-    let second: f64 = t.next()?.parse().ok()?;
-    let valid = (1..=12).contains(&month)
-        && (1..=31).contains(&day)
-        && (0..24).contains(&hour)
-        && (0..60).contains(&minute)
-        && (0.0..61.0).contains(&second);
-    if !valid {
-        return None;
-    }
-    let days = days_from_civil(year, month, day);
-    Some((days * 86_400 + hour * 3600 + minute * 60 - offset_secs) as f64 + second)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let m = i64::from(month);
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(day) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 /// Whether kube-controller-manager, started with `args` (command and arguments of its
@@ -176,13 +130,6 @@ pub(super) fn judge_upstream(lease: &LeaseState, pod_args: &[Vec<String>]) -> Up
     } else {
         Upstream::Enabled(on)
     }
-}
-
-fn now_unix() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0)
 }
 
 fn read_lease(c: &Cluster, (ns, name): (&str, &str)) -> anyhow::Result<Option<Value>> {
@@ -264,7 +211,7 @@ pub(super) fn run(c: &Cluster, no_kcm: bool, strict: bool) -> anyhow::Result<()>
     println!("e2e: preflight: API server {} ({server})", c.url);
 
     let mut warnings: Vec<Vec<String>> = Vec::new();
-    let now = now_unix();
+    let now = now_seconds();
     match read_lease(c, UPSTREAM_LEASE) {
         Ok(lease) => {
             let state = lease_state(lease.as_ref(), now);
@@ -352,26 +299,6 @@ mod tests {
 
     fn args(s: &str) -> Vec<String> {
         s.split_whitespace().map(str::to_string).collect()
-    }
-
-    #[test]
-    fn unix_seconds_table() {
-        let cases: &[(&str, Option<f64>)] = &[
-            ("1970-01-01T00:00:00Z", Some(0.0)),
-            ("2000-03-01T00:00:00Z", Some(951_868_800.0)),
-            ("2024-02-29T12:34:56Z", Some(1_709_210_096.0)),
-            ("2024-02-29T12:34:56.500000Z", Some(1_709_210_096.5)),
-            ("2024-02-29T14:34:56+02:00", Some(1_709_210_096.0)),
-            ("2024-02-29T10:04:56-02:30", Some(1_709_210_096.0)),
-            ("2024-13-01T00:00:00Z", None),
-            ("2024-01-01T25:00:00Z", None),
-            ("2024-01-01", None),
-            ("", None),
-            ("yesterday", None),
-        ];
-        for (ts, want) in cases {
-            assert_eq!(unix_seconds(ts), *want, "{ts}");
-        }
     }
 
     fn lease(holder: &str, renew: &str) -> Value {
