@@ -3,7 +3,7 @@
 #![no_main]
 
 use k8s_openapi::api::core::v1::Pod;
-use kcm_controller::pod::PodView;
+use kcm_controller::PodView;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

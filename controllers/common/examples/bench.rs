@@ -27,7 +27,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kcm_controller::clock::FakeClock;
 use kcm_controller::event_correlator::{CorrelatorOptions, EventCorrelator};
-use kcm_controller::pod::{PodConditionView, PodView};
+use kcm_controller::pod_view::{PodConditionView, PodView};
 use kcm_controller::ranking::{RankingOptions, get_pods_to_delete};
 use kcm_util::proc_stats::peak_rss_kib;
 use serde_json::{Value, json};

@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1::{ObjectReference, PodTemplateSpec};
 use parking_lot::Mutex;
 
 use super::*;
-use crate::pod::PodView;
+use crate::pod_view::PodView;
 use crate::rs_control::FakeReplicaSetControl;
 
 fn owner() -> ControllerRefOwner {

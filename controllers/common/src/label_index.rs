@@ -98,7 +98,7 @@ mod tests {
     use kcm_store::Store;
 
     use super::*;
-    use crate::pod::PodView;
+    use crate::pod_view::PodView;
 
     fn pod(ns: &str, name: &str, labels: &[(&str, &str)]) -> PodView {
         let mut p = PodView::default();

@@ -2,7 +2,7 @@ use super::*;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
-use crate::pod::PodView;
+use crate::pod_view::PodView;
 
 fn meta(ns: &str, name: &str, controller: Option<(&str, &str, &str)>) -> ObjectMeta {
     let owner_references = controller.map(|(kind, name, uid)| {

@@ -13,7 +13,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference,
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
 use crate::clock::Clock;
-use crate::pod::PodView;
+use crate::pod_view::PodView;
 
 /// Annotation holding a pod's deletion cost (lower is deleted first).
 pub const POD_DELETION_COST_ANNOTATION: &str = "controller.kubernetes.io/pod-deletion-cost";

@@ -2,7 +2,7 @@
 //! `TestCountTerminatingPods` and the availability-check tests.
 use super::*;
 use crate::clock::FakeClock;
-use crate::pod::{PodConditionView, PodView};
+use crate::pod_view::{PodConditionView, PodView};
 use std::sync::Arc;
 
 fn t(s: i64) -> Timestamp {

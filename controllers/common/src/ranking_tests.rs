@@ -8,8 +8,8 @@ use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use proptest::prelude::*;
 
 use super::*;
-use crate::pod::{ContainerStatusView, InitContainerView, PodConditionView, PodView};
 use crate::pod_util::POD_DELETION_COST_ANNOTATION;
+use crate::pod_view::{ContainerStatusView, InitContainerView, PodConditionView, PodView};
 
 /// Fixed "now": 2024-05-15T00:00:00Z.
 fn now() -> Timestamp {

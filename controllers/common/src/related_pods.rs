@@ -16,8 +16,8 @@ use kcm_store::{Lister, ObjectKey, Selector};
 
 use crate::label_index::POD_TEMPLATE_HASH_INDEX;
 use crate::owner_index;
-use crate::pod::PodView;
 use crate::pod_util::controller_ref;
+use crate::pod_view::PodView;
 use crate::ranking;
 
 /// The ReplicaSets whose controller is `rs`'s (including `rs`), in every namespace; empty when

@@ -7,10 +7,10 @@
 //! Case count: proptest's default (256), scaled with `PROPTEST_CASES`.
 
 use k8s_openapi::api::core::v1::Pod;
-use kcm_controller::pod::PodView;
 use kcm_controller::pod_util::{
     PodLike, is_pod_active, is_pod_ready, is_pod_terminating, pod_deletion_cost, pod_ready_time,
 };
+use kcm_controller::pod_view::PodView;
 use proptest::prelude::*;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};

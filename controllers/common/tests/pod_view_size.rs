@@ -6,7 +6,7 @@
 use std::alloc::System;
 
 use k8s_openapi::api::core::v1::Pod;
-use kcm_controller::pod::PodView;
+use kcm_controller::pod_view::PodView;
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
 #[global_allocator]

@@ -12,7 +12,7 @@
 use std::sync::Arc;
 
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
-use kcm_controller::pod::PodView;
+use kcm_controller::pod_view::PodView;
 use kcm_controller::ranking::{RankingOptions, pod_deletion_less, sort_active_pods_with_ranks};
 use proptest::prelude::*;
 use serde_json::json;

@@ -13,8 +13,8 @@ use kcm_controller::controller_ref_manager::{
 };
 use kcm_controller::event_correlator::EventCorrelator;
 use kcm_controller::event_recorder::{EventBroadcaster, KubeEventSink, object_reference};
-use kcm_controller::pod::PodView;
 use kcm_controller::pod_control::{KubePodControl, PodControl};
+use kcm_controller::pod_view::PodView;
 use kcm_testenv::TestCluster;
 use kube::api::{Api, ListParams, PostParams};
 

@@ -4,40 +4,40 @@
 use std::fmt;
 
 /// Event source component.
-pub const EVENT_COMPONENT: &str = "deployment-controller";
+pub(crate) const EVENT_COMPONENT: &str = "deployment-controller";
 
-pub use kcm_controller::event_recorder::EventType;
+pub(crate) use kcm_controller::event_recorder::EventType;
 
 /// An event the controller should record on the Deployment.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DeploymentEvent {
+pub(crate) struct DeploymentEvent {
     /// Normal or Warning.
-    pub type_: EventType,
+    pub(crate) type_: EventType,
     /// Machine-readable reason.
-    pub reason: &'static str,
+    pub(crate) reason: &'static str,
     /// Human-readable message.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 /// Reason of every ReplicaSet resize.
-pub const SCALING_REPLICA_SET: &str = "ScalingReplicaSet";
+pub(crate) const SCALING_REPLICA_SET: &str = "ScalingReplicaSet";
 /// Reason when the selector is empty.
-pub const SELECTING_ALL: &str = "SelectingAll";
+pub(crate) const SELECTING_ALL: &str = "SelectingAll";
 /// Message when the selector is empty.
-pub const SELECTING_ALL_MESSAGE: &str =
+pub(crate) const SELECTING_ALL_MESSAGE: &str =
     "This deployment is selecting all pods. A non-empty selector is required.";
 /// Reason of a failed new-ReplicaSet creation (also the condition reason).
-pub const REPLICA_SET_CREATE_ERROR: &str = "ReplicaSetCreateError";
+pub(crate) const REPLICA_SET_CREATE_ERROR: &str = "ReplicaSetCreateError";
 /// Reason when a rollback target revision does not exist.
-pub const ROLLBACK_REVISION_NOT_FOUND: &str = "DeploymentRollbackRevisionNotFound";
+pub(crate) const ROLLBACK_REVISION_NOT_FOUND: &str = "DeploymentRollbackRevisionNotFound";
 /// Reason when the rollback target has the current template.
-pub const ROLLBACK_TEMPLATE_UNCHANGED: &str = "DeploymentRollbackTemplateUnchanged";
+pub(crate) const ROLLBACK_TEMPLATE_UNCHANGED: &str = "DeploymentRollbackTemplateUnchanged";
 /// Reason of a performed rollback.
-pub const ROLLBACK_DONE: &str = "DeploymentRollback";
+pub(crate) const ROLLBACK_DONE: &str = "DeploymentRollback";
 
 /// Direction of a resize, rendered as `up`/`down` in the event message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ScalingOperation {
+pub(crate) enum ScalingOperation {
     /// Growing.
     Up,
     /// Shrinking.
@@ -54,17 +54,22 @@ impl fmt::Display for ScalingOperation {
 }
 
 /// Go's `%q` for Kubernetes object names (ASCII DNS names, where Rust's `{:?}` is identical).
-pub fn go_quote(s: &str) -> String {
+pub(crate) fn go_quote(s: &str) -> String {
     format!("{s:?}")
 }
 
 /// `Scaled <op> replica set <name> from <old> to <new>`.
-pub fn scaled_message(op: ScalingOperation, rs_name: &str, from: i32, to: i32) -> String {
+pub(crate) fn scaled_message(op: ScalingOperation, rs_name: &str, from: i32, to: i32) -> String {
     format!("Scaled {op} replica set {rs_name} from {from} to {to}")
 }
 
 /// The `ScalingReplicaSet` event of a resize.
-pub fn scaling_event(op: ScalingOperation, rs_name: &str, from: i32, to: i32) -> DeploymentEvent {
+pub(crate) fn scaling_event(
+    op: ScalingOperation,
+    rs_name: &str,
+    from: i32,
+    to: i32,
+) -> DeploymentEvent {
     DeploymentEvent {
         type_: EventType::Normal,
         reason: SCALING_REPLICA_SET,
@@ -73,7 +78,7 @@ pub fn scaling_event(op: ScalingOperation, rs_name: &str, from: i32, to: i32) ->
 }
 
 /// `Failed to create new replica set "<name>": <err>` (event and condition message).
-pub fn failed_rs_create_message(rs_name: &str, err: &str) -> String {
+pub(crate) fn failed_rs_create_message(rs_name: &str, err: &str) -> String {
     format!(
         "Failed to create new replica set {}: {err}",
         go_quote(rs_name)
@@ -81,7 +86,7 @@ pub fn failed_rs_create_message(rs_name: &str, err: &str) -> String {
 }
 
 /// `Rolled back deployment "<name>" to revision <n>`.
-pub fn rolled_back_message(deployment_name: &str, revision: i64) -> String {
+pub(crate) fn rolled_back_message(deployment_name: &str, revision: i64) -> String {
     format!(
         "Rolled back deployment {} to revision {revision}",
         go_quote(deployment_name)
@@ -89,12 +94,13 @@ pub fn rolled_back_message(deployment_name: &str, revision: i64) -> String {
 }
 
 /// Message when no previous revision exists.
-pub const ROLLBACK_LAST_REVISION_NOT_FOUND_MESSAGE: &str = "Unable to find last revision.";
+pub(crate) const ROLLBACK_LAST_REVISION_NOT_FOUND_MESSAGE: &str = "Unable to find last revision.";
 /// Message when the requested revision does not exist.
-pub const ROLLBACK_REVISION_NOT_FOUND_MESSAGE: &str = "Unable to find the revision to rollback to.";
+pub(crate) const ROLLBACK_REVISION_NOT_FOUND_MESSAGE: &str =
+    "Unable to find the revision to rollback to.";
 
 /// `The rollback revision contains the same template as current deployment "<name>"`.
-pub fn rollback_template_unchanged_message(deployment_name: &str) -> String {
+pub(crate) fn rollback_template_unchanged_message(deployment_name: &str) -> String {
     format!(
         "The rollback revision contains the same template as current deployment {}",
         go_quote(deployment_name)

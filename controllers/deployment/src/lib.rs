@@ -1,65 +1,57 @@
-//! The Deployment controller of kube-controller-manager, in Rust.
+//! The Deployment controller of kube-controller-manager, in Rust (upstream
+//! `pkg/controller/deployment`).
 //!
-//! Two layers, mirroring upstream `pkg/controller/deployment` file by file:
+//! [`DeploymentController`] registers the Deployment, ReplicaSet and Pod handlers on a shared
+//! [`InformerFactory`](kcm_informer::InformerFactory), runs the `deployment` work queue
+//! (default controller rate limiter, 15 retries) with [`DEFAULT_WORKERS`] workers, and each
+//! `syncDeployment` claims the Deployment's ReplicaSets, creates, resizes and deletes them,
+//! writes `/status` and records events as `deployment-controller`. [`FeatureGates`] holds the
+//! kube-controller-manager gates it consults. Two deliberate differences from upstream keep a
+//! rollout from stalling after a transient failure (`docs/fidelity.md`): a write failure that
+//! upstream swallows still retries the key with backoff ([`SyncError::Swallowed`]), and a key
+//! dropped after 15 retries is synced again every [`DROPPED_KEY_RETRY_PERIOD`] while its
+//! Deployment is not complete.
 //!
-//! * the **pure decision core**: every function takes k8s-openapi objects (`Deployment`,
-//!   `ReplicaSet`, `PodTemplateSpec`, `IntOrString`) plus, where time matters, an explicit `now`
-//!   and returns a value, a plan of ReplicaSet updates, or an updated object — no I/O;
-//! * the **controller loop** ([`controller`]): [`DeploymentController`] registers the
-//!   Deployment, ReplicaSet and Pod handlers on a shared `kcm_informer::InformerFactory`, runs
-//!   the `deployment` work queue (default controller rate limiter, 15 retries) with 5 workers,
-//!   and each `syncDeployment` executes the decisions against the API server (claims
-//!   ReplicaSets, creates/updates/deletes them, writes `/status`, records events as
-//!   `deployment-controller`). Two deliberate differences from upstream keep a rollout from
-//!   stalling after a transient failure (`docs/fidelity.md`): a write failure that upstream
-//!   swallows still retries the key with backoff ([`SyncError::Swallowed`]), and a key dropped
-//!   after 15 retries is synced again every [`controller::DROPPED_KEY_RETRY_PERIOD`] while its
-//!   Deployment is not complete.
+//! ```no_run
+//! use kcm_deployment::{DeploymentController, DeploymentControllerConfig};
+//! use kcm_informer::{CancellationToken, InformerFactory, InformerOptions};
 //!
-//! | module | upstream file | contents |
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! let client = kube::Client::try_default().await?;
+//! let factory = InformerFactory::new(client.clone(), InformerOptions::default());
+//! let controller = DeploymentController::new(client, &factory, DeploymentControllerConfig::default())?;
+//! let cancel = CancellationToken::new();
+//! factory.start(&cancel); // after every controller registered its informers
+//! controller.run(cancel).await; // returns once the token is cancelled
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Inside, two layers mirror upstream's files (`controllers/README.md`):
+//!
+//! | module | upstream | holds |
 //! |---|---|---|
-//! | [`util`] | `util/deployment_util.go`, hash | revisions, annotations, fenceposts, counting, sorting, hash |
-//! | [`conditions`] | `util/deployment_util.go` | condition types/reasons, `SetDeploymentCondition` |
-//! | [`sync`] | `sync.go` | new ReplicaSet, proportional `scale()`, `calculateStatus`, cleanup, paused |
-//! | [`rolling`] | `rolling.go` | RollingUpdate scale-up/scale-down decisions |
-//! | [`recreate`] | `recreate.go` | Recreate decisions, `oldPodsRunning` |
-//! | [`progress`] | `progress.go` | `syncRolloutStatus` conditions, `requeueStuckDeployment` |
-//! | [`rollback`] | `rollback.go` | legacy rollback annotation |
-//! | [`events`] | (several) | event reasons and message formats |
-//! | [`dispatch`] | `deployment_controller.go` | the path a sync takes (`syncDeployment` order) |
-//! | [`config`] | `NewDeploymentController`'s options | [`QUEUE_NAME`](config::QUEUE_NAME), [`DeploymentControllerConfig`] |
-//! | [`controller`] | `deployment_controller.go`, I/O halves of the others | informers, handlers, queue, workers, `syncDeployment`, every API write |
-//!
-//! ```
-//! use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-//! use kcm_deployment::util::resolve_fenceposts;
-//!
-//! // maxSurge 25% rounds up, maxUnavailable 25% rounds down.
-//! let surge = IntOrString::String("25%".into());
-//! let unavailable = IntOrString::String("25%".into());
-//! assert_eq!(resolve_fenceposts(Some(&surge), Some(&unavailable), 10), Ok((3, 2)));
-//! ```
+//! | `plan` | `sync.go`, `rolling.go`, `recreate.go`, `rollback.go`, `progress.go`, `syncDeployment`'s order | the decisions: free functions over k8s-openapi objects and an explicit `now`, returning plans; no I/O |
+//! | `controller` | `deployment_controller.go` and the I/O halves of the files above | informers, handlers, queue, workers, `syncDeployment` executing the plans, every API write |
+//! | `util` | `util/deployment_util.go`, `util/pod_util.go`, `controller_utils.go` | revisions, annotations, conditions, fenceposts, counting, sorting, the pod-template hash |
+//! | `events` | (several) | event reasons and messages |
+//! | `config`, `features`, `error` | `NewDeploymentController`'s options, `pkg/features` | [`DeploymentControllerConfig`], [`FeatureGates`], [`DeploymentError`] |
 
 #![cfg_attr(test, allow(clippy::type_complexity))]
 
-pub mod conditions;
-pub mod config;
-pub mod controller;
-pub mod dispatch;
-pub mod error;
-pub mod events;
-pub mod features;
-pub mod progress;
-pub mod recreate;
-pub mod rollback;
-pub mod rolling;
-pub mod sync;
-pub mod util;
+mod config;
+mod controller;
+mod error;
+mod events;
+mod features;
+mod plan;
+mod util;
 
-pub use config::DeploymentControllerConfig;
-pub use controller::{DeploymentController, SyncError};
+pub use config::{DEFAULT_WORKERS, DeploymentControllerConfig, QUEUE_NAME};
+pub use controller::{DROPPED_KEY_RETRY_PERIOD, DeploymentController, SyncError};
 pub use error::DeploymentError;
 pub use features::FeatureGates;
+pub use util::hash::{DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY, compute_hash};
 
 #[cfg(test)]
 mod testing;

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use common::*;
 use k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
-use kcm_deployment::util::compute_hash;
+use kcm_deployment::compute_hash;
 use kube::api::PostParams;
 use serde_json::json;
 

@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use kcm_deployment::util::{DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY, compute_hash};
+use kcm_deployment::{DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY, compute_hash};
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

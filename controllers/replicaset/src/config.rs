@@ -1,24 +1,25 @@
-//! Constants and configuration of the ReplicaSet controller (spec §1).
+//! Constants and configuration of the ReplicaSet controller (upstream `replica_set.go`:
+//! `BurstReplicas`, `statusUpdateRetries`, the controller and queue names).
 
 use std::time::Duration;
 
 use kcm_controller::ranking::RankingOptions;
 
 /// Controller name: event source component, client user agent, `--controllers` entry.
-pub const CONTROLLER_NAME: &str = "replicaset-controller";
+pub(crate) const CONTROLLER_NAME: &str = "replicaset-controller";
 
 /// Name of the work queue (and of its metrics).
 pub const QUEUE_NAME: &str = "replicaset";
 
 /// Subsystem of the controller's own metrics (`replicaset_controller_*`).
-pub const METRICS_SUBSYSTEM: &str = "replicaset_controller";
+pub(crate) const METRICS_SUBSYSTEM: &str = "replicaset_controller";
 
 /// Upstream `BurstReplicas`: at most this many creates or deletes per sync.
 pub const BURST_REPLICAS: usize = 500;
 
 /// Upstream `statusUpdateRetries`: one retry after a failed status PUT
 /// (so at most two PUTs and one GET per sync).
-pub const STATUS_UPDATE_RETRIES: usize = 1;
+pub(crate) const STATUS_UPDATE_RETRIES: usize = 1;
 
 /// Default number of workers (`--concurrent-replicaset-syncs`).
 pub const DEFAULT_WORKERS: usize = 5;

@@ -1,15 +1,6 @@
 //! The ReplicaSet controller of kube-controller-manager, in Rust
 //! (upstream `pkg/controller/replicaset`).
 //!
-//! Two layers, like the Deployment controller's (see `controllers/README.md`):
-//!
-//! | module | upstream | what |
-//! | --- | --- | --- |
-//! | [`status`] | `calculateStatus`, `ReplicaFailure` helpers | pure: the status a sync writes |
-//! | [`config`] | `BurstReplicas`, … | constants, feature switches, configuration |
-//! | [`error`] | — | [`SyncError`] |
-//! | [`controller`] | `replica_set.go`, `updateReplicaSetStatus` | wiring, handlers, `syncReplicaSet`, `manageReplicas`, every API write |
-//!
 //! The controller reads ReplicaSets (full type) and pods (as the projected
 //! [`PodView`](kcm_controller::PodView)) from a shared
 //! [`InformerFactory`](kcm_informer::InformerFactory), creates and deletes pods
@@ -33,11 +24,19 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! Inside, two layers like the Deployment controller's (`controllers/README.md`):
+//!
+//! | module | upstream | holds |
+//! | --- | --- | --- |
+//! | `status` | `replica_set_utils.go` (`calculateStatus`, the `ReplicaFailure` condition helpers) | the decision: the status a sync writes, no I/O |
+//! | `controller` | `replica_set.go`, `replica_set_utils.go` (`updateReplicaSetStatus`) | wiring, handlers, `syncReplicaSet`, `manageReplicas`, every API write |
+//! | `config`, `error` | `NewReplicaSetController`'s options, `pkg/features` | [`ReplicaSetControllerConfig`], [`ReplicaSetFeatures`], [`SyncError`] |
 
-pub mod config;
-pub mod controller;
-pub mod error;
-pub mod status;
+mod config;
+mod controller;
+mod error;
+mod status;
 
 #[cfg(test)]
 mod proptests;
@@ -48,6 +47,8 @@ mod testing;
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
-pub use config::{ReplicaSetControllerConfig, ReplicaSetFeatures};
-pub use controller::{ReplicaSetController, ReplicaSetControllerParts};
+pub use config::{
+    BURST_REPLICAS, DEFAULT_WORKERS, QUEUE_NAME, ReplicaSetControllerConfig, ReplicaSetFeatures,
+};
+pub use controller::ReplicaSetController;
 pub use error::SyncError;

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use k8s_openapi::jiff::SignedDuration;
-use kcm_controller::pod::PodView;
+use kcm_controller::pod_view::PodView;
 use proptest::prelude::*;
 
 use crate::status::calculate_status;

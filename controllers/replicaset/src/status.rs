@@ -11,19 +11,19 @@ use k8s_openapi::jiff::Timestamp;
 use kcm_controller::pod_util::{PodLike, is_pod_available, is_pod_ready};
 
 /// The condition type this controller manages.
-pub const REPLICA_FAILURE: &str = "ReplicaFailure";
+pub(crate) const REPLICA_FAILURE: &str = "ReplicaFailure";
 /// Condition reason when pods could not be created.
-pub const FAILED_CREATE_REASON: &str = "FailedCreate";
+pub(crate) const FAILED_CREATE_REASON: &str = "FailedCreate";
 /// Condition reason when pods could not be deleted.
-pub const FAILED_DELETE_REASON: &str = "FailedDelete";
+pub(crate) const FAILED_DELETE_REASON: &str = "FailedDelete";
 
 /// Desired replicas (`spec.replicas`, which the API server defaults to 1).
-pub fn spec_replicas(rs: &ReplicaSet) -> i32 {
+pub(crate) fn spec_replicas(rs: &ReplicaSet) -> i32 {
     rs.spec.replicas.unwrap_or(1)
 }
 
 /// `spec.minReadySeconds` (0 when unset).
-pub fn min_ready_seconds(rs: &ReplicaSet) -> i32 {
+pub(crate) fn min_ready_seconds(rs: &ReplicaSet) -> i32 {
     rs.spec.min_ready_seconds.unwrap_or(0)
 }
 
@@ -39,7 +39,7 @@ fn template_labels(rs: &ReplicaSet) -> Option<&BTreeMap<String, String>> {
 
 /// A new `ReplicaFailure`-style condition with status `True` stamped `now`
 /// (upstream `NewReplicaSetCondition`).
-pub fn new_condition(
+pub(crate) fn new_condition(
     type_: &str,
     reason: &str,
     message: &str,
@@ -55,7 +55,7 @@ pub fn new_condition(
 }
 
 /// The first condition of `type_` (upstream `GetCondition`).
-pub fn get_condition<'a>(
+pub(crate) fn get_condition<'a>(
     status: &'a ReplicaSetStatus,
     type_: &str,
 ) -> Option<&'a ReplicaSetCondition> {
@@ -68,7 +68,7 @@ pub fn get_condition<'a>(
 
 /// Adds `cond`, replacing conditions of the same type, unless one with the same
 /// status and reason already exists (upstream `SetCondition`).
-pub fn set_condition(status: &mut ReplicaSetStatus, cond: ReplicaSetCondition) {
+pub(crate) fn set_condition(status: &mut ReplicaSetStatus, cond: ReplicaSetCondition) {
     if let Some(cur) = get_condition(status, cond.type_.as_deref().unwrap_or_default())
         && cur.status == cond.status
         && cur.reason == cond.reason
@@ -88,7 +88,7 @@ pub fn set_condition(status: &mut ReplicaSetStatus, cond: ReplicaSetCondition) {
 
 /// Removes every condition of `type_`; an empty list becomes absent
 /// (upstream `RemoveCondition`).
-pub fn remove_condition(status: &mut ReplicaSetStatus, type_: &str) {
+pub(crate) fn remove_condition(status: &mut ReplicaSetStatus, type_: &str) {
     let conds: Vec<ReplicaSetCondition> = status
         .conditions
         .take()
@@ -107,7 +107,7 @@ fn count_i32(n: usize) -> i32 {
     i32::try_from(n).unwrap_or(i32::MAX)
 }
 
-/// Computes the status a sync writes (upstream `calculateStatus`, spec §10.1).
+/// Computes the status a sync writes (upstream `replica_set_utils.go` `calculateStatus`).
 ///
 /// * `active`: the active pods claimed by the ReplicaSet;
 /// * `terminating`: number of claimed terminating pods, `None` when the
@@ -118,7 +118,7 @@ fn count_i32(n: usize) -> i32 {
 /// Other fields of the current status (observedGeneration, other conditions)
 /// are kept; an existing `ReplicaFailure` condition is left untouched while
 /// errors persist and removed once a sync has no error.
-pub fn calculate_status<P, R>(
+pub(crate) fn calculate_status<P, R>(
     rs: &ReplicaSet,
     active: &[R],
     terminating: Option<usize>,
@@ -180,10 +180,10 @@ fn conditions_of(s: &ReplicaSetStatus) -> &[ReplicaSetCondition] {
     s.conditions.as_deref().unwrap_or_default()
 }
 
-/// Whether writing `new` for `rs` would change nothing (spec §10.2): the same
-/// counters (terminatingReplicas absent and 0 differ), an observedGeneration
-/// equal to the generation, and equal conditions.
-pub fn status_unchanged(rs: &ReplicaSet, new: &ReplicaSetStatus) -> bool {
+/// Whether writing `new` for `rs` would change nothing (the early return of upstream
+/// `updateReplicaSetStatus`): the same counters (terminatingReplicas absent and 0 differ), an
+/// observedGeneration equal to the generation, and equal conditions.
+pub(crate) fn status_unchanged(rs: &ReplicaSet, new: &ReplicaSetStatus) -> bool {
     let cur = rs.status.clone().unwrap_or_default();
     let z = |v: Option<i32>| v.unwrap_or(0);
     cur.replicas == new.replicas

@@ -2,7 +2,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetCondition, ReplicaSetStatus};
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
-use kcm_controller::pod::PodView;
+use kcm_controller::pod_view::PodView;
 
 use super::*;
 use crate::testing::{labels, new_pod, new_replica_set, t0};

@@ -13,8 +13,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
 };
 use k8s_openapi::jiff::Timestamp;
 use kcm_controller::clock::FakeClock;
-use kcm_controller::pod::{PodConditionView, PodView};
 use kcm_controller::pod_control::FakePodControl;
+use kcm_controller::pod_view::{PodConditionView, PodView};
 use kcm_controller::testing::{MockApi, MockRequest, MockResponse};
 use kcm_informer::{Lister, ObjectKey, Store};
 use parking_lot::Mutex;

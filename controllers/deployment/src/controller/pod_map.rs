@@ -16,7 +16,7 @@ use super::SyncError;
 /// Pods of a Deployment grouped by the UID of their controlling ReplicaSet; every
 /// ReplicaSet of the list has an entry (possibly empty). Terminating and finished pods are
 /// kept (Recreate must see them).
-pub type PodMap = HashMap<String, Vec<Arc<PodView>>>;
+pub(crate) type PodMap = HashMap<String, Vec<Arc<PodView>>>;
 
 /// The Deployment's selector, or upstream's error for an invalid one.
 pub(crate) fn deployment_selector(d: &Deployment) -> Result<Selector, SyncError> {
@@ -32,7 +32,10 @@ pub(crate) fn deployment_selector(d: &Deployment) -> Result<Selector, SyncError>
 
 /// `getPodMapForDeployment`: for each ReplicaSet of `rs_list`, the pods it controls (through
 /// the pod controller index, as upstream v1.37 does: labels are not looked at), keyed by its UID.
-pub fn pod_map_for_deployment(pod_lister: &Lister<PodView>, rs_list: &[&ReplicaSet]) -> PodMap {
+pub(crate) fn pod_map_for_deployment(
+    pod_lister: &Lister<PodView>,
+    rs_list: &[&ReplicaSet],
+) -> PodMap {
     rs_list
         .iter()
         .map(|rs| {

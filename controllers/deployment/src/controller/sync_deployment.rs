@@ -1,6 +1,8 @@
 //! `syncDeployment` (upstream `deployment_controller.go`): one sync of one Deployment key, a
-//! `match` on [`sync_path`], and `getReplicaSetsForDeployment` (ControllerRef adoption and
-//! release).
+//! `match` on [`sync_path`] whose short paths live here (a selector selecting everything,
+//! `syncStatusOnly` and `sync` of upstream `sync.go`) and whose rollouts are in
+//! [`rollouts`](super::rollouts); and `getReplicaSetsForDeployment` (ControllerRef adoption
+//! and release).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -15,14 +17,20 @@ use kcm_controller::owner_index::claim_candidates;
 use kcm_informer::ObjectKey;
 use kube::api::Api;
 
-use crate::dispatch::{Strategy, SyncPath, sync_path};
 use crate::events::{DeploymentEvent, EventType, SELECTING_ALL, SELECTING_ALL_MESSAGE};
+use crate::plan::dispatch::{Strategy, SyncPath, scaling_cleans_up, sync_path};
+use crate::plan::scale::{is_scaling_event, scale};
 use crate::util::fields::generation;
 
 use super::SyncError;
 use super::context::Context;
 use super::pod_map::{deployment_selector, pod_map_for_deployment};
-use super::{recreate, rollback, rolling, sync, writes};
+use super::replica_set_changes::{
+    cleanup_deployment, execute_scale_steps, get_replica_sets_and_update_revision,
+};
+use super::rollouts::{rollback, rollout_recreate, rollout_rolling};
+use super::status_updates::{check_paused_conditions, update_deployment_status};
+use super::writes;
 
 /// One sync of the Deployment `key`, in upstream's order.
 pub(crate) async fn sync_deployment(ctx: &Context, key: &ObjectKey) -> Result<(), SyncError> {
@@ -59,18 +67,20 @@ async fn sync_inner(ctx: &Context, key: &ObjectKey) -> Result<(), SyncError> {
     };
     let rs_refs: Vec<&ReplicaSet> = rs_list.iter().map(Arc::as_ref).collect();
     if path.checks_paused_conditions() {
-        sync::check_paused_conditions(ctx, &mut d).await?;
+        check_paused_conditions(ctx, &mut d).await?;
     }
     match path {
         SyncPath::SelectingAll {
             bump_observed_generation,
         } => selecting_all(ctx, &mut d, bump_observed_generation).await,
-        SyncPath::StatusOnly => sync::sync_status_only(ctx, &mut d, &rs_refs).await,
-        SyncPath::Paused => sync::sync(ctx, &mut d, &rs_refs).await,
-        SyncPath::Rollback => rollback::rollback(ctx, &mut d, &rs_refs).await,
+        SyncPath::StatusOnly => update_status_only(ctx, &mut d, &rs_refs).await,
+        SyncPath::Paused => reconcile_scaling(ctx, &mut d, &rs_refs).await,
+        SyncPath::Rollback => rollback(ctx, &mut d, &rs_refs).await,
         SyncPath::Rollout(strategy) => {
-            if sync::is_scaling_event(ctx, &mut d, &rs_refs).await? {
-                return sync::sync(ctx, &mut d, &rs_refs).await;
+            // `isScalingEvent`, after the revision update it starts with.
+            let rss = get_replica_sets_and_update_revision(ctx, &mut d, &rs_refs, false).await?;
+            if is_scaling_event(&d, rss.new_rs.as_ref(), &rss.old_rss) {
+                return reconcile_scaling(ctx, &mut d, &rs_refs).await;
             }
             match strategy {
                 Strategy::Recreate => {
@@ -78,15 +88,44 @@ async fn sync_inner(ctx: &Context, key: &ObjectKey) -> Result<(), SyncError> {
                     // old pods still around?), so it is built here only. It reads the pod
                     // controller index, as upstream's does, and cannot fail.
                     let pod_map = pod_map_for_deployment(&ctx.pod_lister, &rs_refs);
-                    recreate::rollout_recreate(ctx, &mut d, &rs_refs, &pod_map).await
+                    rollout_recreate(ctx, &mut d, &rs_refs, &pod_map).await
                 }
-                Strategy::RollingUpdate => rolling::rollout_rolling(ctx, &mut d, &rs_refs).await,
+                Strategy::RollingUpdate => rollout_rolling(ctx, &mut d, &rs_refs).await,
                 Strategy::Unexpected(other) => Err(SyncError::Other(format!(
                     "unexpected deployment strategy type: {other}"
                 ))),
             }
         }
     }
+}
+
+/// `syncStatusOnly`: a Deployment being deleted only gets its status refreshed.
+async fn update_status_only(
+    ctx: &Context,
+    d: &mut Deployment,
+    rs_list: &[&ReplicaSet],
+) -> Result<(), SyncError> {
+    let rss = get_replica_sets_and_update_revision(ctx, d, rs_list, false).await?;
+    let all = rss.all();
+    update_deployment_status(ctx, &all, rss.new_rs.as_ref(), d).await
+}
+
+/// Upstream's `sync`, for scaling events and paused Deployments: proportional scaling
+/// ([`scale`]), old ReplicaSets cleaned up when paused ([`scaling_cleans_up`]), then the
+/// plain status.
+async fn reconcile_scaling(
+    ctx: &Context,
+    d: &mut Deployment,
+    rs_list: &[&ReplicaSet],
+) -> Result<(), SyncError> {
+    let rss = get_replica_sets_and_update_revision(ctx, d, rs_list, false).await?;
+    let all = rss.all();
+    let steps = scale(d, rss.new_rs.as_ref(), &rss.old_rss);
+    execute_scale_steps(ctx, d, &all, &steps).await?;
+    if scaling_cleans_up(d) {
+        cleanup_deployment(ctx, &rss.old_rss, d).await?;
+    }
+    update_deployment_status(ctx, &all, rss.new_rs.as_ref(), d).await
 }
 
 /// A selector that selects everything: Warning `SelectingAll`, and `observedGeneration` bumped

@@ -50,7 +50,7 @@ impl From<kube::Error> for SyncError {
 
 impl SyncError {
     /// Wraps a failure of `step` that upstream swallows.
-    pub fn swallowed(step: &'static str, source: SyncError) -> Self {
+    pub(crate) fn swallowed(step: &'static str, source: SyncError) -> Self {
         SyncError::Swallowed {
             step,
             source: Box::new(source),
@@ -58,7 +58,7 @@ impl SyncError {
     }
 
     /// The underlying API error, if any (not looking into [`SyncError::Swallowed`]).
-    pub fn control(&self) -> Option<&ControlError> {
+    pub(crate) fn control(&self) -> Option<&ControlError> {
         match self {
             SyncError::Control(c) => Some(c),
             _ => None,
@@ -66,12 +66,12 @@ impl SyncError {
     }
 
     /// `apierrors.IsNotFound`.
-    pub fn is_not_found(&self) -> bool {
+    pub(crate) fn is_not_found(&self) -> bool {
         self.control().is_some_and(ControlError::is_not_found)
     }
 
     /// `apierrors.IsAlreadyExists`.
-    pub fn is_already_exists(&self) -> bool {
+    pub(crate) fn is_already_exists(&self) -> bool {
         self.control().is_some_and(ControlError::is_already_exists)
     }
 

@@ -12,7 +12,7 @@ use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus, ReplicaSet};
 use kcm_controller::api_write::log_write;
 use kube::api::{Api, DeleteParams, PostParams};
 
-use crate::rollback::RollbackOutcome;
+use crate::plan::rollback::RollbackPlan;
 use crate::util::fields::name_of;
 
 use super::SyncError;
@@ -111,9 +111,9 @@ pub(crate) async fn write_status(
 pub(crate) async fn update_deployment_for_rollback(
     ctx: &Context,
     d: &Deployment,
-    outcome: &RollbackOutcome,
+    plan: &RollbackPlan,
 ) -> Result<Deployment, SyncError> {
-    let updated = &outcome.deployment;
+    let updated = &plan.deployment;
     let result = deployments(ctx, d)
         .replace(name_of(&updated.metadata), &PostParams::default(), updated)
         .await;
@@ -125,7 +125,7 @@ pub(crate) async fn update_deployment_for_rollback(
         name_of(&d.metadata),
         format_args!(
             "legacy rollback annotation handled ({}): {}",
-            outcome.event.reason, outcome.event.message
+            plan.event.reason, plan.event.message
         ),
     )
 }

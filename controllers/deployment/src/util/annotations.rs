@@ -10,25 +10,27 @@ use crate::util::fields::{annotation, annotations_mut, deployment_replicas};
 use crate::util::strategy::max_surge;
 
 /// Revision of a ReplicaSet (and of its Deployment): the rollout sequence number.
-pub const REVISION_ANNOTATION: &str = "deployment.kubernetes.io/revision";
+pub(crate) const REVISION_ANNOTATION: &str = "deployment.kubernetes.io/revision";
 /// Comma-separated former revisions of a ReplicaSet that was re-used by a rollback.
-pub const REVISION_HISTORY_ANNOTATION: &str = "deployment.kubernetes.io/revision-history";
+pub(crate) const REVISION_HISTORY_ANNOTATION: &str = "deployment.kubernetes.io/revision-history";
 /// `spec.replicas` of the Deployment when the ReplicaSet was last scaled by the controller.
-pub const DESIRED_REPLICAS_ANNOTATION: &str = "deployment.kubernetes.io/desired-replicas";
+pub(crate) const DESIRED_REPLICAS_ANNOTATION: &str = "deployment.kubernetes.io/desired-replicas";
 /// `spec.replicas + maxSurge` of the Deployment when the ReplicaSet was last scaled.
-pub const MAX_REPLICAS_ANNOTATION: &str = "deployment.kubernetes.io/max-replicas";
+pub(crate) const MAX_REPLICAS_ANNOTATION: &str = "deployment.kubernetes.io/max-replicas";
 /// Legacy rollback request (the remnant of `spec.rollbackTo` in apps/v1).
-pub const DEPRECATED_ROLLBACK_TO: &str = "deprecated.deployment.rollback.to";
+pub(crate) const DEPRECATED_ROLLBACK_TO: &str = "deprecated.deployment.rollback.to";
 /// kubectl's client-side-apply record, never copied between Deployment and ReplicaSet.
-pub const LAST_APPLIED_CONFIG_ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
+pub(crate) const LAST_APPLIED_CONFIG_ANNOTATION: &str =
+    "kubectl.kubernetes.io/last-applied-configuration";
 /// The `kubectl --record` change cause; copied like any other user annotation.
-pub const CHANGE_CAUSE_ANNOTATION: &str = "kubernetes.io/change-cause";
+#[cfg(test)]
+pub(crate) const CHANGE_CAUSE_ANNOTATION: &str = "kubernetes.io/change-cause";
 
 /// Maximum length of the revision-history annotation (`maxRevHistoryLengthInChars`).
-pub const MAX_REV_HISTORY_LENGTH_IN_CHARS: usize = 2000;
+pub(crate) const MAX_REV_HISTORY_LENGTH_IN_CHARS: usize = 2000;
 
 /// Annotations that are never copied Deployment -> ReplicaSet nor back (`annotationsToSkip`).
-pub const ANNOTATIONS_TO_SKIP: [&str; 6] = [
+pub(crate) const ANNOTATIONS_TO_SKIP: [&str; 6] = [
     LAST_APPLIED_CONFIG_ANNOTATION,
     REVISION_ANNOTATION,
     REVISION_HISTORY_ANNOTATION,
@@ -38,13 +40,13 @@ pub const ANNOTATIONS_TO_SKIP: [&str; 6] = [
 ];
 
 /// Whether `key` is in [`ANNOTATIONS_TO_SKIP`].
-pub fn skip_copy_annotation(key: &str) -> bool {
+pub(crate) fn skip_copy_annotation(key: &str) -> bool {
     ANNOTATIONS_TO_SKIP.contains(&key)
 }
 
 /// `Revision(obj)`: absent annotation -> `Ok(0)`; otherwise a base-10 `i64` (an empty or
 /// malformed value is an error, as with Go's `strconv.ParseInt`).
-pub fn revision(meta: &ObjectMeta) -> Result<i64, DeploymentError> {
+pub(crate) fn revision(meta: &ObjectMeta) -> Result<i64, DeploymentError> {
     match annotation(meta, REVISION_ANNOTATION) {
         None => Ok(0),
         Some(v) => {
@@ -59,7 +61,7 @@ pub fn revision(meta: &ObjectMeta) -> Result<i64, DeploymentError> {
 }
 
 /// `MaxRevision`: the highest parseable revision among `rss` (unparseable ones skipped), or 0.
-pub fn max_revision(rss: &[&ReplicaSet]) -> i64 {
+pub(crate) fn max_revision(rss: &[&ReplicaSet]) -> i64 {
     rss.iter()
         .filter_map(|rs| revision(&rs.metadata).ok())
         .fold(0, i64::max)
@@ -67,7 +69,7 @@ pub fn max_revision(rss: &[&ReplicaSet]) -> i64 {
 
 /// `LastRevision`: the second-highest revision (a duplicated maximum counts twice, so
 /// `[3, 3]` gives 3); 0 if there is none.
-pub fn last_revision(rss: &[&ReplicaSet]) -> i64 {
+pub(crate) fn last_revision(rss: &[&ReplicaSet]) -> i64 {
     let (mut max, mut sec_max) = (0i64, 0i64);
     for rs in rss {
         let Ok(v) = revision(&rs.metadata) else {
@@ -84,7 +86,7 @@ pub fn last_revision(rss: &[&ReplicaSet]) -> i64 {
 }
 
 /// `SetDeploymentRevision`: stores `revision` on the Deployment; true if it changed.
-pub fn set_deployment_revision(d: &mut Deployment, revision: &str) -> bool {
+pub(crate) fn set_deployment_revision(d: &mut Deployment, revision: &str) -> bool {
     let annotations = annotations_mut(&mut d.metadata);
     if annotations.get(REVISION_ANNOTATION).map(String::as_str) == Some(revision) {
         return false;
@@ -96,7 +98,10 @@ pub fn set_deployment_revision(d: &mut Deployment, revision: &str) -> bool {
 /// `copyDeploymentAnnotationsToReplicaSet`: copies every non-skipped Deployment annotation that
 /// the ReplicaSet lacks or holds with another value. Annotations removed from the Deployment are
 /// not removed from the ReplicaSet. True if anything changed.
-pub fn copy_deployment_annotations_to_replica_set(d: &Deployment, rs: &mut ReplicaSet) -> bool {
+pub(crate) fn copy_deployment_annotations_to_replica_set(
+    d: &Deployment,
+    rs: &mut ReplicaSet,
+) -> bool {
     let mut changed = false;
     let rs_annotations = annotations_mut(&mut rs.metadata);
     if let Some(d_annotations) = &d.metadata.annotations {
@@ -119,7 +124,7 @@ pub fn copy_deployment_annotations_to_replica_set(d: &Deployment, rs: &mut Repli
 ///
 /// Upstream quirks kept: an unparseable non-empty old revision, or an unparseable
 /// `new_revision`, returns `false` even if the copy step changed annotations.
-pub fn set_new_replica_set_annotations(
+pub(crate) fn set_new_replica_set_annotations(
     d: &Deployment,
     rs: &mut ReplicaSet,
     new_revision: &str,
@@ -188,7 +193,7 @@ fn update_revision_history(annotations: &mut BTreeMap<String, String>, old: &str
 
 /// `SetDeploymentAnnotationsTo` (rollback): the Deployment keeps only its own skip-listed
 /// annotations and receives every non-skip-listed annotation of `rollback_to`.
-pub fn set_deployment_annotations_to(d: &mut Deployment, rollback_to: &ReplicaSet) {
+pub(crate) fn set_deployment_annotations_to(d: &mut Deployment, rollback_to: &ReplicaSet) {
     let mut annotations: BTreeMap<String, String> = d
         .metadata
         .annotations
@@ -209,7 +214,7 @@ pub fn set_deployment_annotations_to(d: &mut Deployment, rollback_to: &ReplicaSe
 
 /// `getNonNegativeInt32FromAnnotation` (master): unsigned base-10 digits only (no sign, no
 /// spaces), at most `i32::MAX`; anything else (or absence) is `None`.
-pub fn non_negative_int32_from_annotation(meta: &ObjectMeta, key: &str) -> Option<i32> {
+pub(crate) fn non_negative_int32_from_annotation(meta: &ObjectMeta, key: &str) -> Option<i32> {
     let v = annotation(meta, key)?;
     if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
         if !v.is_empty() {
@@ -221,17 +226,17 @@ pub fn non_negative_int32_from_annotation(meta: &ObjectMeta, key: &str) -> Optio
 }
 
 /// `GetDesiredReplicasAnnotation`.
-pub fn desired_replicas_annotation(rs: &ReplicaSet) -> Option<i32> {
+pub(crate) fn desired_replicas_annotation(rs: &ReplicaSet) -> Option<i32> {
     non_negative_int32_from_annotation(&rs.metadata, DESIRED_REPLICAS_ANNOTATION)
 }
 
 /// `getMaxReplicasAnnotation`.
-pub fn max_replicas_annotation(rs: &ReplicaSet) -> Option<i32> {
+pub(crate) fn max_replicas_annotation(rs: &ReplicaSet) -> Option<i32> {
     non_negative_int32_from_annotation(&rs.metadata, MAX_REPLICAS_ANNOTATION)
 }
 
 /// `SetReplicasAnnotations`: writes desired/max replicas; true if either changed.
-pub fn set_replicas_annotations(rs: &mut ReplicaSet, desired: i32, max: i32) -> bool {
+pub(crate) fn set_replicas_annotations(rs: &mut ReplicaSet, desired: i32, max: i32) -> bool {
     let annotations = annotations_mut(&mut rs.metadata);
     let mut updated = false;
     for (key, value) in [
@@ -248,7 +253,7 @@ pub fn set_replicas_annotations(rs: &mut ReplicaSet, desired: i32, max: i32) -> 
 
 /// `ReplicasAnnotationsNeedUpdate`: true when the ReplicaSet has no annotations or either
 /// annotation differs from the given values (missing counts as different).
-pub fn replicas_annotations_need_update(rs: &ReplicaSet, desired: i32, max: i32) -> bool {
+pub(crate) fn replicas_annotations_need_update(rs: &ReplicaSet, desired: i32, max: i32) -> bool {
     let Some(annotations) = &rs.metadata.annotations else {
         return true;
     };

@@ -9,7 +9,7 @@
 //! * fed to a 32-bit FNV-1a hasher, whose sum is printed in decimal and every character mapped
 //!   through `rand.SafeEncodeString`'s alphabet `bcdfghjklmnpqrstvwxz2456789`.
 //!
-//! The golden values of `tests/template_hash.rs` come from upstream's own `ComputeHash`
+//! The golden values of `hash_golden_tests.rs` come from upstream's own `ComputeHash`
 //! (`upstream/cmd/templatehash`). The hash covers what the template holds in Go; a field that
 //! the k8s-openapi types in use do not know is lost when the template is decoded into them, so
 //! [`compute_hash_json`] takes the template as the API server served it where that matters.
@@ -26,14 +26,14 @@ pub const DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY: &str = "pod-template-hash";
 
 /// Alphabet of upstream's `k8s.io/apimachinery/pkg/util/rand.SafeEncodeString` (no vowels, no
 /// ambiguous characters, so generated names never spell words).
-pub const SAFE_ALPHABET: &[u8; 27] = b"bcdfghjklmnpqrstvwxz2456789";
+pub(crate) const SAFE_ALPHABET: &[u8; 27] = b"bcdfghjklmnpqrstvwxz2456789";
 
 const FNV32_OFFSET_BASIS: u32 = 2_166_136_261;
 const FNV32_PRIME: u32 = 16_777_619;
 
 /// A 32-bit FNV-1a hasher usable as an [`io::Write`] sink.
 #[derive(Debug, Clone, Copy)]
-pub struct Fnv32a(u32);
+pub(crate) struct Fnv32a(u32);
 
 impl Default for Fnv32a {
     fn default() -> Self {
@@ -43,7 +43,7 @@ impl Default for Fnv32a {
 
 impl Fnv32a {
     /// Feeds bytes into the hash.
-    pub fn update(&mut self, bytes: &[u8]) {
+    pub(crate) fn update(&mut self, bytes: &[u8]) {
         for b in bytes {
             self.0 ^= u32::from(*b);
             self.0 = self.0.wrapping_mul(FNV32_PRIME);
@@ -51,7 +51,7 @@ impl Fnv32a {
     }
 
     /// The current hash value.
-    pub fn sum32(&self) -> u32 {
+    pub(crate) fn sum32(&self) -> u32 {
         self.0
     }
 }
@@ -68,22 +68,30 @@ impl io::Write for Fnv32a {
 }
 
 /// Maps every byte of `s` to `SAFE_ALPHABET[byte % 27]` (upstream `rand.SafeEncodeString`).
-pub fn safe_encode_string(s: &str) -> String {
+pub(crate) fn safe_encode_string(s: &str) -> String {
     s.bytes()
         .map(|b| char::from(SAFE_ALPHABET[usize::from(b) % SAFE_ALPHABET.len()]))
         .collect()
 }
 
-/// Computes the pod-template hash of `template` mixed with `collision_count`, as upstream's
-/// `controller.ComputeHash` (see the module docs).
+/// The pod-template hash upstream's `controller.ComputeHash` (kube-controller-manager v1.37)
+/// gives `template` with the Deployment's `status.collisionCount`: the value of the
+/// [`DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY`] label and selector of the ReplicaSet the Deployment
+/// controller creates for that template, named `<deployment>-<hash>`. `None` and `Some(0)`
+/// hash differently, as in Go.
+///
+/// The hash covers the template as Go decodes it; give it the template as the API server
+/// stored it (defaulted, quantities canonical), as the controller sees it.
 ///
 /// ```
 /// use k8s_openapi::api::core::v1::PodTemplateSpec;
-/// use kcm_deployment::util::compute_hash;
+/// use kcm_deployment::compute_hash;
 ///
 /// let t = PodTemplateSpec::default();
-/// assert_eq!(compute_hash(&t, None), compute_hash(&t.clone(), None));
-/// assert_ne!(compute_hash(&t, None), compute_hash(&t, Some(0)));
+/// let hash = compute_hash(&t, None);
+/// // Decimal digits of an FNV-1a sum, spelled with apimachinery's SafeEncodeString alphabet.
+/// assert!(hash.bytes().all(|c| b"bcdfghjklmnpqrstvwxz2456789".contains(&c)));
+/// assert_ne!(hash, compute_hash(&t, Some(0)));
 /// ```
 pub fn compute_hash(template: &PodTemplateSpec, collision_count: Option<i32>) -> String {
     // Serializing k8s-openapi types cannot fail (all map keys are strings); should it ever, the
@@ -94,7 +102,10 @@ pub fn compute_hash(template: &PodTemplateSpec, collision_count: Option<i32>) ->
 
 /// [`compute_hash`] of a template given as JSON (a `PodTemplateSpec` object as the API serves
 /// it, quantities in canonical form).
-pub fn compute_hash_json(template: &serde_json::Value, collision_count: Option<i32>) -> String {
+pub(crate) fn compute_hash_json(
+    template: &serde_json::Value,
+    collision_count: Option<i32>,
+) -> String {
     let mut hasher = Fnv32a::default();
     hasher.update(spew::dump_pod_template(template).as_bytes());
     if let Some(count) = collision_count {
@@ -104,6 +115,10 @@ pub fn compute_hash_json(template: &serde_json::Value, collision_count: Option<i
     }
     safe_encode_string(&hasher.sum32().to_string())
 }
+
+#[cfg(test)]
+#[path = "hash_golden_tests.rs"]
+mod golden_tests;
 
 #[cfg(test)]
 mod tests {

@@ -15,7 +15,7 @@ use crate::error::DeploymentError;
 /// The result is upstream's `int32(value)` of [`scaled_value_go_int`]: a percentage scaled past
 /// the `i32` range wraps around as Go's conversion does (validation bounds only `maxUnavailable`
 /// to 100%, so a huge `maxSurge` percentage is accepted by the API server).
-pub fn scaled_value_from_int_or_percent(
+pub(crate) fn scaled_value_from_int_or_percent(
     value: Option<&IntOrString>,
     total: i32,
     round_up: bool,
@@ -25,7 +25,7 @@ pub fn scaled_value_from_int_or_percent(
 
 /// apimachinery's `GetScaledValueFromIntOrPercent` exactly, in Go's 64-bit `int`: a percentage's
 /// `ceil`/`floor` converted like Go's `int(float64)` on amd64 (out of range gives `i64::MIN`).
-pub fn scaled_value_go_int(
+pub(crate) fn scaled_value_go_int(
     value: Option<&IntOrString>,
     total: i32,
     round_up: bool,
@@ -65,18 +65,8 @@ fn go_float_to_int(x: f64) -> i64 {
     }
 }
 
-/// Like [`scaled_value_from_int_or_percent`] with `None` treated as `Int(0)`
-/// (upstream's `intstrutil.ValueOrDefault(v, FromInt32(0))`).
-pub fn scaled_value_or_zero(
-    value: Option<&IntOrString>,
-    total: i32,
-    round_up: bool,
-) -> Result<i32, DeploymentError> {
-    scaled_value_or_zero_go_int(value, total, round_up).map(|v| v as i32)
-}
-
 /// Like [`scaled_value_go_int`] with `None` treated as `Int(0)`.
-pub fn scaled_value_or_zero_go_int(
+pub(crate) fn scaled_value_or_zero_go_int(
     value: Option<&IntOrString>,
     total: i32,
     round_up: bool,
@@ -112,7 +102,7 @@ mod tests {
             let got = scaled_value_from_int_or_percent(value.as_ref(), total, up).map_err(|_| ());
             assert_eq!(got, want, "{value:?} of {total} (round up {up})");
         }
-        assert_eq!(scaled_value_or_zero(None, 10, true), Ok(0));
+        assert_eq!(scaled_value_or_zero_go_int(None, 10, true), Ok(0));
     }
 
     /// Found by `tests/rollout_math_fuzz.rs`: percentages scaled past `i32` saturated at

@@ -3,27 +3,17 @@
 //!
 //! Everything here is a free function over k8s-openapi types; nothing performs I/O.
 
-pub mod annotations;
-pub mod fields;
-pub mod hash;
-pub mod intstr;
-pub mod predicates;
-pub mod replica_sets;
-pub mod sizing;
-pub mod spew;
+pub(crate) mod annotations;
+pub(crate) mod conditions;
+pub(crate) mod fields;
+pub(crate) mod hash;
+pub(crate) mod intstr;
+pub(crate) mod predicates;
+pub(crate) mod replica_sets;
+pub(crate) mod sizing;
+pub(crate) mod spew;
 mod spew_layout;
 mod spew_table;
 mod spew_values;
-pub mod strategy;
-pub mod template_equality;
-
-pub use annotations::*;
-pub use hash::{
-    DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY, compute_hash, compute_hash_json, safe_encode_string,
-};
-pub use intstr::scaled_value_from_int_or_percent;
-pub use predicates::*;
-pub use replica_sets::*;
-pub use sizing::*;
-pub use strategy::*;
-pub use template_equality::{TemplateMatcher, equal_ignore_hash};
+pub(crate) mod strategy;
+pub(crate) mod template_equality;

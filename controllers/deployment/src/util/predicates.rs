@@ -3,7 +3,7 @@
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus};
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
-use crate::conditions::{
+use crate::util::conditions::{
     DEPLOYMENT_PROGRESSING, NEW_RS_AVAILABLE_REASON, TIMED_OUT_REASON, get_deployment_condition,
     reason_of,
 };
@@ -11,12 +11,12 @@ use crate::util::fields::{deployment_replicas, generation, progress_deadline_sec
 
 /// `HasProgressDeadline`: `progressDeadlineSeconds` set and not `i32::MAX` (the legacy
 /// extensions/v1beta1 "no deadline" value).
-pub fn has_progress_deadline(d: &Deployment) -> bool {
+pub(crate) fn has_progress_deadline(d: &Deployment) -> bool {
     progress_deadline_seconds(d).is_some_and(|s| s != i32::MAX)
 }
 
 /// `HasRevisionHistoryLimit`: `revisionHistoryLimit` set and not `i32::MAX`.
-pub fn has_revision_history_limit(d: &Deployment) -> bool {
+pub(crate) fn has_revision_history_limit(d: &Deployment) -> bool {
     d.spec.revision_history_limit.is_some_and(|l| l != i32::MAX)
 }
 
@@ -26,7 +26,7 @@ fn n(v: Option<i32>) -> i32 {
 
 /// `DeploymentComplete`: updated, total and available replicas all equal `spec.replicas` and the
 /// status observed the current generation.
-pub fn deployment_complete(d: &Deployment, new_status: &DeploymentStatus) -> bool {
+pub(crate) fn deployment_complete(d: &Deployment, new_status: &DeploymentStatus) -> bool {
     let want = deployment_replicas(d);
     n(new_status.updated_replicas) == want
         && n(new_status.replicas) == want
@@ -36,7 +36,7 @@ pub fn deployment_complete(d: &Deployment, new_status: &DeploymentStatus) -> boo
 
 /// `DeploymentProgressing`: compared with the stored status, more updated pods, fewer old pods,
 /// more ready pods or more available pods.
-pub fn deployment_progressing(d: &Deployment, new_status: &DeploymentStatus) -> bool {
+pub(crate) fn deployment_progressing(d: &Deployment, new_status: &DeploymentStatus) -> bool {
     let old = d.status.clone().unwrap_or_default();
     let old_old = n(old.replicas) - n(old.updated_replicas);
     let new_old = n(new_status.replicas) - n(new_status.updated_replicas);
@@ -53,7 +53,11 @@ pub fn deployment_progressing(d: &Deployment, new_status: &DeploymentStatus) -> 
 /// `NewReplicaSetAvailable`; true when it already says `ProgressDeadlineExceeded`; otherwise
 /// `lastUpdateTime + progressDeadlineSeconds` must be strictly before `now`. A missing
 /// `lastUpdateTime` behaves like Go's zero time (long past), i.e. timed out.
-pub fn deployment_timed_out(d: &Deployment, new_status: &DeploymentStatus, now: Timestamp) -> bool {
+pub(crate) fn deployment_timed_out(
+    d: &Deployment,
+    new_status: &DeploymentStatus,
+    now: Timestamp,
+) -> bool {
     if !has_progress_deadline(d) {
         return false;
     }
@@ -84,8 +88,8 @@ mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
     use super::*;
-    use crate::conditions::CONDITION_TRUE;
     use crate::testing::{at, int, rolling_deployment};
+    use crate::util::conditions::CONDITION_TRUE;
 
     #[test]
     fn test_deployment_complete() {

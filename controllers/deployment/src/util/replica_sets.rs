@@ -15,14 +15,14 @@ use crate::util::hash::DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY;
 use crate::util::template_equality::TemplateMatcher;
 
 /// `GetReplicaCountForReplicaSets`: Σ `spec.replicas`.
-pub fn get_replica_count_for_replica_sets<'a>(
+pub(crate) fn get_replica_count_for_replica_sets<'a>(
     rss: impl IntoIterator<Item = &'a ReplicaSet>,
 ) -> i32 {
     rss.into_iter().map(rs_replicas).fold(0, i32::wrapping_add)
 }
 
 /// `GetActualReplicaCountForReplicaSets`: Σ `status.replicas`.
-pub fn get_actual_replica_count_for_replica_sets<'a>(
+pub(crate) fn get_actual_replica_count_for_replica_sets<'a>(
     rss: impl IntoIterator<Item = &'a ReplicaSet>,
 ) -> i32 {
     rss.into_iter()
@@ -31,7 +31,7 @@ pub fn get_actual_replica_count_for_replica_sets<'a>(
 }
 
 /// `GetReadyReplicaCountForReplicaSets`: Σ `status.readyReplicas`.
-pub fn get_ready_replica_count_for_replica_sets<'a>(
+pub(crate) fn get_ready_replica_count_for_replica_sets<'a>(
     rss: impl IntoIterator<Item = &'a ReplicaSet>,
 ) -> i32 {
     rss.into_iter()
@@ -40,7 +40,7 @@ pub fn get_ready_replica_count_for_replica_sets<'a>(
 }
 
 /// `GetAvailableReplicaCountForReplicaSets`: Σ `status.availableReplicas`.
-pub fn get_available_replica_count_for_replica_sets<'a>(
+pub(crate) fn get_available_replica_count_for_replica_sets<'a>(
     rss: impl IntoIterator<Item = &'a ReplicaSet>,
 ) -> i32 {
     rss.into_iter()
@@ -52,7 +52,7 @@ pub fn get_available_replica_count_for_replica_sets<'a>(
 ///
 /// ReplicaSets never synced by their controller (`observedGeneration == 0` and no field) are
 /// skipped; if any other ReplicaSet lacks the field the total is unknown (`None`).
-pub fn get_terminating_replica_count_for_replica_sets<'a>(
+pub(crate) fn get_terminating_replica_count_for_replica_sets<'a>(
     rss: impl IntoIterator<Item = &'a ReplicaSet>,
 ) -> Option<i32> {
     let mut total = 0;
@@ -67,14 +67,14 @@ pub fn get_terminating_replica_count_for_replica_sets<'a>(
 }
 
 /// `FilterActiveReplicaSets`: ReplicaSets with `spec.replicas > 0`, order kept.
-pub fn filter_active_replica_sets<'a>(
+pub(crate) fn filter_active_replica_sets<'a>(
     rss: impl IntoIterator<Item = &'a ReplicaSet>,
 ) -> Vec<&'a ReplicaSet> {
     rss.into_iter().filter(|rs| rs_replicas(rs) > 0).collect()
 }
 
 /// `ReplicaSetsByCreationTimestamp`: oldest first; equal timestamps by name ascending.
-pub fn cmp_by_creation_timestamp(a: &ReplicaSet, b: &ReplicaSet) -> Ordering {
+pub(crate) fn cmp_by_creation_timestamp(a: &ReplicaSet, b: &ReplicaSet) -> Ordering {
     a.metadata
         .creation_timestamp
         .cmp(&b.metadata.creation_timestamp)
@@ -82,14 +82,14 @@ pub fn cmp_by_creation_timestamp(a: &ReplicaSet, b: &ReplicaSet) -> Ordering {
 }
 
 /// `ReplicaSetsBySizeOlder`: larger `spec.replicas` first; equal sizes oldest first.
-pub fn cmp_by_size_older(a: &ReplicaSet, b: &ReplicaSet) -> Ordering {
+pub(crate) fn cmp_by_size_older(a: &ReplicaSet, b: &ReplicaSet) -> Ordering {
     rs_replicas(b)
         .cmp(&rs_replicas(a))
         .then_with(|| cmp_by_creation_timestamp(a, b))
 }
 
 /// `ReplicaSetsBySizeNewer`: larger `spec.replicas` first; equal sizes newest first.
-pub fn cmp_by_size_newer(a: &ReplicaSet, b: &ReplicaSet) -> Ordering {
+pub(crate) fn cmp_by_size_newer(a: &ReplicaSet, b: &ReplicaSet) -> Ordering {
     rs_replicas(b)
         .cmp(&rs_replicas(a))
         .then_with(|| cmp_by_creation_timestamp(b, a))
@@ -97,7 +97,7 @@ pub fn cmp_by_size_newer(a: &ReplicaSet, b: &ReplicaSet) -> Ordering {
 
 /// `ReplicaSetsByRevision`: ascending revision; unparseable or equal revisions fall back to
 /// creation order. A missing annotation is revision 0.
-pub fn cmp_by_revision(a: &ReplicaSet, b: &ReplicaSet) -> Ordering {
+pub(crate) fn cmp_by_revision(a: &ReplicaSet, b: &ReplicaSet) -> Ordering {
     match (revision(&a.metadata), revision(&b.metadata)) {
         (Ok(ra), Ok(rb)) if ra != rb => ra.cmp(&rb),
         _ => cmp_by_creation_timestamp(a, b),
@@ -105,7 +105,7 @@ pub fn cmp_by_revision(a: &ReplicaSet, b: &ReplicaSet) -> Ordering {
 }
 
 /// Removes the `pod-template-hash` label from a template (an emptied map stays present).
-pub fn strip_hash_label(template: &mut PodTemplateSpec) {
+pub(crate) fn strip_hash_label(template: &mut PodTemplateSpec) {
     if let Some(meta) = template.metadata.as_mut()
         && let Some(labels) = meta.labels.as_mut()
     {
@@ -115,7 +115,7 @@ pub fn strip_hash_label(template: &mut PodTemplateSpec) {
 
 /// `FindNewReplicaSet`: the oldest ReplicaSet (creation order, then name) whose template equals
 /// the Deployment's ignoring the hash label.
-pub fn find_new_replica_set<'a>(
+pub(crate) fn find_new_replica_set<'a>(
     d: &Deployment,
     rs_list: &[&'a ReplicaSet],
 ) -> Option<&'a ReplicaSet> {
@@ -128,18 +128,11 @@ pub fn find_new_replica_set<'a>(
         .find(|rs| wanted.matches(rs.spec.template.as_ref().unwrap_or(&absent)))
 }
 
-/// `FindOldReplicaSets`: `(with_replicas, all)` — every ReplicaSet except the new one (by UID),
-/// in creation order; `with_replicas` keeps those with `spec.replicas != 0`.
-pub fn find_old_replica_sets<'a>(
-    d: &Deployment,
-    rs_list: &[&'a ReplicaSet],
-) -> (Vec<&'a ReplicaSet>, Vec<&'a ReplicaSet>) {
-    old_replica_sets(find_new_replica_set(d, rs_list), rs_list)
-}
-
-/// [`find_old_replica_sets`] given the new ReplicaSet [`find_new_replica_set`] found (a caller
-/// that needs both finds it once).
-pub fn old_replica_sets<'a>(
+/// `FindOldReplicaSets` given the new ReplicaSet [`find_new_replica_set`] found (upstream finds
+/// it again; a caller that needs both finds it once): `(with_replicas, all)` — every
+/// ReplicaSet except the new one (by UID), in creation order; `with_replicas` keeps those with
+/// `spec.replicas != 0`.
+pub(crate) fn old_replica_sets<'a>(
     new_rs: Option<&ReplicaSet>,
     rs_list: &[&'a ReplicaSet],
 ) -> (Vec<&'a ReplicaSet>, Vec<&'a ReplicaSet>) {
@@ -159,7 +152,7 @@ pub fn old_replica_sets<'a>(
 
 /// `FindActiveOrLatest`: the only active ReplicaSet, or — when none is active — the new one
 /// (else the newest old one). `None` when several are active or there is nothing at all.
-pub fn find_active_or_latest<'a>(
+pub(crate) fn find_active_or_latest<'a>(
     new_rs: Option<&'a ReplicaSet>,
     old_rss: &[&'a ReplicaSet],
 ) -> Option<&'a ReplicaSet> {
@@ -178,7 +171,7 @@ pub fn find_active_or_latest<'a>(
 }
 
 /// `metav1.GetControllerOf`: the owner reference with `controller: true`, if any.
-pub fn get_controller_of(
+pub(crate) fn get_controller_of(
     meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
 ) -> Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference> {
     meta.owner_references
@@ -189,13 +182,13 @@ pub fn get_controller_of(
 
 /// `metav1.IsControlledBy(rs, d)`: the ReplicaSet's controller reference has the Deployment's
 /// UID (upstream `ListReplicaSets` keeps only those).
-pub fn is_controlled_by(rs: &ReplicaSet, d: &Deployment) -> bool {
+pub(crate) fn is_controlled_by(rs: &ReplicaSet, d: &Deployment) -> bool {
     get_controller_of(&rs.metadata).is_some_and(|r| r.uid == uid_of(&d.metadata))
 }
 
 /// `SetFromReplicaSetTemplate`: copies the ReplicaSet's template (metadata and spec) into the
 /// Deployment, without the `pod-template-hash` label.
-pub fn set_from_replica_set_template(d: &mut Deployment, template: &PodTemplateSpec) {
+pub(crate) fn set_from_replica_set_template(d: &mut Deployment, template: &PodTemplateSpec) {
     let mut t = template.clone();
     strip_hash_label(&mut t);
     d.spec.template = t;

@@ -244,19 +244,25 @@ fn test_find_old_replica_sets() {
             .map(|r| name_of(&r.metadata).to_string())
             .collect::<Vec<_>>()
     };
-    let (req, all) = find_old_replica_sets(&d, &[&new_rs, &old_rs]);
+    let (req, all) = old_replica_sets(
+        find_new_replica_set(&d, &[&new_rs, &old_rs]),
+        &[&new_rs, &old_rs],
+    );
     assert_eq!(
         (names(req), names(all)),
         (vec![], vec!["old".to_string()]),
         "Get old ReplicaSets"
     );
-    let (req, all) = find_old_replica_sets(&d, &[&old_rs]);
+    let (req, all) = old_replica_sets(find_new_replica_set(&d, &[&old_rs]), &[&old_rs]);
     assert_eq!(
         (names(req), names(all)),
         (vec![], vec!["old".to_string()]),
         "Get old ReplicaSets with no new ReplicaSet"
     );
-    let (req, all) = find_old_replica_sets(&d, &[&old_rs, &new_rs, &new_rs_dup]);
+    let (req, all) = old_replica_sets(
+        find_new_replica_set(&d, &[&old_rs, &new_rs, &new_rs_dup]),
+        &[&old_rs, &new_rs, &new_rs_dup],
+    );
     assert_eq!(
         (names(req), names(all)),
         (
@@ -265,7 +271,7 @@ fn test_find_old_replica_sets() {
         ),
         "Get old ReplicaSets with two new ReplicaSets, only the oldest new ReplicaSet is seen as new ReplicaSet"
     );
-    let (req, all) = find_old_replica_sets(&d, &[&new_rs]);
+    let (req, all) = old_replica_sets(find_new_replica_set(&d, &[&new_rs]), &[&new_rs]);
     assert!(
         req.is_empty() && all.is_empty(),
         "Get empty old ReplicaSets"

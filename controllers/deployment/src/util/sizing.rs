@@ -24,7 +24,7 @@ use crate::util::strategy::{
 ///
 /// Not implemented: the `DeploymentPodReplacementPolicy` feature-gated variant that also
 /// counts terminating pods (k8s-openapi 0.29 has no `spec.podReplacementPolicy` field).
-pub fn new_rs_new_replicas(
+pub(crate) fn new_rs_new_replicas(
     d: &Deployment,
     all_rss: &[&ReplicaSet],
     new_rs: &ReplicaSet,
@@ -51,7 +51,7 @@ pub fn new_rs_new_replicas(
 
 /// `IsSaturated`: the ReplicaSet has exactly `spec.replicas` replicas, all available, and was
 /// last sized for this `spec.replicas` (desired-replicas annotation). `None` is not saturated.
-pub fn is_saturated(d: &Deployment, rs: Option<&ReplicaSet>) -> bool {
+pub(crate) fn is_saturated(d: &Deployment, rs: Option<&ReplicaSet>) -> bool {
     let Some(rs) = rs else {
         return false;
     };
@@ -64,7 +64,12 @@ pub fn is_saturated(d: &Deployment, rs: Option<&ReplicaSet>) -> bool {
 
 /// `GetProportion`: the number of replicas `rs` should gain (or lose, negative) out of the
 /// `to_add` replicas of a proportional scaling pass of which `added` are already handed out.
-pub fn get_proportion(rs: Option<&ReplicaSet>, d: &Deployment, to_add: i32, added: i32) -> i32 {
+pub(crate) fn get_proportion(
+    rs: Option<&ReplicaSet>,
+    d: &Deployment,
+    to_add: i32,
+    added: i32,
+) -> i32 {
     let Some(rs) = rs else {
         return 0;
     };
@@ -87,7 +92,7 @@ pub fn get_proportion(rs: Option<&ReplicaSet>, d: &Deployment, to_add: i32, adde
 /// `-rs.R`; a missing, invalid **or zero** annotation falls back to `d.status.replicas`; if that
 /// is 0 too the fraction is 0 (no division by zero). `rs.R * target` wraps like Go's `int32`
 /// product; rounding is half away from zero (`math.Round`).
-pub fn get_replica_set_fraction(rs: &ReplicaSet, d: &Deployment) -> i32 {
+pub(crate) fn get_replica_set_fraction(rs: &ReplicaSet, d: &Deployment) -> i32 {
     let desired = deployment_replicas(d);
     let rs_r = rs_replicas(rs);
     if desired == 0 {

@@ -193,9 +193,9 @@ fn huge_values_do_not_panic() {
     let _ = new_rs_new_replicas(&d, &[&big, &other], &other);
     let _ = get_replica_set_fraction(&big, &d);
     let _ = get_proportion(Some(&big), &d, i32::MAX, -5);
-    let _ = crate::sync::scale::scale(&d, Some(&big), &[&other]);
-    let _ = crate::rolling::rollout_rolling(&d, &big, &[&other]);
-    let _ = crate::sync::status::calculate_status(
+    let _ = crate::plan::scale::scale(&d, Some(&big), &[&other]);
+    let _ = crate::plan::rolling::plan_rolling(&d, &big, &[&other]);
+    let _ = crate::plan::status::calculate_status(
         &[&big, &other],
         Some(&big),
         &d,

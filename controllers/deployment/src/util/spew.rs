@@ -21,12 +21,12 @@
 
 use serde_json::Value;
 
-pub use super::spew_layout::{Field, GoType, Json, Kind};
+use super::spew_layout::{GoType, Json, Kind};
 use super::spew_table::{ROOT, TYPES};
 use super::spew_values;
 
 /// The text go-spew prints for `v1.PodTemplateSpec` given as JSON, `dump.ForHash(template)`.
-pub fn dump_pod_template(template: &Value) -> String {
+pub(crate) fn dump_pod_template(template: &Value) -> String {
     let mut w = Writer { out: String::new() };
     w.value(ROOT, present(Some(template)), true);
     w.out

@@ -3,18 +3,18 @@
 
 /// One Go type of the table.
 #[derive(Debug)]
-pub struct GoType {
+pub(crate) struct GoType {
     /// The name `reflect.Type.String()` gives, for example `*v1.SecurityContext`.
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// How the type's JSON form maps to its Go value.
-    pub json: Json,
+    pub(crate) json: Json,
     /// The Go kind, with the table indexes of element, key and field types.
-    pub kind: Kind,
+    pub(crate) kind: Kind,
 }
 
 /// The JSON form of a Go type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Json {
+pub(crate) enum Json {
     /// The JSON mirrors the Go layout (struct fields under their JSON keys).
     Plain,
     /// A quantity string (`"500m"`), parsed as `resource.ParseQuantity` does.
@@ -29,7 +29,7 @@ pub enum Json {
 
 /// A Go kind with its component types (indexes into the table).
 #[derive(Debug)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// `bool`.
     Bool,
     /// Any signed integer type.
@@ -42,20 +42,21 @@ pub enum Kind {
     Ptr(usize),
     /// A slice of the element type.
     Slice(usize),
-    /// A map from the key type (always of kind string) to the value type.
-    Map(usize, usize),
+    /// A map from the key type to the value type. The key is always of kind string, so the
+    /// replay never reads its type; the generated table records it all the same.
+    Map(#[allow(dead_code)] usize, usize),
     /// A struct with its fields in declaration order.
     Struct(&'static [Field]),
 }
 
 /// One struct field.
 #[derive(Debug)]
-pub struct Field {
+pub(crate) struct Field {
     /// The Go field name spew prints.
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// The JSON key; `""` for an embedded struct whose fields are inlined in the parent object,
     /// `"-"` for a field JSON never carries.
-    pub key: &'static str,
+    pub(crate) key: &'static str,
     /// The field's type.
-    pub ty: usize,
+    pub(crate) ty: usize,
 }

@@ -28,7 +28,7 @@ use super::spew_layout::Json;
 const UNIX_TO_INTERNAL: i64 = 62_135_596_800;
 
 /// The Go value behind `v` for a type whose JSON form is `json`.
-pub fn go_internals(json: Json, v: &Value) -> Value {
+pub(crate) fn go_internals(json: Json, v: &Value) -> Value {
     match json {
         Json::Plain => v.clone(),
         Json::Quantity => v.as_str().map_or(Value::Null, quantity),

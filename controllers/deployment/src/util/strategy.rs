@@ -10,12 +10,12 @@ use crate::util::fields::deployment_replicas;
 use crate::util::intstr::scaled_value_or_zero_go_int;
 
 /// `spec.strategy.type` value of the rolling strategy.
-pub const ROLLING_UPDATE_STRATEGY: &str = "RollingUpdate";
+pub(crate) const ROLLING_UPDATE_STRATEGY: &str = "RollingUpdate";
 /// `spec.strategy.type` value of the recreate strategy.
-pub const RECREATE_STRATEGY: &str = "Recreate";
+pub(crate) const RECREATE_STRATEGY: &str = "Recreate";
 
 /// `spec.strategy.type` ("" when absent: upstream does not default here, the API server does).
-pub fn strategy_type(d: &Deployment) -> &str {
+pub(crate) fn strategy_type(d: &Deployment) -> &str {
     d.spec
         .strategy
         .as_ref()
@@ -24,7 +24,7 @@ pub fn strategy_type(d: &Deployment) -> &str {
 }
 
 /// `IsRollingUpdate`: the strategy type is exactly `RollingUpdate`.
-pub fn is_rolling_update(d: &Deployment) -> bool {
+pub(crate) fn is_rolling_update(d: &Deployment) -> bool {
     strategy_type(d) == ROLLING_UPDATE_STRATEGY
 }
 
@@ -45,7 +45,7 @@ fn max_unavailable_param(d: &Deployment) -> Option<&IntOrString> {
 /// Percentages of surge round **up**, of unavailability round **down**; an absent value counts
 /// as 0; if both resolve to 0, `maxUnavailable` becomes 1 so that a rollout can always make
 /// progress. Malformed values are an error.
-pub fn resolve_fenceposts(
+pub(crate) fn resolve_fenceposts(
     max_surge: Option<&IntOrString>,
     max_unavailable: Option<&IntOrString>,
     desired: i32,
@@ -61,7 +61,7 @@ pub fn resolve_fenceposts(
 
 /// `MaxUnavailable`: 0 unless RollingUpdate with `spec.replicas > 0`; otherwise the resolved
 /// value clamped to `spec.replicas` (resolution errors give 0: validation prevents them).
-pub fn max_unavailable(d: &Deployment) -> i32 {
+pub(crate) fn max_unavailable(d: &Deployment) -> i32 {
     let desired = deployment_replicas(d);
     if !is_rolling_update(d) || desired == 0 {
         return 0;
@@ -71,16 +71,8 @@ pub fn max_unavailable(d: &Deployment) -> i32 {
     unavailable.min(desired)
 }
 
-/// `MinAvailable`: `spec.replicas - MaxUnavailable` for RollingUpdate, else 0.
-pub fn min_available(d: &Deployment) -> i32 {
-    if !is_rolling_update(d) {
-        return 0;
-    }
-    deployment_replicas(d) - max_unavailable(d)
-}
-
 /// `MaxSurge`: the resolved surge for RollingUpdate (not clamped), else 0.
-pub fn max_surge(d: &Deployment) -> i32 {
+pub(crate) fn max_surge(d: &Deployment) -> i32 {
     if !is_rolling_update(d) {
         return 0;
     }

@@ -26,21 +26,21 @@ use crate::util::hash::DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY;
 
 /// `EqualIgnoreHash`: whether two pod templates are equal once the `pod-template-hash` label
 /// is removed from both (semantics in the module's documentation).
-pub fn equal_ignore_hash(t1: &PodTemplateSpec, t2: &PodTemplateSpec) -> bool {
+pub(crate) fn equal_ignore_hash(t1: &PodTemplateSpec, t2: &PodTemplateSpec) -> bool {
     TemplateMatcher::new(t1).matches(t2)
 }
 
 /// One template (a Deployment's) to compare with many (its ReplicaSets'): answers as
 /// [`equal_ignore_hash`], serializing its own template at most once.
 #[derive(Debug)]
-pub struct TemplateMatcher<'a> {
+pub(crate) struct TemplateMatcher<'a> {
     wanted: &'a PodTemplateSpec,
     normalized: OnceCell<Value>,
 }
 
 impl<'a> TemplateMatcher<'a> {
     /// A matcher for `wanted`.
-    pub fn new(wanted: &'a PodTemplateSpec) -> Self {
+    pub(crate) fn new(wanted: &'a PodTemplateSpec) -> Self {
         Self {
             wanted,
             normalized: OnceCell::new(),
@@ -48,7 +48,7 @@ impl<'a> TemplateMatcher<'a> {
     }
 
     /// Whether `other` equals the wanted template, the hash label aside.
-    pub fn matches(&self, other: &PodTemplateSpec) -> bool {
+    pub(crate) fn matches(&self, other: &PodTemplateSpec) -> bool {
         if equal_fields_ignore_hash(self.wanted, other) {
             return true;
         }

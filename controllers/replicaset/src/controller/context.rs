@@ -10,45 +10,45 @@ use k8s_openapi::api::apps::v1::ReplicaSet;
 use kcm_controller::UIDTrackingControllerExpectations;
 use kcm_controller::clock::SharedClock;
 use kcm_controller::consistency::{ConsistencyStore, GroupResource};
-use kcm_controller::pod::PodView;
 use kcm_controller::pod_control::PodControl;
+use kcm_controller::pod_view::PodView;
 use kcm_informer::{Lister, ObjectKey};
 use kcm_workqueue::RateLimitingQueue;
 
 use crate::config::{QUEUE_NAME, ReplicaSetControllerConfig, ReplicaSetFeatures};
 
 /// The ReplicaSet cache (`apps/replicasets`).
-pub const REPLICASETS: GroupResource = GroupResource {
+pub(crate) const REPLICASETS: GroupResource = GroupResource {
     group: "apps",
     resource: "replicasets",
 };
 
 /// The pod cache (`pods`).
-pub const PODS: GroupResource = GroupResource {
+pub(crate) const PODS: GroupResource = GroupResource {
     group: "",
     resource: "pods",
 };
 
-/// The parts a [`ReplicaSetController`](crate::ReplicaSetController) is built from; use
-/// [`ReplicaSetController::new`](crate::ReplicaSetController::new) for the real thing, or fill
-/// this with fakes (a `kcm_controller::testing::MockApi` client, `FakePodControl`) to drive the
-/// controller in tests.
-pub struct ReplicaSetControllerParts {
+/// The parts a [`ReplicaSetController`](crate::ReplicaSetController) is built from:
+/// [`ReplicaSetController::new`](crate::ReplicaSetController::new) takes them from the
+/// informers and the API client; the unit tests fill them with fakes (a
+/// `kcm_controller::testing::MockApi` client, `FakePodControl`).
+pub(crate) struct ReplicaSetControllerParts {
     /// Cache of ReplicaSets (an informer's lister).
-    pub rs_lister: Lister<ReplicaSet>,
+    pub(crate) rs_lister: Lister<ReplicaSet>,
     /// Cache of pods.
-    pub pod_lister: Lister<PodView>,
+    pub(crate) pod_lister: Lister<PodView>,
     /// Live ReplicaSet reads and status writes.
-    pub client: kube::Client,
+    pub(crate) client: kube::Client,
     /// Pod creates/deletes/patches (with events).
-    pub pod_control: Arc<dyn PodControl>,
+    pub(crate) pod_control: Arc<dyn PodControl>,
     /// Clock for availability and expectations.
-    pub clock: SharedClock,
+    pub(crate) clock: SharedClock,
     /// Stale-controller consistency: the store the sync consults and records its status writes
     /// in (`None` turns the check off whatever the feature gate says). Pod writes are recorded
     /// by whoever owns `pod_control` (see
-    /// [`pod_write_recorder`](crate::controller::pod_write_recorder)).
-    pub consistency: Option<Arc<ConsistencyStore>>,
+    /// `pod_write_recorder`).
+    pub(crate) consistency: Option<Arc<ConsistencyStore>>,
 }
 
 impl fmt::Debug for ReplicaSetControllerParts {

@@ -1,5 +1,5 @@
-//! Informer event handlers (upstream `addRS`/`updateRS`/`deleteRS`,
-//! `addPod`/`updatePod`/`deletePod`, spec §4). They only enqueue keys and
+//! Informer event handlers (upstream `replica_set.go`: `addRS`/`updateRS`/`deleteRS`,
+//! `addPod`/`updatePod`/`deletePod`). They only enqueue keys and
 //! record observed creations/deletions in the expectations.
 
 use std::sync::Arc;
@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
-use kcm_controller::pod::PodView;
 use kcm_controller::pod_util::{controller_ref, is_pod_ready, pod_key};
+use kcm_controller::pod_view::PodView;
 use kcm_informer::{
     DeletedFinalStateUnknown, DeletedObject, ObjectKey, ResourceEventHandler, Selector,
 };

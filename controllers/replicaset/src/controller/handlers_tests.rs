@@ -3,7 +3,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
-use kcm_controller::pod::PodView;
+use kcm_controller::pod_view::PodView;
 use kcm_informer::{DeletedFinalStateUnknown, DeletedObject, ObjectKey};
 
 use super::*;

@@ -1,5 +1,5 @@
-//! Scaling a ReplicaSet towards `spec.replicas` (upstream `manageReplicas`,
-//! spec §8): slow-start creates or ranked parallel deletes, at most
+//! Scaling a ReplicaSet towards `spec.replicas` (upstream `replica_set.go`
+//! `manageReplicas`): slow-start creates or ranked parallel deletes, at most
 //! `burst_replicas` per sync, with expectations raised before any API call and
 //! lowered for every call that did not happen or failed.
 
@@ -11,8 +11,8 @@ use kcm_controller::ControlError;
 use kcm_controller::controller_ref_manager::ControllerRefOwner;
 use kcm_controller::error::NAMESPACE_TERMINATING_CAUSE;
 use kcm_controller::event_recorder::object_reference;
-use kcm_controller::pod::PodView;
 use kcm_controller::pod_util::pod_key;
+use kcm_controller::pod_view::PodView;
 use kcm_controller::ranking::get_pods_to_delete;
 use kcm_controller::related_pods::indirectly_related_pods;
 use kcm_controller::slow_start::{SLOW_START_INITIAL_BATCH_SIZE, slow_start_batch};

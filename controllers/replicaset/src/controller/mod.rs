@@ -4,7 +4,7 @@
 //! | file | upstream | holds |
 //! |---|---|---|
 //! | `replica_set_controller.rs` | `replica_set.go` (`NewReplicaSetController`, `Run`) | [`ReplicaSetController`]: wiring, workers |
-//! | `context.rs` | the `ReplicaSetController` struct | the state every file shares, [`ReplicaSetControllerParts`] |
+//! | `context.rs` | the `ReplicaSetController` struct | the state every file shares, the parts tests build the controller from |
 //! | `handlers.rs` | `replica_set.go` (`addRS` … `deletePod`) | informer event handlers, expectations observations |
 //! | `sync.rs` | `replica_set.go` (`syncReplicaSet`) | one sync: expectations, claim, manage, status, availability requeue |
 //! | `manage.rs` | `replica_set.go` (`manageReplicas`) | slow-start creates, ranked deletes |
@@ -17,5 +17,6 @@ mod replica_set_controller;
 mod sync;
 mod writes;
 
-pub use context::{PODS, REPLICASETS, ReplicaSetControllerParts};
-pub use replica_set_controller::{ReplicaSetController, pod_write_recorder};
+#[cfg(test)]
+pub(crate) use context::ReplicaSetControllerParts;
+pub use replica_set_controller::ReplicaSetController;

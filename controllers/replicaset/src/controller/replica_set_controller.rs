@@ -7,17 +7,18 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
-use kcm_controller::UIDTrackingControllerExpectations;
 use kcm_controller::clock::real_clock;
 use kcm_controller::consistency::ConsistencyStore;
 use kcm_controller::event_correlator::{CorrelatorOptions, EventCorrelator};
 use kcm_controller::event_recorder::{EventBroadcaster, KubeEventSink};
 use kcm_controller::label_index::POD_TEMPLATE_HASH_INDEX;
 use kcm_controller::owner_index::{CONTROLLER_UID_INDEX, controller_uid_index_fn, ensure_index};
-use kcm_controller::pod::PodView;
 use kcm_controller::pod_control::{KubePodControl, PodControl, WriteObserver};
+use kcm_controller::pod_view::PodView;
 use kcm_controller::worker::{RetryPolicy, WorkerPool};
-use kcm_informer::{InformerError, InformerFactory, ObjectKey, SharedIndexInformer};
+use kcm_informer::{
+    InformerError, InformerFactory, ObjectKey, SharedIndexInformer, wait_for_named_cache_sync,
+};
 use kcm_workqueue::RateLimitingQueue;
 use tokio_util::sync::CancellationToken;
 
@@ -30,7 +31,7 @@ use super::sync::sync_replica_set;
 
 /// A pod-control write observer recording each created or patched pod's resourceVersion for
 /// its controlling ReplicaSet (upstream's `OnWrite`).
-pub fn pod_write_recorder(store: Arc<ConsistencyStore>) -> WriteObserver {
+pub(crate) fn pod_write_recorder(store: Arc<ConsistencyStore>) -> WriteObserver {
     Arc::new(move |pod: &Pod| {
         let Some(owner) = pod
             .metadata
@@ -154,7 +155,7 @@ impl ReplicaSetController {
     /// Builds the controller from explicit parts without registering any event
     /// handler (feed events with [`register`](Self::register) or call the sync
     /// directly). Must be called inside a tokio runtime (the queue's timer).
-    pub fn from_parts(
+    pub(crate) fn from_parts(
         parts: ReplicaSetControllerParts,
         config: ReplicaSetControllerConfig,
     ) -> Self {
@@ -170,7 +171,7 @@ impl ReplicaSetController {
 
     /// Registers the controller's handlers on the two informers; `run` then
     /// waits for both to sync.
-    pub fn register(
+    pub(crate) fn register(
         &mut self,
         rs_informer: &SharedIndexInformer<ReplicaSet>,
         pod_informer: &SharedIndexInformer<PodView>,
@@ -194,12 +195,14 @@ impl ReplicaSetController {
     }
 
     /// The creation/deletion expectations, by ReplicaSet key.
-    pub fn expectations(&self) -> &UIDTrackingControllerExpectations {
+    #[cfg(test)]
+    pub(crate) fn expectations(&self) -> &kcm_controller::UIDTrackingControllerExpectations {
         &self.ctx.expectations
     }
 
     /// Syncs one ReplicaSet (upstream `syncReplicaSet`); what the workers call.
-    pub async fn sync_replica_set(&self, key: &ObjectKey) -> Result<(), SyncError> {
+    #[cfg(test)]
+    pub(crate) async fn sync_replica_set(&self, key: &ObjectKey) -> Result<(), SyncError> {
         sync_replica_set(&self.ctx, key).await
     }
 
@@ -207,7 +210,10 @@ impl ReplicaSetController {
     /// the queue down, waits for in-flight syncs and flushes queued events.
     pub async fn run(self, cancel: CancellationToken) {
         tracing::info!(controller = "replicaset", "Starting controller");
-        let synced = self.wait_for_caches(&cancel).await;
+        let synced = {
+            let check = || self.has_synced();
+            wait_for_named_cache_sync(QUEUE_NAME, &[&check], self.cache_sync_timeout, &cancel).await
+        };
         if synced {
             let ctx = self.ctx.clone();
             let pool = WorkerPool::new(
@@ -233,27 +239,6 @@ impl ReplicaSetController {
         tracing::info!(controller = "replicaset", "Shutting down controller");
         if let Some(b) = self.broadcaster {
             b.shutdown().await;
-        }
-    }
-
-    async fn wait_for_caches(&self, cancel: &CancellationToken) -> bool {
-        tracing::info!("Waiting for caches to sync for {QUEUE_NAME}");
-        let deadline = self
-            .cache_sync_timeout
-            .map(|t| tokio::time::Instant::now() + t);
-        loop {
-            if self.has_synced() {
-                tracing::info!("Caches are synced for {QUEUE_NAME}");
-                return true;
-            }
-            if cancel.is_cancelled() || deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
-                tracing::error!("unable to sync caches for {QUEUE_NAME}");
-                return false;
-            }
-            tokio::select! {
-                () = cancel.cancelled() => {}
-                () = tokio::time::sleep(Duration::from_millis(100)) => {}
-            }
         }
     }
 

@@ -1,4 +1,4 @@
-//! One reconciliation of a ReplicaSet (upstream `syncReplicaSet`, spec §6):
+//! One sync of a ReplicaSet key (upstream `replica_set.go` `syncReplicaSet`):
 //! expectations check, claim pods, create/delete, status, availability requeue.
 
 use std::sync::Arc;
@@ -9,10 +9,10 @@ use kcm_controller::consistency::record_stale_sync_skip;
 use kcm_controller::controller_ref_manager::{
     ControllerRefManager, ControllerRefOwner, live_can_adopt,
 };
-use kcm_controller::pod::PodView;
 use kcm_controller::pod_util::{
     filter_active_pods, find_min_next_pod_availability_check, is_controlled_by, is_pod_terminating,
 };
+use kcm_controller::pod_view::PodView;
 use kcm_informer::{ObjectKey, Selector};
 
 use crate::config::METRICS_SUBSYSTEM;

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use kcm_controller::consistency::{ConsistencyStore, LastSyncResourceVersion, stale_sync_skips};
 use parking_lot::Mutex;
 
-use crate::controller::{PODS, REPLICASETS, pod_write_recorder};
+use crate::controller::context::{PODS, REPLICASETS};
+use crate::controller::replica_set_controller::pod_write_recorder;
 use crate::error::SyncError;
 use crate::testing::{Harness, key, new_pod, new_replica_set};
 

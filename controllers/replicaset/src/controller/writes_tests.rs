@@ -1,4 +1,4 @@
-//! Tests of the status write (upstream `TestControllerUpdateStatusWithFailure`, spec §10.2).
+//! Tests of the status write (upstream `TestControllerUpdateStatusWithFailure`).
 
 use std::sync::Arc;
 

@@ -4,15 +4,15 @@
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentCondition, DeploymentStatus, ReplicaSet};
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
-use crate::conditions::{
+use crate::events::go_quote;
+use crate::features::FeatureGates;
+use crate::plan::status::{calculate_status, status_equal};
+use crate::util::conditions::{
     CONDITION_FALSE, CONDITION_TRUE, DEPLOYMENT_PROGRESSING, DEPLOYMENT_REPLICA_FAILURE,
     NEW_RS_AVAILABLE_REASON, REPLICA_SET_UPDATED_REASON, TIMED_OUT_REASON,
     get_deployment_condition, new_deployment_condition, reason_of, remove_deployment_condition,
     replica_set_to_deployment_condition, set_deployment_condition,
 };
-use crate::events::go_quote;
-use crate::features::FeatureGates;
-use crate::sync::status::{calculate_status, status_equal};
 use crate::util::fields::{name_of, progress_deadline_seconds};
 use crate::util::predicates::{
     deployment_complete, deployment_progressing, deployment_timed_out, has_progress_deadline,
@@ -27,7 +27,7 @@ fn subject(d: &Deployment, new_rs: Option<&ReplicaSet>) -> String {
 
 /// `getReplicaFailures`: the `ReplicaFailure` conditions of the new ReplicaSet, or — if it has
 /// none — of every ReplicaSet in `all_rss`, converted to Deployment conditions.
-pub fn get_replica_failures(
+pub(crate) fn get_replica_failures(
     all_rss: &[&ReplicaSet],
     new_rs: Option<&ReplicaSet>,
 ) -> Vec<DeploymentCondition> {
@@ -62,7 +62,7 @@ pub fn get_replica_failures(
 ///   (the old condition is removed first; `lastTransitionTime` kept if it was True); timed out
 ///   -> False/`ProgressDeadlineExceeded` "… has timed out progressing.".
 /// * ReplicaFailure: the first failure of [`get_replica_failures`], else removed.
-pub fn rollout_status(
+pub(crate) fn rollout_status(
     all_rss: &[&ReplicaSet],
     new_rs: Option<&ReplicaSet>,
     d: &Deployment,
@@ -132,7 +132,7 @@ pub fn rollout_status(
 
 /// When to look at a Deployment again to detect a missed progress deadline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StuckRequeue {
+pub(crate) enum StuckRequeue {
     /// No deadline, no Progressing condition, complete, or already timed out (upstream `-1`).
     NotNeeded,
     /// Less than a second left: re-enqueue now, rate limited (upstream `0`).
@@ -144,7 +144,7 @@ pub enum StuckRequeue {
 
 impl StuckRequeue {
     /// The delay to pass to the work queue's `AddAfter` (`after + 1s`).
-    pub fn enqueue_after(&self) -> Option<SignedDuration> {
+    pub(crate) fn enqueue_after(&self) -> Option<SignedDuration> {
         match self {
             StuckRequeue::After(after) => Some(after.saturating_add(SignedDuration::from_secs(1))),
             _ => None,
@@ -153,7 +153,7 @@ impl StuckRequeue {
 }
 
 /// `requeueStuckDeployment`: based on the **stored** Progressing condition and `new_status`.
-pub fn requeue_stuck_deployment(
+pub(crate) fn requeue_stuck_deployment(
     d: &Deployment,
     new_status: &DeploymentStatus,
     now: Timestamp,
@@ -191,7 +191,7 @@ pub fn requeue_stuck_deployment(
 
 /// Outcome of `syncRolloutStatus`.
 #[derive(Debug, Clone, PartialEq)]
-pub enum RolloutStatusDecision {
+pub(crate) enum RolloutStatusPlan {
     /// The status changed: UpdateStatus with it (no stuck-check requeue on this path: the
     /// write triggers a new sync).
     Update(DeploymentStatus),
@@ -200,19 +200,19 @@ pub enum RolloutStatusDecision {
 }
 
 /// `syncRolloutStatus` minus I/O.
-pub fn sync_rollout_status(
+pub(crate) fn plan_rollout_status(
     all_rss: &[&ReplicaSet],
     new_rs: Option<&ReplicaSet>,
     d: &Deployment,
     features: &FeatureGates,
     now: Timestamp,
-) -> RolloutStatusDecision {
+) -> RolloutStatusPlan {
     let new_status = rollout_status(all_rss, new_rs, d, features, now);
     let stored = d.status.clone().unwrap_or_default();
     if status_equal(&stored, &new_status) {
-        RolloutStatusDecision::Unchanged(requeue_stuck_deployment(d, &new_status, now))
+        RolloutStatusPlan::Unchanged(requeue_stuck_deployment(d, &new_status, now))
     } else {
-        RolloutStatusDecision::Update(new_status)
+        RolloutStatusPlan::Update(new_status)
     }
 }
 

@@ -1,5 +1,5 @@
-//! The pod-template hash against upstream's own: `fixtures/template_hash.json` holds, for each
-//! template of `fixtures/template_hash_cases.json`, the template as the API server serves it
+//! The pod-template hash against upstream's own: `tests/fixtures/template_hash.json` holds, for each
+//! template of `tests/fixtures/template_hash_cases.json`, the template as the API server serves it
 //! (`stored`) and the hash upstream's `controller.ComputeHash` (v1.37.2) gives it, both made by
 //! `upstream/cmd/templatehash`. Regenerate, from `upstream/`, with
 //!
@@ -8,16 +8,16 @@
 //! go run ./cmd/templatehash < $f/template_hash_cases.json > $f/template_hash.json
 //! ```
 //!
-//! `fixtures/template_hash_random.json` holds random templates (`-random 20 -seed 1`): every field
+//! `tests/fixtures/template_hash_random.json` holds random templates (`-random 20 -seed 1`): every field
 //! of the Go types, including ones newer than the k8s-openapi the tests build with, so those are
 //! checked through the JSON entry point only.
 //!
 //! With `TEMPLATEHASH_DUMP=1` the Go program also writes upstream's go-spew text (`dump`); this
 //! test then compares the text too, which shows where a mismatch starts.
 
+use super::{compute_hash, compute_hash_json};
+use crate::util::spew::dump_pod_template;
 use k8s_openapi::api::core::v1::PodTemplateSpec;
-use kcm_deployment::util::spew::dump_pod_template;
-use kcm_deployment::util::{compute_hash, compute_hash_json};
 use serde::Deserialize;
 
 #[derive(Deserialize)]

@@ -20,7 +20,7 @@ use crate::util::template_equality::equal_ignore_hash;
 
 /// `getRollbackTo`: the requested revision (0 = the previous one), or `None` when the
 /// annotation is absent, empty or not a base-10 `i64`.
-pub fn get_rollback_to(d: &Deployment) -> Option<i64> {
+pub(crate) fn get_rollback_to(d: &Deployment) -> Option<i64> {
     let value = annotation(&d.metadata, DEPRECATED_ROLLBACK_TO)?;
     if value.is_empty() {
         return None;
@@ -29,7 +29,7 @@ pub fn get_rollback_to(d: &Deployment) -> Option<i64> {
 }
 
 /// `setRollbackTo(d, nil)`: removes the annotation.
-pub fn clear_rollback_to(d: &mut Deployment) {
+pub(crate) fn clear_rollback_to(d: &mut Deployment) {
     if let Some(a) = d.metadata.annotations.as_mut() {
         a.remove(DEPRECATED_ROLLBACK_TO);
     }
@@ -39,13 +39,13 @@ pub fn clear_rollback_to(d: &mut Deployment) {
 /// of `deployment` — the rollback annotation is always cleared — and records `event` (for
 /// a performed rollback, only if the Update succeeded).
 #[derive(Debug, Clone, PartialEq)]
-pub struct RollbackOutcome {
+pub(crate) struct RollbackPlan {
     /// The Deployment to write.
-    pub deployment: Deployment,
+    pub(crate) deployment: Deployment,
     /// Event to record.
-    pub event: DeploymentEvent,
+    pub(crate) event: DeploymentEvent,
     /// Whether the template was actually replaced.
-    pub performed: bool,
+    pub(crate) performed: bool,
 }
 
 fn warning(reason: &'static str, message: String) -> DeploymentEvent {
@@ -63,14 +63,14 @@ fn warning(reason: &'static str, message: String) -> DeploymentEvent {
 /// has the target revision (unparseable revisions are skipped), Warning
 /// `DeploymentRollbackRevisionNotFound`. Otherwise [`rollback_to_template`] with the first
 /// matching ReplicaSet.
-pub fn rollback(d: &Deployment, all_rss: &[&ReplicaSet]) -> Option<RollbackOutcome> {
+pub(crate) fn plan_rollback(d: &Deployment, all_rss: &[&ReplicaSet]) -> Option<RollbackPlan> {
     let mut to_revision = get_rollback_to(d)?;
     let mut cleared = d.clone();
     clear_rollback_to(&mut cleared);
     if to_revision == 0 {
         to_revision = last_revision(all_rss);
         if to_revision == 0 {
-            return Some(RollbackOutcome {
+            return Some(RollbackPlan {
                 deployment: cleared,
                 event: warning(
                     ROLLBACK_REVISION_NOT_FOUND,
@@ -86,7 +86,7 @@ pub fn rollback(d: &Deployment, all_rss: &[&ReplicaSet]) -> Option<RollbackOutco
             _ => continue,
         }
     }
-    Some(RollbackOutcome {
+    Some(RollbackPlan {
         deployment: cleared,
         event: warning(
             ROLLBACK_REVISION_NOT_FOUND,
@@ -99,11 +99,15 @@ pub fn rollback(d: &Deployment, all_rss: &[&ReplicaSet]) -> Option<RollbackOutco
 /// `rollbackToTemplate`: copies the ReplicaSet's template (minus the hash label) and its
 /// non-skipped annotations into the Deployment — unless the templates are already equal, which
 /// gives Warning `DeploymentRollbackTemplateUnchanged` (upstream emits it as a Warning).
-pub fn rollback_to_template(d: &Deployment, rs: &ReplicaSet, to_revision: i64) -> RollbackOutcome {
+pub(crate) fn rollback_to_template(
+    d: &Deployment,
+    rs: &ReplicaSet,
+    to_revision: i64,
+) -> RollbackPlan {
     let mut deployment = d.clone();
     clear_rollback_to(&mut deployment);
     if equal_ignore_hash(&deployment_template(d), &rs_template(rs)) {
-        return RollbackOutcome {
+        return RollbackPlan {
             event: warning(
                 ROLLBACK_TEMPLATE_UNCHANGED,
                 rollback_template_unchanged_message(name_of(&d.metadata)),
@@ -116,7 +120,7 @@ pub fn rollback_to_template(d: &Deployment, rs: &ReplicaSet, to_revision: i64) -
     set_deployment_annotations_to(&mut deployment, rs);
     // set_deployment_annotations_to keeps skip-listed annotations, the rollback one included.
     clear_rollback_to(&mut deployment);
-    RollbackOutcome {
+    RollbackPlan {
         event: DeploymentEvent {
             type_: EventType::Normal,
             reason: ROLLBACK_DONE,
@@ -174,7 +178,7 @@ mod tests {
             "deploy v1",
         );
         let r2 = revisioned("web-2", "2", "nginx");
-        let out = rollback(&d, &[&r1, &r2]).expect("requested");
+        let out = plan_rollback(&d, &[&r1, &r2]).expect("requested");
         assert!(out.performed);
         assert_eq!(out.event.type_, EventType::Normal);
         assert_eq!(out.event.reason, "DeploymentRollback");
@@ -194,7 +198,7 @@ mod tests {
     fn rollback_not_found_and_unchanged() {
         let d = with_rollback(rolling_deployment("web", 1, None, None), "0");
         let only = revisioned("web-1", "1", "nginx");
-        let out = rollback(&d, &[&only]).expect("requested");
+        let out = plan_rollback(&d, &[&only]).expect("requested");
         assert_eq!(
             (out.event.type_, out.event.message.as_str()),
             (EventType::Warning, "Unable to find last revision.")
@@ -203,7 +207,7 @@ mod tests {
         assert!(!out.performed && get_rollback_to(&out.deployment).is_none());
 
         let d = with_rollback(rolling_deployment("web", 1, None, None), "7");
-        let out = rollback(&d, &[&only]).expect("requested");
+        let out = plan_rollback(&d, &[&only]).expect("requested");
         assert_eq!(
             out.event.message,
             "Unable to find the revision to rollback to."
@@ -211,7 +215,7 @@ mod tests {
 
         // Target has the current template (ignoring the hash label).
         let d = with_rollback(rolling_deployment("web", 1, None, None), "1");
-        let out = rollback(&d, &[&only]).expect("requested");
+        let out = plan_rollback(&d, &[&only]).expect("requested");
         assert!(!out.performed);
         assert_eq!(out.event.type_, EventType::Warning);
         assert_eq!(out.event.reason, "DeploymentRollbackTemplateUnchanged");
@@ -222,7 +226,7 @@ mod tests {
         assert_eq!(get_rollback_to(&out.deployment), None);
 
         assert_eq!(
-            rollback(&rolling_deployment("web", 1, None, None), &[&only]),
+            plan_rollback(&rolling_deployment("web", 1, None, None), &[&only]),
             None
         );
     }

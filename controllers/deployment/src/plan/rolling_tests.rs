@@ -1,5 +1,5 @@
 use super::*;
-use crate::sync::scale::apply_scale_steps;
+use crate::plan::scale::apply_scale_steps;
 use crate::testing::{int, rolling_deployment, rs};
 
 fn sizes(rss: &[&ReplicaSet], steps: &[ScaleStep], d: &Deployment) -> Vec<i32> {
@@ -7,6 +7,11 @@ fn sizes(rss: &[&ReplicaSet], steps: &[ScaleStep], d: &Deployment) -> Vec<i32> {
         .iter()
         .map(rs_replicas)
         .collect()
+}
+
+/// Upstream's `scaled` result of `reconcileOldReplicaSets`, had every step succeeded.
+fn scaled(plan: &OldReplicaSetsPlan) -> bool {
+    !plan.steps.is_empty() && plan.aborted.is_none()
 }
 
 #[test]
@@ -133,7 +138,7 @@ fn test_deployment_controller_reconcile_old_replica_sets() {
         let new_rs = rs("foo-new", new_r, new_a, 100);
         let all = [&old_rs, &new_rs];
         let plan = reconcile_old_replica_sets(&all, &[&old_rs], &new_rs, &d);
-        assert_eq!(plan.scaled(), want.is_some(), "{name}");
+        assert_eq!(scaled(&plan), want.is_some(), "{name}");
         if let Some(w) = want {
             assert_eq!(sizes(&[&old_rs], &plan.steps, &d), vec![w], "{name}");
         }
@@ -216,7 +221,7 @@ fn cleanup_unhealthy_replicas_invalid_scale_down() {
     let d = rolling_deployment("foo", 4, Some(int(2)), Some(int(2)));
     let plan = reconcile_old_replica_sets(&[&weird, &ok, &new_rs], &[&weird, &ok], &new_rs, &d);
     assert_eq!(plan.steps.len(), 1);
-    assert!(!plan.scaled());
+    assert!(!scaled(&plan));
     assert!(plan.aborted.is_some());
 }
 
@@ -268,15 +273,15 @@ fn rollout_rolling_decisions() {
     let old_rs = rs("old", 3, 3, 10);
     let new_rs = rs("new", 0, 0, 20);
     assert!(matches!(
-        rollout_rolling(&d, &new_rs, &[&old_rs]),
-        Ok(RollingDecision::ScaleNewReplicaSet(ScaleStep {
+        plan_rolling(&d, &new_rs, &[&old_rs]),
+        Ok(RollingPlan::ScaleNewReplicaSet(ScaleStep {
             new_replicas: 1,
             ..
         }))
     ));
     let new_rs = rs("new", 1, 1, 20);
-    match rollout_rolling(&d, &new_rs, &[&old_rs]) {
-        Ok(RollingDecision::ScaleDownOldReplicaSets(plan)) => {
+    match plan_rolling(&d, &new_rs, &[&old_rs]) {
+        Ok(RollingPlan::ScaleDownOldReplicaSets(plan)) => {
             assert_eq!(sizes(&[&old_rs], &plan.steps, &d), vec![2])
         }
         other => panic!("unexpected {other:?}"),
@@ -284,8 +289,8 @@ fn rollout_rolling_decisions() {
     let new_rs = rs("new", 3, 3, 20);
     let empty_old = rs("old", 0, 0, 10);
     assert_eq!(
-        rollout_rolling(&d, &new_rs, &[&empty_old]),
-        Ok(RollingDecision::Idle { cleanup: false })
+        plan_rolling(&d, &new_rs, &[&empty_old]),
+        Ok(RollingPlan::Idle { cleanup: false })
     );
     let mut done = d.clone();
     done.status = Some(k8s_openapi::api::apps::v1::DeploymentStatus {
@@ -295,7 +300,7 @@ fn rollout_rolling_decisions() {
         ..Default::default()
     });
     assert_eq!(
-        rollout_rolling(&done, &new_rs, &[&empty_old]),
-        Ok(RollingDecision::Idle { cleanup: true })
+        plan_rolling(&done, &new_rs, &[&empty_old]),
+        Ok(RollingPlan::Idle { cleanup: true })
     );
 }

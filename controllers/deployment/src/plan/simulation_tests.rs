@@ -5,6 +5,15 @@
 
 use std::collections::BTreeMap;
 
+use crate::FeatureGates;
+use crate::plan::cleanup::replica_sets_to_clean_up;
+use crate::plan::new_replica_set::{classify_replica_sets, new_replica_set};
+use crate::plan::progress::{RolloutStatusPlan, plan_rollout_status};
+use crate::plan::recreate::{RecreatePlan, plan_recreate};
+use crate::plan::rolling::{RollingPlan, plan_rolling};
+use crate::plan::scale::ScaleStep;
+use crate::util::annotations::REVISION_ANNOTATION;
+use crate::util::strategy::{max_surge, max_unavailable};
 use k8s_openapi::api::apps::v1::{
     Deployment, DeploymentSpec, DeploymentStatus, DeploymentStrategy, ReplicaSet, ReplicaSetSpec,
     ReplicaSetStatus, RollingUpdateDeployment,
@@ -13,14 +22,6 @@ use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, Time};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use k8s_openapi::jiff::Timestamp;
-use kcm_deployment::FeatureGates;
-use kcm_deployment::progress::{RolloutStatusDecision, sync_rollout_status};
-use kcm_deployment::recreate::{RecreateDecision, rollout_recreate};
-use kcm_deployment::rolling::{RollingDecision, rollout_rolling};
-use kcm_deployment::sync::{
-    ScaleStep, classify_replica_sets, new_replica_set, replica_sets_to_clean_up,
-};
-use kcm_deployment::util::{REVISION_ANNOTATION, max_surge, max_unavailable};
 
 fn template(image: &str) -> PodTemplateSpec {
     PodTemplateSpec {
@@ -147,8 +148,8 @@ fn write_status(d: &mut Deployment, rss: &[ReplicaSet], new_name: Option<&str>, 
     let new_rs = rss
         .iter()
         .find(|rs| rs.metadata.name.as_deref() == new_name);
-    if let RolloutStatusDecision::Update(status) =
-        sync_rollout_status(&all, new_rs, d, &FeatureGates::default(), now(i))
+    if let RolloutStatusPlan::Update(status) =
+        plan_rollout_status(&all, new_rs, d, &FeatureGates::default(), now(i))
     {
         d.status = Some(status);
     }
@@ -208,12 +209,12 @@ fn rolling_update_respects_surge_and_availability_and_completes() {
                     let olds: Vec<ReplicaSet> =
                         classified.old_rss.iter().map(|rs| (*rs).clone()).collect();
                     let old_refs: Vec<&ReplicaSet> = olds.iter().collect();
-                    match rollout_rolling(&d, &new_rs, &old_refs).expect("valid strategy") {
-                        RollingDecision::ScaleNewReplicaSet(step) => apply(&mut rss, &[step], &d),
-                        RollingDecision::ScaleDownOldReplicaSets(plan) => {
+                    match plan_rolling(&d, &new_rs, &old_refs).expect("valid strategy") {
+                        RollingPlan::ScaleNewReplicaSet(step) => apply(&mut rss, &[step], &d),
+                        RollingPlan::ScaleDownOldReplicaSets(plan) => {
                             apply(&mut rss, &plan.steps, &d)
                         }
-                        RollingDecision::Idle { cleanup } => {
+                        RollingPlan::Idle { cleanup } => {
                             if cleanup {
                                 let doomed: Vec<String> = replica_sets_to_clean_up(&old_refs, &d)
                                     .iter()
@@ -294,10 +295,10 @@ fn recreate_never_runs_old_and_new_pods_together() {
             })
             .collect();
         let pod_refs = pods.iter().map(|(uid, phase)| (uid.as_str(), *phase));
-        match rollout_recreate(&d, new_rs.as_ref(), &old_refs, pod_refs) {
-            RecreateDecision::ScaleDownOldReplicaSets(steps) => apply(&mut rss, &steps, &d),
-            RecreateDecision::WaitForOldPods => {}
-            RecreateDecision::CreateNewReplicaSet => {
+        match plan_recreate(&d, new_rs.as_ref(), &old_refs, pod_refs) {
+            RecreatePlan::ScaleDownOldReplicaSets(steps) => apply(&mut rss, &steps, &d),
+            RecreatePlan::WaitForOldPods => {}
+            RecreatePlan::CreateNewReplicaSet => {
                 let mut created =
                     new_replica_set(&d, &old_refs, &classified.new_revision).expect("buildable");
                 created.metadata.uid = Some("uid-new".into());
@@ -305,7 +306,7 @@ fn recreate_never_runs_old_and_new_pods_together() {
                 new_name = created.metadata.name.clone();
                 rss.push(created);
             }
-            RecreateDecision::ScaleUpNewReplicaSet { step, cleanup } => {
+            RecreatePlan::ScaleUpNewReplicaSet { step, cleanup } => {
                 apply(&mut rss, step.as_slice(), &d);
                 done = cleanup;
             }

@@ -325,7 +325,7 @@ fn scale_replica_set_refreshes_annotations_and_events() {
     let r = rs("foo-v1", 3, 3, 0);
     let out = scale_replica_set(&r, 3, &d);
     let updated = out.update.clone().expect("annotations missing -> update");
-    assert!(!out.scales());
+    assert!(out.event.is_none(), "no resize");
     let a = updated.metadata.annotations.clone().unwrap_or_default();
     assert_eq!(
         a.get(DESIRED_REPLICAS_ANNOTATION).map(String::as_str),

@@ -17,7 +17,7 @@ use crate::util::strategy::{is_rolling_update, max_surge};
 
 /// Which upstream resize helper a step stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ScaleKind {
+pub(crate) enum ScaleKind {
     /// `scaleReplicaSetAndRecordEvent`: nothing at all happens when the size is already right
     /// (annotations are not refreshed).
     IfSizeChanged,
@@ -29,34 +29,27 @@ pub enum ScaleKind {
 /// One ReplicaSet resize decided by a pure function, to be executed in list order by the
 /// controller loop (stopping at the first failed update, like upstream).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScaleStep {
+pub(crate) struct ScaleStep {
     /// Name of the ReplicaSet.
-    pub rs_name: String,
+    pub(crate) rs_name: String,
     /// Target `spec.replicas`.
-    pub new_replicas: i32,
+    pub(crate) new_replicas: i32,
     /// Helper semantics.
-    pub kind: ScaleKind,
+    pub(crate) kind: ScaleKind,
 }
 
 /// What executing a [`ScaleStep`] against the current object means.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ScaleOutcome {
+pub(crate) struct ScaleOutcome {
     /// The object to send with an Update call; `None` = no API call needed.
-    pub update: Option<ReplicaSet>,
+    pub(crate) update: Option<ReplicaSet>,
     /// The event to record once the update succeeded (only when the size changed).
-    pub event: Option<DeploymentEvent>,
-}
-
-impl ScaleOutcome {
-    /// Whether the step resizes (upstream's `scaled` result, given a successful update).
-    pub fn scales(&self) -> bool {
-        self.event.is_some()
-    }
+    pub(crate) event: Option<DeploymentEvent>,
 }
 
 impl ScaleStep {
     /// The outcome of this step for the current `rs` of Deployment `d`.
-    pub fn outcome(&self, rs: &ReplicaSet, d: &Deployment) -> ScaleOutcome {
+    pub(crate) fn outcome(&self, rs: &ReplicaSet, d: &Deployment) -> ScaleOutcome {
         match self.kind {
             ScaleKind::IfSizeChanged => {
                 scale_replica_set_and_record_event(rs, self.new_replicas, d)
@@ -70,7 +63,7 @@ impl ScaleStep {
 /// annotations (`d.R`, `d.R + MaxSurge`) are out of date, returns the updated copy; the
 /// `ScalingReplicaSet` event is only due when the size changes, its `up`/`down` derived from
 /// the old and new sizes (master; releases before ~1.31 passed a fixed operation per pass).
-pub fn scale_replica_set(rs: &ReplicaSet, new_scale: i32, d: &Deployment) -> ScaleOutcome {
+pub(crate) fn scale_replica_set(rs: &ReplicaSet, new_scale: i32, d: &Deployment) -> ScaleOutcome {
     let old_scale = rs_replicas(rs);
     let desired = deployment_replicas(d);
     let max = desired.wrapping_add(max_surge(d));
@@ -99,7 +92,7 @@ pub fn scale_replica_set(rs: &ReplicaSet, new_scale: i32, d: &Deployment) -> Sca
 
 /// `scaleReplicaSetAndRecordEvent`: no-op when the size is already `new_scale`, otherwise
 /// [`scale_replica_set`].
-pub fn scale_replica_set_and_record_event(
+pub(crate) fn scale_replica_set_and_record_event(
     rs: &ReplicaSet,
     new_scale: i32,
     d: &Deployment,
@@ -132,7 +125,7 @@ fn step(rs: &ReplicaSet, new_replicas: i32, kind: ScaleKind) -> ScaleStep {
 ///    so its annotations are refreshed.
 ///
 /// `old_rss` may be in any order (olds first, the new one last, as upstream builds the list).
-pub fn scale(
+pub(crate) fn scale(
     d: &Deployment,
     new_rs: Option<&ReplicaSet>,
     old_rss: &[&ReplicaSet],
@@ -190,7 +183,7 @@ pub fn scale(
 
 /// `isScalingEvent`: some active ReplicaSet carries a parseable desired-replicas annotation
 /// that differs from `d.R` (i.e. the user changed `spec.replicas` since the last resize).
-pub fn is_scaling_event(
+pub(crate) fn is_scaling_event(
     d: &Deployment,
     new_rs: Option<&ReplicaSet>,
     old_rss: &[&ReplicaSet],
@@ -202,9 +195,10 @@ pub fn is_scaling_event(
         .any(|v| v != desired)
 }
 
-/// Applies `steps` to copies of `rss` as if every update succeeded (a simulation used by tests
-/// and by callers that chain decisions within one sync). Unknown names are ignored.
-pub fn apply_scale_steps(
+/// Applies `steps` to copies of `rss` as if every update succeeded (the tests' simulation of
+/// the controller executing them). Unknown names are ignored.
+#[cfg(test)]
+pub(crate) fn apply_scale_steps(
     rss: &[&ReplicaSet],
     steps: &[ScaleStep],
     d: &Deployment,

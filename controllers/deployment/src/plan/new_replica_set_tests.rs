@@ -1,11 +1,11 @@
 use super::*;
-use crate::conditions::{DEPLOYMENT_PROGRESSING, reason_of};
 use crate::testing::{
     at, int, recreate_deployment, rolling_deployment, rs, spec_mut, status_mut, with_annotation,
 };
 use crate::util::annotations::{
     DESIRED_REPLICAS_ANNOTATION, MAX_REPLICAS_ANNOTATION, REVISION_HISTORY_ANNOTATION,
 };
+use crate::util::conditions::{DEPLOYMENT_PROGRESSING, reason_of};
 use crate::util::fields::rs_replicas;
 
 fn rs_matching(d: &Deployment, name: &str, replicas: i32, created: i64) -> ReplicaSet {
@@ -63,7 +63,7 @@ fn classify_replica_sets_revisions() {
         ["foo-a", "foo-b"]
     );
     assert_eq!(c.new_revision, "4");
-    assert_eq!(c.all().len(), 3);
+    assert_eq!(c.old_rss.len() + usize::from(c.new_rs.is_some()), 3);
     let c = classify_replica_sets(&d, &[]);
     assert_eq!((c.new_rs, c.new_revision.as_str()), (None, "1"));
 }
@@ -165,7 +165,7 @@ fn existing_new_replica_set_decisions() {
     spec_mut(&mut d).progress_deadline_seconds = Some(600);
     // Revision raised -> update RS (history records the old revision).
     let reused = with_annotation(rs_matching(&d, "foo-1", 0, 0), REVISION_ANNOTATION, "1");
-    match sync_existing_new_replica_set(&d, &reused, "4", at(0)) {
+    match plan_existing_new_replica_set(&d, &reused, "4", at(0)) {
         ExistingNewReplicaSetAction::UpdateReplicaSet(r) => {
             let a = r.metadata.annotations.unwrap_or_default();
             assert_eq!(a.get(REVISION_ANNOTATION).map(String::as_str), Some("4"));
@@ -179,7 +179,7 @@ fn existing_new_replica_set_decisions() {
     // minReadySeconds drift -> update RS.
     spec_mut(&mut d).min_ready_seconds = Some(7);
     let current = with_annotation(rs_matching(&d, "foo-1", 3, 0), REVISION_ANNOTATION, "4");
-    match sync_existing_new_replica_set(&d, &current, "4", at(0)) {
+    match plan_existing_new_replica_set(&d, &current, "4", at(0)) {
         ExistingNewReplicaSetAction::UpdateReplicaSet(r) => {
             assert_eq!(r.spec.min_ready_seconds, Some(7));
         }
@@ -187,7 +187,7 @@ fn existing_new_replica_set_decisions() {
     }
     // In sync: the deployment gets the RS's revision and FoundNewReplicaSet.
     spec_mut(&mut d).min_ready_seconds = None;
-    match sync_existing_new_replica_set(&d, &current, "4", at(9)) {
+    match plan_existing_new_replica_set(&d, &current, "4", at(9)) {
         ExistingNewReplicaSetAction::UpdateDeploymentStatus(nd) => {
             assert_eq!(annotation(&nd.metadata, REVISION_ANNOTATION), Some("4"));
             let c = get_deployment_condition(
@@ -205,7 +205,7 @@ fn existing_new_replica_set_decisions() {
             );
             // Second pass with the stored result: nothing.
             assert_eq!(
-                sync_existing_new_replica_set(&nd, &current, "4", at(10)),
+                plan_existing_new_replica_set(&nd, &current, "4", at(10)),
                 ExistingNewReplicaSetAction::Nothing
             );
         }

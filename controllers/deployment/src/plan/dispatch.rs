@@ -6,12 +6,12 @@
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
-use crate::rollback::get_rollback_to;
+use crate::plan::rollback::get_rollback_to;
 use crate::util::strategy::{RECREATE_STRATEGY, ROLLING_UPDATE_STRATEGY, strategy_type};
 
 /// The path of one sync, in upstream's order of precedence.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SyncPath {
+pub(crate) enum SyncPath {
     /// The selector is empty (`{}`): Warning `SelectingAll`, bump `observedGeneration` if it
     /// lags (status write, error ignored), and stop.
     SelectingAll {
@@ -20,20 +20,20 @@ pub enum SyncPath {
     },
     /// Being deleted: `syncStatusOnly`.
     StatusOnly,
-    /// Paused: `sync` (proportional [`crate::sync::scale()`], status; cleanup unless a rollback
-    /// is pending, see [`sync_cleans_up`]).
+    /// Paused: `sync` (proportional [`crate::plan::scale::scale()`], status; cleanup unless a rollback
+    /// is pending, see [`scaling_cleans_up`]).
     Paused,
-    /// The legacy rollback annotation is set: [`crate::rollback::rollback()`].
+    /// The legacy rollback annotation is set: [`crate::plan::rollback::plan_rollback()`].
     Rollback,
     /// Neither paused nor rolling back: a scaling event
-    /// ([`crate::sync::is_scaling_event`], which needs the ReplicaSets) takes `sync`, anything
+    /// ([`crate::plan::scale::is_scaling_event`], which needs the ReplicaSets) takes `sync`, anything
     /// else the rollout of the strategy.
     Rollout(Strategy),
 }
 
 /// The rollout a Deployment's `spec.strategy.type` asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Strategy {
+pub(crate) enum Strategy {
     /// `rolloutRecreate`.
     Recreate,
     /// `rolloutRolling`.
@@ -45,7 +45,7 @@ pub enum Strategy {
 impl SyncPath {
     /// Whether the sync claims (adopts/releases) the namespace's ReplicaSets first
     /// (`getReplicaSetsForDeployment`): every path but [`SyncPath::SelectingAll`].
-    pub fn claims_replica_sets(&self) -> bool {
+    pub(crate) fn claims_replica_sets(&self) -> bool {
         !matches!(self, SyncPath::SelectingAll { .. })
     }
 
@@ -53,7 +53,7 @@ impl SyncPath {
     /// (`checkPausedConditions`) after the claim, before anything else: every path but
     /// [`SyncPath::SelectingAll`] and [`SyncPath::StatusOnly`], so that a paused rollout does not
     /// time out.
-    pub fn checks_paused_conditions(&self) -> bool {
+    pub(crate) fn checks_paused_conditions(&self) -> bool {
         !matches!(self, SyncPath::SelectingAll { .. } | SyncPath::StatusOnly)
     }
 }
@@ -64,14 +64,14 @@ fn is_paused(d: &Deployment) -> bool {
 
 /// Whether the selector deep-equals an empty `LabelSelector` (a nil selector is not caught here,
 /// as upstream; validation forbids both).
-pub fn selects_everything(d: &Deployment) -> bool {
+pub(crate) fn selects_everything(d: &Deployment) -> bool {
     d.spec.selector == LabelSelector::default()
 }
 
 /// The path of this sync. Nothing a step before the path changes (claims, paused conditions,
 /// the revision sync inside `isScalingEvent`) touches what it is decided from: the selector,
 /// the deletion timestamp, `spec.paused`, the rollback annotation and the strategy type.
-pub fn sync_path(d: &Deployment) -> SyncPath {
+pub(crate) fn sync_path(d: &Deployment) -> SyncPath {
     if selects_everything(d) {
         let observed = d
             .status
@@ -99,7 +99,7 @@ pub fn sync_path(d: &Deployment) -> SyncPath {
 }
 
 /// In `sync`: old ReplicaSets are cleaned up only when paused and no rollback is pending.
-pub fn sync_cleans_up(d: &Deployment) -> bool {
+pub(crate) fn scaling_cleans_up(d: &Deployment) -> bool {
     is_paused(d) && get_rollback_to(d).is_none()
 }
 
@@ -207,8 +207,8 @@ mod tests {
             );
         }
 
-        assert!(!sync_cleans_up(&rollback));
-        assert!(!sync_cleans_up(&paused_rollback), "rollback pending");
-        assert!(sync_cleans_up(&paused));
+        assert!(!scaling_cleans_up(&rollback));
+        assert!(!scaling_cleans_up(&paused_rollback), "rollback pending");
+        assert!(scaling_cleans_up(&paused));
     }
 }

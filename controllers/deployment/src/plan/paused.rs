@@ -4,7 +4,7 @@
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus};
 use k8s_openapi::jiff::Timestamp;
 
-use crate::conditions::{
+use crate::util::conditions::{
     CONDITION_UNKNOWN, DEPLOYMENT_PROGRESSING, PAUSED_DEPLOY_REASON, RESUMED_DEPLOY_REASON,
     TIMED_OUT_REASON, get_deployment_condition, new_deployment_condition, reason_of,
     set_deployment_condition,
@@ -12,9 +12,9 @@ use crate::conditions::{
 use crate::util::predicates::has_progress_deadline;
 
 /// Message of the paused condition.
-pub const PAUSED_MESSAGE: &str = "Deployment is paused";
+pub(crate) const PAUSED_MESSAGE: &str = "Deployment is paused";
 /// Message of the resumed condition.
-pub const RESUMED_MESSAGE: &str = "Deployment is resumed";
+pub(crate) const RESUMED_MESSAGE: &str = "Deployment is resumed";
 
 /// The status to write (UpdateStatus) when pausing or resuming changes the Progressing
 /// condition, `None` otherwise.
@@ -23,7 +23,7 @@ pub const RESUMED_MESSAGE: &str = "Deployment is resumed";
 /// Paused without a `DeploymentPaused` condition -> Progressing=Unknown/`DeploymentPaused`;
 /// not paused but the condition says `DeploymentPaused` -> Progressing=Unknown/
 /// `DeploymentResumed` (which also refreshes `lastUpdateTime`).
-pub fn check_paused_conditions(d: &Deployment, now: Timestamp) -> Option<DeploymentStatus> {
+pub(crate) fn paused_condition_update(d: &Deployment, now: Timestamp) -> Option<DeploymentStatus> {
     if !has_progress_deadline(d) {
         return None;
     }
@@ -62,8 +62,8 @@ mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
     use super::*;
-    use crate::conditions::{CONDITION_FALSE, CONDITION_TRUE, REPLICA_SET_UPDATED_REASON};
     use crate::testing::{at, rolling_deployment, spec_mut, status_mut};
+    use crate::util::conditions::{CONDITION_FALSE, CONDITION_TRUE, REPLICA_SET_UPDATED_REASON};
 
     fn deployment(paused: bool, pds: Option<i32>, cond: Option<(&str, &str)>) -> Deployment {
         let mut d = rolling_deployment("foo", 1, None, None);
@@ -90,23 +90,23 @@ mod tests {
     fn check_paused_conditions_cases() {
         // No deadline: never touched.
         assert_eq!(
-            check_paused_conditions(&deployment(true, None, None), at(9)),
+            paused_condition_update(&deployment(true, None, None), at(9)),
             None
         );
         assert_eq!(
-            check_paused_conditions(&deployment(true, Some(i32::MAX), None), at(9)),
+            paused_condition_update(&deployment(true, Some(i32::MAX), None), at(9)),
             None
         );
         // Timed out: never overwritten.
         let d = deployment(true, Some(600), Some((CONDITION_FALSE, TIMED_OUT_REASON)));
-        assert_eq!(check_paused_conditions(&d, at(9)), None);
+        assert_eq!(paused_condition_update(&d, at(9)), None);
         // Pausing.
         let d = deployment(
             true,
             Some(600),
             Some((CONDITION_TRUE, REPLICA_SET_UPDATED_REASON)),
         );
-        let s = check_paused_conditions(&d, at(9)).expect("paused condition added");
+        let s = paused_condition_update(&d, at(9)).expect("paused condition added");
         assert_eq!(
             progressing(&s),
             (CONDITION_UNKNOWN.into(), PAUSED_DEPLOY_REASON.into())
@@ -117,14 +117,14 @@ mod tests {
             Some(600),
             Some((CONDITION_UNKNOWN, PAUSED_DEPLOY_REASON)),
         );
-        assert_eq!(check_paused_conditions(&d, at(9)), None);
+        assert_eq!(paused_condition_update(&d, at(9)), None);
         // Resuming keeps the transition time (Unknown -> Unknown) and bumps the update time.
         let d = deployment(
             false,
             Some(600),
             Some((CONDITION_UNKNOWN, PAUSED_DEPLOY_REASON)),
         );
-        let s = check_paused_conditions(&d, at(9)).expect("resumed condition");
+        let s = paused_condition_update(&d, at(9)).expect("resumed condition");
         assert_eq!(
             progressing(&s),
             (CONDITION_UNKNOWN.into(), RESUMED_DEPLOY_REASON.into())
@@ -135,7 +135,7 @@ mod tests {
         assert_eq!(c.message.as_deref(), Some(RESUMED_MESSAGE));
         // Not paused, no paused condition: nothing.
         assert_eq!(
-            check_paused_conditions(&deployment(false, Some(600), None), at(9)),
+            paused_condition_update(&deployment(false, Some(600), None), at(9)),
             None
         );
     }

@@ -4,7 +4,7 @@
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 
 use crate::error::DeploymentError;
-use crate::sync::scale::{ScaleKind, ScaleStep};
+use crate::plan::scale::{ScaleKind, ScaleStep};
 use crate::util::fields::{deployment_replicas, name_of, rs_available_replicas, rs_replicas};
 use crate::util::predicates::deployment_complete;
 use crate::util::replica_sets::{
@@ -26,7 +26,7 @@ fn step(rs: &ReplicaSet, new_replicas: i32) -> ScaleStep {
 ///
 /// Above `d.R` it shrinks to `d.R`; below, it grows to [`new_rs_new_replicas`] (bounded by
 /// `maxSurge`); equal (or no room) -> `None`.
-pub fn reconcile_new_replica_set(
+pub(crate) fn reconcile_new_replica_set(
     all_rss: &[&ReplicaSet],
     new_rs: &ReplicaSet,
     d: &Deployment,
@@ -45,27 +45,13 @@ pub fn reconcile_new_replica_set(
 
 /// The scale-downs of `reconcileOldReplicaSets`, in execution order.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct OldReplicaSetsPlan {
+pub(crate) struct OldReplicaSetsPlan {
     /// Unhealthy-replica cleanup first (oldest first), then availability-bounded scale-down.
-    pub steps: Vec<ScaleStep>,
+    pub(crate) steps: Vec<ScaleStep>,
     /// Set when the cleanup hit upstream's "invalid request to scale down" (an RS reporting
     /// more available replicas than it has). Upstream swallows it: the steps before it run,
     /// no further scale-down happens, and the sync continues as if nothing was scaled.
-    pub aborted: Option<DeploymentError>,
-}
-
-/// Error handling while executing the steps differs between upstream versions: the master-era
-/// text the spec was checked against (with the `DeploymentPodReplacementPolicy` cases) swallows
-/// update errors of the cleanup and scale-down phases (`reconcileOldReplicaSets` returns
-/// `(false, nil)`); a stored upstream `rolling_test.go` without those cases
-/// ("... update failure must surface") returns them, and `rolloutRolling` then still runs
-/// `syncRolloutStatus` before returning the joined errors. The plan itself is the same in both;
-/// the controller loop picks the policy.
-impl OldReplicaSetsPlan {
-    /// Upstream's `scaled` result (assuming every step succeeds).
-    pub fn scaled(&self) -> bool {
-        !self.steps.is_empty() && self.aborted.is_none()
-    }
+    pub(crate) aborted: Option<DeploymentError>,
 }
 
 /// `reconcileOldReplicaSets`: `old_rss` are the **active** old ReplicaSets.
@@ -75,7 +61,7 @@ impl OldReplicaSetsPlan {
 /// [`cleanup_unhealthy_replicas`] removes up to that many unavailable old replicas, then
 /// [`scale_down_old_replica_sets_for_rolling_update`] removes available ones while keeping
 /// `d.R - MaxUnavailable` available.
-pub fn reconcile_old_replica_sets(
+pub(crate) fn reconcile_old_replica_sets(
     all_rss: &[&ReplicaSet],
     old_rss: &[&ReplicaSet],
     new_rs: &ReplicaSet,
@@ -115,20 +101,20 @@ pub fn reconcile_old_replica_sets(
 
 /// Result of [`cleanup_unhealthy_replicas`].
 #[derive(Debug, Clone, PartialEq)]
-pub struct UnhealthyCleanup {
+pub(crate) struct UnhealthyCleanup {
     /// The old ReplicaSets sorted oldest first, with the planned sizes applied.
-    pub old_rss: Vec<ReplicaSet>,
+    pub(crate) old_rss: Vec<ReplicaSet>,
     /// Replicas removed.
-    pub cleaned: i32,
+    pub(crate) cleaned: i32,
     /// The resizes, oldest ReplicaSet first.
-    pub steps: Vec<ScaleStep>,
+    pub(crate) steps: Vec<ScaleStep>,
     /// Upstream's "invalid request to scale down" (then `steps` holds those before it).
-    pub error: Option<DeploymentError>,
+    pub(crate) error: Option<DeploymentError>,
 }
 
 /// `cleanupUnhealthyReplicas`: oldest first, removes up to `max_cleanup_count` replicas that
 /// are not available (`R - A` per ReplicaSet), skipping empty and fully available ones.
-pub fn cleanup_unhealthy_replicas(
+pub(crate) fn cleanup_unhealthy_replicas(
     old_rss: &[&ReplicaSet],
     _d: &Deployment,
     max_cleanup_count: i32,
@@ -177,7 +163,7 @@ pub fn cleanup_unhealthy_replicas(
 
 /// `scaleDownOldReplicaSetsForRollingUpdate`: with `available = Σ A(all_rss)` above
 /// `d.R - MaxUnavailable`, removes the excess from the old ReplicaSets, oldest first.
-pub fn scale_down_old_replica_sets_for_rolling_update(
+pub(crate) fn scale_down_old_replica_sets_for_rolling_update(
     all_rss: &[&ReplicaSet],
     old_rss: &[&ReplicaSet],
     d: &Deployment,
@@ -208,16 +194,16 @@ pub fn scale_down_old_replica_sets_for_rolling_update(
 }
 
 /// The action of one `rolloutRolling` pass (the new ReplicaSet already exists — creating it is
-/// [`crate::sync::new_replica_set()`]'s job). After any of them the caller runs
-/// [`crate::progress::sync_rollout_status`].
+/// [`crate::plan::new_replica_set::new_replica_set()`]'s job). After any of them the caller runs
+/// [`crate::plan::progress::plan_rollout_status`].
 #[derive(Debug, Clone, PartialEq)]
-pub enum RollingDecision {
+pub(crate) enum RollingPlan {
     /// Resize the new ReplicaSet (and stop this pass).
     ScaleNewReplicaSet(ScaleStep),
     /// Shrink old ReplicaSets (and stop this pass, unless [`OldReplicaSetsPlan::aborted`]).
     ScaleDownOldReplicaSets(OldReplicaSetsPlan),
     /// Nothing to scale; when `cleanup`, delete surplus old ReplicaSets
-    /// ([`crate::sync::replica_sets_to_clean_up`]) — judged on the stored status.
+    /// ([`crate::plan::cleanup::replica_sets_to_clean_up`]) — judged on the stored status.
     Idle {
         /// `DeploymentComplete(d, d.status)`.
         cleanup: bool,
@@ -225,22 +211,22 @@ pub enum RollingDecision {
 }
 
 /// `rolloutRolling` minus I/O: scale up first, else scale down, else (maybe) clean up.
-pub fn rollout_rolling(
+pub(crate) fn plan_rolling(
     d: &Deployment,
     new_rs: &ReplicaSet,
     old_rss: &[&ReplicaSet],
-) -> Result<RollingDecision, DeploymentError> {
+) -> Result<RollingPlan, DeploymentError> {
     let all: Vec<&ReplicaSet> = old_rss.iter().copied().chain(Some(new_rs)).collect();
     if let Some(step) = reconcile_new_replica_set(&all, new_rs, d)? {
-        return Ok(RollingDecision::ScaleNewReplicaSet(step));
+        return Ok(RollingPlan::ScaleNewReplicaSet(step));
     }
     let active_old = filter_active_replica_sets(old_rss.iter().copied());
     let plan = reconcile_old_replica_sets(&all, &active_old, new_rs, d);
     if !plan.steps.is_empty() {
-        return Ok(RollingDecision::ScaleDownOldReplicaSets(plan));
+        return Ok(RollingPlan::ScaleDownOldReplicaSets(plan));
     }
     let stored = d.status.clone().unwrap_or_default();
-    Ok(RollingDecision::Idle {
+    Ok(RollingPlan::Idle {
         cleanup: deployment_complete(d, &stored),
     })
 }

@@ -2,8 +2,8 @@ use k8s_openapi::api::apps::v1::ReplicaSetStatus;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::*;
-use crate::conditions::{DEPLOYMENT_PROGRESSING, get_deployment_condition, reason_of};
 use crate::testing::{at, int, recreate_deployment, rolling_deployment, rs, status_mut};
+use crate::util::conditions::{DEPLOYMENT_PROGRESSING, get_deployment_condition, reason_of};
 
 fn rs_with(
     name: &str,
@@ -105,9 +105,9 @@ fn calculate_status_keeps_other_conditions_and_transition_time() {
     let new = rs_with("new", 1, 1, 1, 1, Some(0));
     let first = calculate_status(&[&new], Some(&new), &d, &FeatureGates::default(), at(10));
     let mut stored = first.clone();
-    crate::conditions::set_deployment_condition(
+    crate::util::conditions::set_deployment_condition(
         &mut stored,
-        crate::conditions::new_deployment_condition(
+        crate::util::conditions::new_deployment_condition(
             DEPLOYMENT_PROGRESSING,
             CONDITION_TRUE,
             "X",
@@ -126,7 +126,7 @@ fn calculate_status_keeps_other_conditions_and_transition_time() {
     assert!(get_deployment_condition(&second, DEPLOYMENT_PROGRESSING).is_some());
     // Nothing changed: no status write.
     assert_eq!(
-        sync_deployment_status(&[&new], Some(&new), &d, &FeatureGates::default(), at(30)),
+        status_update(&[&new], Some(&new), &d, &FeatureGates::default(), at(30)),
         None
     );
 }
@@ -135,8 +135,8 @@ fn calculate_status_keeps_other_conditions_and_transition_time() {
 fn sync_deployment_status_writes_on_change() {
     let d = rolling_deployment("foo", 1, Some(int(1)), Some(int(0)));
     let new = rs_with("new", 1, 1, 1, 1, Some(0));
-    let s = sync_deployment_status(&[&new], Some(&new), &d, &FeatureGates::default(), at(30))
-        .expect("changed");
+    let s =
+        status_update(&[&new], Some(&new), &d, &FeatureGates::default(), at(30)).expect("changed");
     assert_eq!(s.available_replicas, Some(1));
 }
 
@@ -173,12 +173,11 @@ fn gate_off_leaves_terminating_unset_and_writes_nothing_more() {
     // The ReplicaSets report the field (their controller has it on); this one does not.
     let old = rs_with("old", 0, 1, 0, 0, Some(1));
     let new = rs_with("new", 2, 2, 2, 2, Some(0));
-    let first =
-        sync_deployment_status(&[&old, &new], Some(&new), &d, &off, at(10)).expect("first write");
+    let first = status_update(&[&old, &new], Some(&new), &d, &off, at(10)).expect("first write");
     assert_eq!(first.terminating_replicas, None);
     d.status = Some(first);
     assert_eq!(
-        sync_deployment_status(&[&old, &new], Some(&new), &d, &off, at(20)),
+        status_update(&[&old, &new], Some(&new), &d, &off, at(20)),
         None,
         "steady state: no second write"
     );
@@ -192,12 +191,11 @@ fn server_dropping_the_field_causes_no_repeated_writes() {
     let old = rs_with("old", 0, 0, 0, 0, None);
     let new = rs_with("new", 2, 2, 2, 2, None);
     let gates = FeatureGates::default();
-    let first =
-        sync_deployment_status(&[&old, &new], Some(&new), &d, &gates, at(10)).expect("write");
+    let first = status_update(&[&old, &new], Some(&new), &d, &gates, at(10)).expect("write");
     assert_eq!(first.terminating_replicas, None);
     d.status = Some(stored_without_terminating(first));
     assert_eq!(
-        sync_deployment_status(&[&old, &new], Some(&new), &d, &gates, at(20)),
+        status_update(&[&old, &new], Some(&new), &d, &gates, at(20)),
         None
     );
 }

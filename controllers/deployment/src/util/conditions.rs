@@ -6,42 +6,42 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 
 /// Condition type: the Deployment has at least its minimum availability.
-pub const DEPLOYMENT_AVAILABLE: &str = "Available";
+pub(crate) const DEPLOYMENT_AVAILABLE: &str = "Available";
 /// Condition type: a rollout is progressing, complete, or has failed to progress.
-pub const DEPLOYMENT_PROGRESSING: &str = "Progressing";
+pub(crate) const DEPLOYMENT_PROGRESSING: &str = "Progressing";
 /// Condition type: a pod could not be created or deleted (copied from a ReplicaSet).
-pub const DEPLOYMENT_REPLICA_FAILURE: &str = "ReplicaFailure";
+pub(crate) const DEPLOYMENT_REPLICA_FAILURE: &str = "ReplicaFailure";
 
 /// Condition status `True`.
-pub const CONDITION_TRUE: &str = "True";
+pub(crate) const CONDITION_TRUE: &str = "True";
 /// Condition status `False`.
-pub const CONDITION_FALSE: &str = "False";
+pub(crate) const CONDITION_FALSE: &str = "False";
 /// Condition status `Unknown`.
-pub const CONDITION_UNKNOWN: &str = "Unknown";
+pub(crate) const CONDITION_UNKNOWN: &str = "Unknown";
 
 /// Progressing=True while progress is observed.
-pub const REPLICA_SET_UPDATED_REASON: &str = "ReplicaSetUpdated";
+pub(crate) const REPLICA_SET_UPDATED_REASON: &str = "ReplicaSetUpdated";
 /// Progressing=False when creating the new ReplicaSet failed.
-pub const FAILED_RS_CREATE_REASON: &str = "ReplicaSetCreateError";
+pub(crate) const FAILED_RS_CREATE_REASON: &str = "ReplicaSetCreateError";
 /// Progressing=True when the controller created the new ReplicaSet.
-pub const NEW_REPLICA_SET_REASON: &str = "NewReplicaSetCreated";
+pub(crate) const NEW_REPLICA_SET_REASON: &str = "NewReplicaSetCreated";
 /// Progressing=True when an existing ReplicaSet matched the template.
-pub const FOUND_NEW_RS_REASON: &str = "FoundNewReplicaSet";
+pub(crate) const FOUND_NEW_RS_REASON: &str = "FoundNewReplicaSet";
 /// Progressing=True once the rollout completed.
-pub const NEW_RS_AVAILABLE_REASON: &str = "NewReplicaSetAvailable";
+pub(crate) const NEW_RS_AVAILABLE_REASON: &str = "NewReplicaSetAvailable";
 /// Progressing=False when `progressDeadlineSeconds` passed without progress.
-pub const TIMED_OUT_REASON: &str = "ProgressDeadlineExceeded";
+pub(crate) const TIMED_OUT_REASON: &str = "ProgressDeadlineExceeded";
 /// Progressing=Unknown while paused.
-pub const PAUSED_DEPLOY_REASON: &str = "DeploymentPaused";
+pub(crate) const PAUSED_DEPLOY_REASON: &str = "DeploymentPaused";
 /// Progressing=Unknown right after resuming.
-pub const RESUMED_DEPLOY_REASON: &str = "DeploymentResumed";
+pub(crate) const RESUMED_DEPLOY_REASON: &str = "DeploymentResumed";
 /// Available=True.
-pub const MINIMUM_REPLICAS_AVAILABLE: &str = "MinimumReplicasAvailable";
+pub(crate) const MINIMUM_REPLICAS_AVAILABLE: &str = "MinimumReplicasAvailable";
 /// Available=False.
-pub const MINIMUM_REPLICAS_UNAVAILABLE: &str = "MinimumReplicasUnavailable";
+pub(crate) const MINIMUM_REPLICAS_UNAVAILABLE: &str = "MinimumReplicasUnavailable";
 
 /// `NewDeploymentCondition`: both timestamps set to `now`.
-pub fn new_deployment_condition(
+pub(crate) fn new_deployment_condition(
     type_: &str,
     status: &str,
     reason: &str,
@@ -59,12 +59,12 @@ pub fn new_deployment_condition(
 }
 
 /// Reason of a condition ("" when absent, like Go's zero string).
-pub fn reason_of(c: &DeploymentCondition) -> &str {
+pub(crate) fn reason_of(c: &DeploymentCondition) -> &str {
     c.reason.as_deref().unwrap_or("")
 }
 
 /// `GetDeploymentCondition`: a copy of the first condition of that type.
-pub fn get_deployment_condition(
+pub(crate) fn get_deployment_condition(
     status: &DeploymentStatus,
     type_: &str,
 ) -> Option<DeploymentCondition> {
@@ -82,7 +82,10 @@ pub fn get_deployment_condition(
 ///   or `lastUpdateTime`);
 /// * same status, other reason -> the new condition keeps the old `lastTransitionTime`;
 /// * every condition of that type is removed and the new one appended at the end.
-pub fn set_deployment_condition(status: &mut DeploymentStatus, mut condition: DeploymentCondition) {
+pub(crate) fn set_deployment_condition(
+    status: &mut DeploymentStatus,
+    mut condition: DeploymentCondition,
+) {
     if let Some(current) =
         get_deployment_condition(status, condition.type_.as_deref().unwrap_or_default())
     {
@@ -103,7 +106,7 @@ pub fn set_deployment_condition(status: &mut DeploymentStatus, mut condition: De
 
 /// `RemoveDeploymentCondition`: drops every condition of that type. An emptied list becomes
 /// `None` (Go's nil slice), so "no conditions" always compares equal.
-pub fn remove_deployment_condition(status: &mut DeploymentStatus, type_: &str) {
+pub(crate) fn remove_deployment_condition(status: &mut DeploymentStatus, type_: &str) {
     let conditions = filter_out_condition(status.conditions.take(), type_);
     status.conditions = (!conditions.is_empty()).then_some(conditions);
 }
@@ -121,7 +124,7 @@ fn filter_out_condition(
 
 /// `ReplicaSetToDeploymentCondition`: type/status/reason/message copied; both timestamps are
 /// the ReplicaSet condition's `lastTransitionTime` (RS conditions have no update time).
-pub fn replica_set_to_deployment_condition(c: &ReplicaSetCondition) -> DeploymentCondition {
+pub(crate) fn replica_set_to_deployment_condition(c: &ReplicaSetCondition) -> DeploymentCondition {
     DeploymentCondition {
         type_: c.type_.clone(),
         status: c.status.clone(),

@@ -3,11 +3,11 @@
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus, ReplicaSet};
 use k8s_openapi::jiff::Timestamp;
 
-use crate::conditions::{
+use crate::features::FeatureGates;
+use crate::util::conditions::{
     CONDITION_FALSE, CONDITION_TRUE, DEPLOYMENT_AVAILABLE, MINIMUM_REPLICAS_AVAILABLE,
     MINIMUM_REPLICAS_UNAVAILABLE, new_deployment_condition, set_deployment_condition,
 };
-use crate::features::FeatureGates;
 use crate::util::fields::{deployment_replicas, generation, rs_status_replicas};
 use crate::util::replica_sets::{
     get_actual_replica_count_for_replica_sets, get_available_replica_count_for_replica_sets,
@@ -17,9 +17,10 @@ use crate::util::replica_sets::{
 use crate::util::strategy::max_unavailable;
 
 /// Message of Available=True.
-pub const MINIMUM_AVAILABILITY_MESSAGE: &str = "Deployment has minimum availability.";
+pub(crate) const MINIMUM_AVAILABILITY_MESSAGE: &str = "Deployment has minimum availability.";
 /// Message of Available=False.
-pub const NO_MINIMUM_AVAILABILITY_MESSAGE: &str = "Deployment does not have minimum availability.";
+pub(crate) const NO_MINIMUM_AVAILABILITY_MESSAGE: &str =
+    "Deployment does not have minimum availability.";
 
 /// Go `omitempty` for an `int32`/`int64`: zero is absent, so computed statuses compare equal
 /// to what the API server returns.
@@ -42,7 +43,7 @@ fn omit_zero<T: Default + PartialEq>(v: T) -> Option<T> {
 ///   (timestamps per [`set_deployment_condition`], `now` for fresh ones).
 ///
 /// Zero counters are returned as `None` (Go `omitempty`); compare with [`status_equal`].
-pub fn calculate_status(
+pub(crate) fn calculate_status(
     all_rss: &[&ReplicaSet],
     new_rs: Option<&ReplicaSet>,
     d: &Deployment,
@@ -111,13 +112,13 @@ fn normalized(s: &DeploymentStatus) -> DeploymentStatus {
 /// Upstream's `reflect.DeepEqual(d.Status, newStatus)` under Go's wire semantics: an absent
 /// counter equals 0 and an absent condition list equals an empty one. Pointer fields
 /// (`collisionCount`, `terminatingReplicas`) keep `None != Some(0)`.
-pub fn status_equal(a: &DeploymentStatus, b: &DeploymentStatus) -> bool {
+pub(crate) fn status_equal(a: &DeploymentStatus, b: &DeploymentStatus) -> bool {
     normalized(a) == normalized(b)
 }
 
 /// `syncDeploymentStatus`: the new status to write with UpdateStatus, or `None` when the stored
 /// one is already right (no API call).
-pub fn sync_deployment_status(
+pub(crate) fn status_update(
     all_rss: &[&ReplicaSet],
     new_rs: Option<&ReplicaSet>,
     d: &Deployment,

@@ -8,11 +8,6 @@ use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, ReplicaSetSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use k8s_openapi::jiff::Timestamp;
 
-use crate::conditions::{
-    CONDITION_FALSE, CONDITION_TRUE, DEPLOYMENT_PROGRESSING, FAILED_RS_CREATE_REASON,
-    FOUND_NEW_RS_REASON, NEW_REPLICA_SET_REASON, get_deployment_condition,
-    new_deployment_condition, set_deployment_condition,
-};
 use crate::error::DeploymentError;
 use crate::events::{
     DeploymentEvent, EventType, REPLICA_SET_CREATE_ERROR, ScalingOperation,
@@ -22,6 +17,11 @@ use crate::util::annotations::{
     MAX_REV_HISTORY_LENGTH_IN_CHARS, REVISION_ANNOTATION, max_revision, set_deployment_revision,
     set_new_replica_set_annotations,
 };
+use crate::util::conditions::{
+    CONDITION_FALSE, CONDITION_TRUE, DEPLOYMENT_PROGRESSING, FAILED_RS_CREATE_REASON,
+    FOUND_NEW_RS_REASON, NEW_REPLICA_SET_REASON, get_deployment_condition,
+    new_deployment_condition, set_deployment_condition,
+};
 use crate::util::fields::{annotation, deployment_template, name_of, rs_template, uid_of};
 use crate::util::hash::{DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY, compute_hash};
 use crate::util::predicates::has_progress_deadline;
@@ -30,30 +30,23 @@ use crate::util::sizing::new_rs_new_replicas;
 use crate::util::template_equality::equal_ignore_hash;
 
 /// Longest valid object name (`validation.DNS1123SubdomainMaxLength`).
-pub const DNS1123_SUBDOMAIN_MAX_LENGTH: usize = 253;
+pub(crate) const DNS1123_SUBDOMAIN_MAX_LENGTH: usize = 253;
 
 /// The ReplicaSets of a Deployment split into old and new, with the revision a (re)activated
 /// new ReplicaSet gets (`max(old revisions) + 1`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct ReplicaSetsOfDeployment<'a> {
+pub(crate) struct ReplicaSetsOfDeployment<'a> {
     /// The ReplicaSet whose template matches the Deployment's (oldest match), if any.
-    pub new_rs: Option<&'a ReplicaSet>,
+    pub(crate) new_rs: Option<&'a ReplicaSet>,
     /// All other ReplicaSets, in creation order.
-    pub old_rss: Vec<&'a ReplicaSet>,
+    pub(crate) old_rss: Vec<&'a ReplicaSet>,
     /// Decimal revision for the new ReplicaSet.
-    pub new_revision: String,
-}
-
-impl<'a> ReplicaSetsOfDeployment<'a> {
-    /// `allRSs`: olds then the new one (if any), upstream's `append(oldRSs, newRS)`.
-    pub fn all(&self) -> Vec<&'a ReplicaSet> {
-        self.old_rss.iter().copied().chain(self.new_rs).collect()
-    }
+    pub(crate) new_revision: String,
 }
 
 /// The read-only half of `getAllReplicaSetsAndSyncRevision`: `rs_list` must be the
 /// ReplicaSets the Deployment controls (after adoption).
-pub fn classify_replica_sets<'a>(
+pub(crate) fn classify_replica_sets<'a>(
     d: &Deployment,
     rs_list: &[&'a ReplicaSet],
 ) -> ReplicaSetsOfDeployment<'a> {
@@ -69,7 +62,7 @@ pub fn classify_replica_sets<'a>(
 
 /// What to do with an existing new ReplicaSet (first branch of `getNewReplicaSet`).
 #[derive(Debug, Clone, PartialEq)]
-pub enum ExistingNewReplicaSetAction {
+pub(crate) enum ExistingNewReplicaSetAction {
     /// Its annotations or `minReadySeconds` were stale: Update the ReplicaSet with this object
     /// and use the result (the Deployment's revision is synced on a later pass).
     UpdateReplicaSet(ReplicaSet),
@@ -88,7 +81,7 @@ fn min_ready_seconds(d: &Deployment) -> i32 {
 /// `new_revision`, align `minReadySeconds`; else mirror its revision onto the Deployment and,
 /// with a progress deadline and no Progressing condition yet, add Progressing=True/
 /// `FoundNewReplicaSet` (`Found new replica set "<name>"`).
-pub fn sync_existing_new_replica_set(
+pub(crate) fn plan_existing_new_replica_set(
     d: &Deployment,
     existing: &ReplicaSet,
     new_revision: &str,
@@ -139,7 +132,7 @@ pub fn sync_existing_new_replica_set(
 
 /// `generateReplicaSetName`: `<deployment>-<hash>`, truncating the Deployment name so the
 /// result fits 253 characters (a hash too long to leave room is kept whole, untruncated).
-pub fn generate_replica_set_name(deployment_name: &str, hash: &str) -> String {
+pub(crate) fn generate_replica_set_name(deployment_name: &str, hash: &str) -> String {
     let max_name_len = DNS1123_SUBDOMAIN_MAX_LENGTH as isize - 1 - hash.len() as isize;
     if max_name_len > 0 && deployment_name.len() > max_name_len as usize {
         // Names are ASCII (DNS subdomains); fall back to the whole name otherwise.
@@ -152,7 +145,7 @@ pub fn generate_replica_set_name(deployment_name: &str, hash: &str) -> String {
 }
 
 /// `metav1.NewControllerRef(d, apps/v1 Deployment)`.
-pub fn new_controller_ref(d: &Deployment) -> OwnerReference {
+pub(crate) fn new_controller_ref(d: &Deployment) -> OwnerReference {
     OwnerReference {
         api_version: "apps/v1".into(),
         kind: "Deployment".into(),
@@ -171,7 +164,7 @@ pub fn new_controller_ref(d: &Deployment) -> OwnerReference {
 /// own labels are not copied); controller owner reference; `minReadySeconds` copied;
 /// `spec.replicas` from [`new_rs_new_replicas`] over `old_rss` + this RS at 0; annotations per
 /// [`set_new_replica_set_annotations`] with `exists = false`.
-pub fn new_replica_set(
+pub(crate) fn new_replica_set(
     d: &Deployment,
     old_rss: &[&ReplicaSet],
     new_revision: &str,
@@ -229,7 +222,7 @@ pub fn new_replica_set(
 
 /// How to treat an AlreadyExists error when creating the new ReplicaSet.
 #[derive(Debug, Clone, PartialEq)]
-pub enum AlreadyExistsResolution {
+pub(crate) enum AlreadyExistsResolution {
     /// The existing object is controlled by this Deployment and has its template: use it as
     /// the new ReplicaSet (no event, no `NewReplicaSetCreated` condition).
     Ours,
@@ -240,7 +233,7 @@ pub enum AlreadyExistsResolution {
 }
 
 /// Decision for AlreadyExists; `existing` is the object with that name from the cache.
-pub fn on_new_replica_set_already_exists(
+pub(crate) fn on_new_replica_set_already_exists(
     d: &Deployment,
     existing: &ReplicaSet,
 ) -> AlreadyExistsResolution {
@@ -264,16 +257,16 @@ pub fn on_new_replica_set_already_exists(
 /// What follows a create failure other than AlreadyExists and NamespaceTerminating (for the
 /// latter the caller returns the error and does nothing else).
 #[derive(Debug, Clone, PartialEq)]
-pub struct CreateFailure {
+pub(crate) struct CreateFailure {
     /// With a progress deadline: the Deployment with Progressing=False/`ReplicaSetCreateError`
     /// to UpdateStatus (errors ignored).
-    pub status_update: Option<Deployment>,
+    pub(crate) status_update: Option<Deployment>,
     /// Warning event `ReplicaSetCreateError`.
-    pub event: DeploymentEvent,
+    pub(crate) event: DeploymentEvent,
 }
 
 /// Decision for a failed create of ReplicaSet `rs_name` with error text `err`.
-pub fn on_new_replica_set_create_failed(
+pub(crate) fn on_new_replica_set_create_failed(
     d: &Deployment,
     rs_name: &str,
     err: &str,
@@ -307,16 +300,16 @@ pub fn on_new_replica_set_create_failed(
 /// What follows a successful create (or an AlreadyExists resolved as [`AlreadyExistsResolution::Ours`],
 /// `really_created == false`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct AfterCreate {
+pub(crate) struct AfterCreate {
     /// `Scaled up replica set <name> from 0 to <n>` when really created with `n > 0`.
-    pub event: Option<DeploymentEvent>,
+    pub(crate) event: Option<DeploymentEvent>,
     /// The Deployment to UpdateStatus when its revision annotation changed or (really created,
     /// with a progress deadline) Progressing=True/`NewReplicaSetCreated` was set.
-    pub status_update: Option<Deployment>,
+    pub(crate) status_update: Option<Deployment>,
 }
 
 /// Decision after the new ReplicaSet `created` exists.
-pub fn after_new_replica_set_created(
+pub(crate) fn after_new_replica_set_created(
     d: &Deployment,
     created: &ReplicaSet,
     new_revision: &str,

@@ -20,7 +20,7 @@ use crate::util::replica_sets::cmp_by_revision;
 /// `DeploymentReplicaSetTerminatingReplicas` gate says: v1.37.2's `cleanupDeployment`
 /// (`pkg/controller/deployment/sync.go`) does not read it, so a ReplicaSet whose last pods are
 /// still terminating is deleted, and history is cleaned up against servers that drop the field.
-pub fn replica_sets_to_clean_up<'a>(
+pub(crate) fn replica_sets_to_clean_up<'a>(
     old_rss: &[&'a ReplicaSet],
     d: &Deployment,
 ) -> Vec<&'a ReplicaSet> {

@@ -12,11 +12,12 @@
 //!
 //! Case count: proptest's default (256), scaled with `PROPTEST_CASES`.
 
+use crate::plan::scale::{apply_scale_steps, scale};
+use crate::util::intstr::scaled_value_go_int;
+use crate::util::sizing::new_rs_new_replicas;
+use crate::util::strategy::resolve_fenceposts;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-use kcm_deployment::sync::scale::{apply_scale_steps, scale};
-use kcm_deployment::util::intstr::scaled_value_go_int;
-use kcm_deployment::util::{new_rs_new_replicas, resolve_fenceposts};
 use proptest::prelude::*;
 use serde_json::json;
 

@@ -8,7 +8,7 @@
 //! traits, so `kube::Api<PodView>` and kube-runtime reflectors accept it.
 //!
 //! ```
-//! use kcm_controller::pod::PodView;
+//! use kcm_controller::pod_view::PodView;
 //! let pod: PodView = serde_json::from_str(r#"{
 //!   "apiVersion": "v1", "kind": "Pod",
 //!   "metadata": {"name": "web-1", "namespace": "default", "uid": "u1",

@@ -3,7 +3,7 @@
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 
-use crate::sync::scale::{ScaleKind, ScaleStep};
+use crate::plan::scale::{ScaleKind, ScaleStep};
 use crate::util::fields::{deployment_replicas, name_of, rs_replicas, uid_of};
 use crate::util::predicates::deployment_complete;
 use crate::util::replica_sets::{
@@ -11,11 +11,9 @@ use crate::util::replica_sets::{
 };
 
 /// Pod phase `Failed`.
-pub const POD_FAILED: &str = "Failed";
+pub(crate) const POD_FAILED: &str = "Failed";
 /// Pod phase `Succeeded`.
-pub const POD_SUCCEEDED: &str = "Succeeded";
-/// Pod phase `Unknown` (deprecated; counted as running for safety).
-pub const POD_UNKNOWN: &str = "Unknown";
+pub(crate) const POD_SUCCEEDED: &str = "Succeeded";
 
 fn to_zero(rs: &ReplicaSet) -> ScaleStep {
     ScaleStep {
@@ -27,7 +25,7 @@ fn to_zero(rs: &ReplicaSet) -> ScaleStep {
 
 /// `scaleDownOldReplicaSetsForRecreate`: every given (active) old ReplicaSet with replicas goes
 /// to 0, in list order.
-pub fn scale_down_old_replica_sets_for_recreate(old_rss: &[&ReplicaSet]) -> Vec<ScaleStep> {
+pub(crate) fn scale_down_old_replica_sets_for_recreate(old_rss: &[&ReplicaSet]) -> Vec<ScaleStep> {
     old_rss
         .iter()
         .filter(|rs| rs_replicas(rs) != 0)
@@ -41,7 +39,7 @@ pub fn scale_down_old_replica_sets_for_recreate(old_rss: &[&ReplicaSet]) -> Vec<
 ///
 /// `pods` yields `(owning ReplicaSet UID, pod phase)` for every pod controlled by one of the
 /// Deployment's ReplicaSets (upstream's `podMap`).
-pub fn old_pods_running<'a>(
+pub(crate) fn old_pods_running<'a>(
     new_rs: Option<&ReplicaSet>,
     old_rss: &[&ReplicaSet],
     pods: impl IntoIterator<Item = (&'a str, &'a str)>,
@@ -58,7 +56,7 @@ pub fn old_pods_running<'a>(
 /// `scaleUpNewReplicaSetForRecreate`: the new ReplicaSet goes to `d.R` (`None` if already
 /// there). The `TerminationComplete` pod-replacement variant is not implemented (the field is
 /// absent from k8s-openapi 0.29).
-pub fn scale_up_new_replica_set_for_recreate(
+pub(crate) fn scale_up_new_replica_set_for_recreate(
     new_rs: &ReplicaSet,
     d: &Deployment,
 ) -> Option<ScaleStep> {
@@ -71,19 +69,19 @@ pub fn scale_up_new_replica_set_for_recreate(
 }
 
 /// The action of one `rolloutRecreate` pass. After each, the caller runs
-/// [`crate::progress::sync_rollout_status`] (for [`RecreateDecision::CreateNewReplicaSet`]:
-/// after creating it, call [`rollout_recreate`] again with the created ReplicaSet).
+/// [`crate::plan::progress::plan_rollout_status`] (for [`RecreatePlan::CreateNewReplicaSet`]:
+/// after creating it, call [`plan_recreate`] again with the created ReplicaSet).
 #[derive(Debug, Clone, PartialEq)]
-pub enum RecreateDecision {
+pub(crate) enum RecreatePlan {
     /// Scale these old ReplicaSets to 0 and stop this pass.
     ScaleDownOldReplicaSets(Vec<ScaleStep>),
     /// Old pods are still running: stop this pass.
     WaitForOldPods,
     /// All old pods are gone and there is no new ReplicaSet: create it
-    /// ([`crate::sync::new_replica_set()`]).
+    /// ([`crate::plan::new_replica_set::new_replica_set()`]).
     CreateNewReplicaSet,
     /// Scale the new ReplicaSet up (if `step` is set); when `cleanup`, delete surplus old
-    /// ReplicaSets ([`crate::sync::replica_sets_to_clean_up`]).
+    /// ReplicaSets ([`crate::plan::cleanup::replica_sets_to_clean_up`]).
     ScaleUpNewReplicaSet {
         /// The resize, `None` when the size is already right.
         step: Option<ScaleStep>,
@@ -93,25 +91,25 @@ pub enum RecreateDecision {
 }
 
 /// `rolloutRecreate` minus I/O.
-pub fn rollout_recreate<'a>(
+pub(crate) fn plan_recreate<'a>(
     d: &Deployment,
     new_rs: Option<&ReplicaSet>,
     old_rss: &[&ReplicaSet],
     pods: impl IntoIterator<Item = (&'a str, &'a str)>,
-) -> RecreateDecision {
+) -> RecreatePlan {
     let active_old = filter_active_replica_sets(old_rss.iter().copied());
     let scale_down = scale_down_old_replica_sets_for_recreate(&active_old);
     if !scale_down.is_empty() {
-        return RecreateDecision::ScaleDownOldReplicaSets(scale_down);
+        return RecreatePlan::ScaleDownOldReplicaSets(scale_down);
     }
     if old_pods_running(new_rs, old_rss, pods) {
-        return RecreateDecision::WaitForOldPods;
+        return RecreatePlan::WaitForOldPods;
     }
     let Some(new_rs) = new_rs else {
-        return RecreateDecision::CreateNewReplicaSet;
+        return RecreatePlan::CreateNewReplicaSet;
     };
     let stored = d.status.clone().unwrap_or_default();
-    RecreateDecision::ScaleUpNewReplicaSet {
+    RecreatePlan::ScaleUpNewReplicaSet {
         step: scale_up_new_replica_set_for_recreate(new_rs, d),
         cleanup: deployment_complete(d, &stored),
     }
@@ -120,6 +118,9 @@ pub fn rollout_recreate<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Pod phase `Unknown` (deprecated; counted as running for safety).
+    const POD_UNKNOWN: &str = "Unknown";
     use crate::testing::{recreate_deployment, rs, with_status_replicas};
 
     fn rs_with_uid(uid: &str) -> ReplicaSet {
@@ -232,8 +233,8 @@ mod tests {
         let d = recreate_deployment("foo", 3);
         let old = with_status_replicas(rs("old", 3, 3, 0), 3);
         // 1. scale down old.
-        match rollout_recreate(&d, None, &[&old], []) {
-            RecreateDecision::ScaleDownOldReplicaSets(steps) => {
+        match plan_recreate(&d, None, &[&old], []) {
+            RecreatePlan::ScaleDownOldReplicaSets(steps) => {
                 assert_eq!(
                     steps,
                     vec![ScaleStep {
@@ -248,23 +249,23 @@ mod tests {
         // 2. old RS at 0 but its pods still terminate.
         let old = with_status_replicas(rs("old", 0, 0, 0), 2);
         assert_eq!(
-            rollout_recreate(&d, None, &[&old], []),
-            RecreateDecision::WaitForOldPods
+            plan_recreate(&d, None, &[&old], []),
+            RecreatePlan::WaitForOldPods
         );
         let old = with_status_replicas(rs("old", 0, 0, 0), 0);
         assert_eq!(
-            rollout_recreate(&d, None, &[&old], [("uid-old", "Running")]),
-            RecreateDecision::WaitForOldPods
+            plan_recreate(&d, None, &[&old], [("uid-old", "Running")]),
+            RecreatePlan::WaitForOldPods
         );
         // 3. create the new RS.
         assert_eq!(
-            rollout_recreate(&d, None, &[&old], [("uid-old", POD_SUCCEEDED)]),
-            RecreateDecision::CreateNewReplicaSet
+            plan_recreate(&d, None, &[&old], [("uid-old", POD_SUCCEEDED)]),
+            RecreatePlan::CreateNewReplicaSet
         );
         // 4. scale it up.
         let new_rs = rs("new", 0, 0, 10);
-        match rollout_recreate(&d, Some(&new_rs), &[&old], []) {
-            RecreateDecision::ScaleUpNewReplicaSet {
+        match plan_recreate(&d, Some(&new_rs), &[&old], []) {
+            RecreatePlan::ScaleUpNewReplicaSet {
                 step: Some(step),
                 cleanup: false,
             } => assert_eq!(step.new_replicas, 3),
@@ -272,8 +273,8 @@ mod tests {
         }
         let new_rs = rs("new", 3, 3, 10);
         assert_eq!(
-            rollout_recreate(&d, Some(&new_rs), &[&old], []),
-            RecreateDecision::ScaleUpNewReplicaSet {
+            plan_recreate(&d, Some(&new_rs), &[&old], []),
+            RecreatePlan::ScaleUpNewReplicaSet {
                 step: None,
                 cleanup: false
             }

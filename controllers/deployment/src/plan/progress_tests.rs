@@ -1,8 +1,8 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::*;
-use crate::conditions::{CONDITION_FALSE, CONDITION_TRUE};
 use crate::testing::{at, recreate_deployment, rs, spec_mut, with_status_replicas};
+use crate::util::conditions::{CONDITION_FALSE, CONDITION_TRUE};
 
 /// 2017-02-15T18:49:00Z, upstream's fixed time in progress_test.go.
 const T0: i64 = 1_487_184_540;
@@ -409,27 +409,27 @@ fn sync_rollout_status_writes_or_requeues() {
     );
     let new_rs = rs_available("foo", 3, 3, 1);
     // First pass adds the Available condition -> write.
-    let first = sync_rollout_status(
+    let first = plan_rollout_status(
         &[&new_rs],
         Some(&new_rs),
         &d,
         &FeatureGates::default(),
         at(T0 + 30),
     );
-    let RolloutStatusDecision::Update(s) = first else {
+    let RolloutStatusPlan::Update(s) = first else {
         panic!("expected an update, got {first:?}");
     };
     let mut stored = d.clone();
     stored.status = Some(s);
     // Second pass: nothing changed -> requeue for the deadline.
     assert_eq!(
-        sync_rollout_status(
+        plan_rollout_status(
             &[&new_rs],
             Some(&new_rs),
             &stored,
             &FeatureGates::default(),
             at(T0 + 30)
         ),
-        RolloutStatusDecision::Unchanged(StuckRequeue::After(SignedDuration::from_secs(30)))
+        RolloutStatusPlan::Unchanged(StuckRequeue::After(SignedDuration::from_secs(30)))
     );
 }

@@ -1,7 +1,7 @@
-//! The I/O half of upstream `sync.go`: finding or creating the new ReplicaSet
-//! (`getAllReplicaSetsAndSyncRevision`, `getNewReplicaSet`), executing resize steps
-//! (`scaleReplicaSet`), `cleanupDeployment`, `syncDeploymentStatus`, `checkPausedConditions`,
-//! `syncStatusOnly`, `isScalingEvent` and `sync`. The decisions are [`crate::sync`]'s.
+//! The ReplicaSet changes of a pass, I/O halves of upstream `sync.go`:
+//! `getAllReplicaSetsAndSyncRevision` / `getNewReplicaSet` (finding the new ReplicaSet,
+//! updating its revision, or creating it), `scaleReplicaSet` (executing resize steps) and
+//! `cleanupDeployment`. The decisions are [`crate::plan`]'s.
 //!
 //! As upstream, `d` is the sync's private copy of the Deployment and is mutated in place
 //! (revision annotation, conditions, status) as the pass goes; status writes send it whole to
@@ -10,13 +10,13 @@
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 
-use crate::dispatch::sync_cleans_up;
-use crate::sync::{
-    AlreadyExistsResolution, ExistingNewReplicaSetAction, ScaleStep, after_new_replica_set_created,
-    classify_replica_sets, is_scaling_event as decide_is_scaling_event, new_replica_set,
-    on_new_replica_set_already_exists, on_new_replica_set_create_failed, replica_sets_to_clean_up,
-    scale, sync_existing_new_replica_set,
+use crate::plan::cleanup::replica_sets_to_clean_up;
+use crate::plan::new_replica_set::{
+    AlreadyExistsResolution, ExistingNewReplicaSetAction, after_new_replica_set_created,
+    classify_replica_sets, new_replica_set, on_new_replica_set_already_exists,
+    on_new_replica_set_create_failed, plan_existing_new_replica_set,
 };
+use crate::plan::scale::ScaleStep;
 use crate::util::fields::name_of;
 
 use super::SyncError;
@@ -40,8 +40,10 @@ impl<'a> ReplicaSets<'a> {
     }
 }
 
-/// `getAllReplicaSetsAndSyncRevision` / `getNewReplicaSet`.
-pub(crate) async fn get_all_replica_sets_and_sync_revision<'a>(
+/// `getAllReplicaSetsAndSyncRevision` / `getNewReplicaSet`: the old ReplicaSets and the new
+/// one, whose revision annotations (and the Deployment's revision) are brought up to date; the
+/// new one is created when missing and `create_if_not_existed`.
+pub(crate) async fn get_replica_sets_and_update_revision<'a>(
     ctx: &Context,
     d: &mut Deployment,
     rs_list: &[&'a ReplicaSet],
@@ -51,7 +53,7 @@ pub(crate) async fn get_all_replica_sets_and_sync_revision<'a>(
     let old_rss = classified.old_rss.clone();
     let now = ctx.clock.now();
     if let Some(existing) = classified.new_rs {
-        let new_rs = match sync_existing_new_replica_set(d, existing, &classified.new_revision, now)
+        let new_rs = match plan_existing_new_replica_set(d, existing, &classified.new_revision, now)
         {
             ExistingNewReplicaSetAction::UpdateReplicaSet(rs_copy) => {
                 writes::update_new_replica_set_annotations(
@@ -216,71 +218,4 @@ pub(crate) async fn cleanup_deployment(
         }
     }
     Ok(())
-}
-
-/// `syncDeploymentStatus`: writes `calculateStatus` when it differs from the stored status.
-pub(crate) async fn sync_deployment_status(
-    ctx: &Context,
-    all_rss: &[&ReplicaSet],
-    new_rs: Option<&ReplicaSet>,
-    d: &mut Deployment,
-) -> Result<(), SyncError> {
-    let now = ctx.clock.now();
-    match crate::sync::sync_deployment_status(all_rss, new_rs, d, &ctx.features, now) {
-        Some(status) => writes::write_status(ctx, d, status, "status changed").await,
-        None => Ok(()),
-    }
-}
-
-/// `checkPausedConditions`: records pausing/resuming in the Progressing condition.
-pub(crate) async fn check_paused_conditions(
-    ctx: &Context,
-    d: &mut Deployment,
-) -> Result<(), SyncError> {
-    match crate::sync::check_paused_conditions(d, ctx.clock.now()) {
-        Some(status) => writes::write_status(ctx, d, status, "paused or resumed").await,
-        None => Ok(()),
-    }
-}
-
-/// `syncStatusOnly`: a Deployment being deleted only gets its status refreshed.
-pub(crate) async fn sync_status_only(
-    ctx: &Context,
-    d: &mut Deployment,
-    rs_list: &[&ReplicaSet],
-) -> Result<(), SyncError> {
-    let rss = get_all_replica_sets_and_sync_revision(ctx, d, rs_list, false).await?;
-    let all = rss.all();
-    sync_deployment_status(ctx, &all, rss.new_rs.as_ref(), d).await
-}
-
-/// `isScalingEvent`.
-pub(crate) async fn is_scaling_event(
-    ctx: &Context,
-    d: &mut Deployment,
-    rs_list: &[&ReplicaSet],
-) -> Result<bool, SyncError> {
-    let rss = get_all_replica_sets_and_sync_revision(ctx, d, rs_list, false).await?;
-    Ok(decide_is_scaling_event(
-        d,
-        rss.new_rs.as_ref(),
-        &rss.old_rss,
-    ))
-}
-
-/// `sync`: proportional scaling (scaling events and paused Deployments), cleanup when paused,
-/// then the plain status.
-pub(crate) async fn sync(
-    ctx: &Context,
-    d: &mut Deployment,
-    rs_list: &[&ReplicaSet],
-) -> Result<(), SyncError> {
-    let rss = get_all_replica_sets_and_sync_revision(ctx, d, rs_list, false).await?;
-    let all = rss.all();
-    let steps = scale(d, rss.new_rs.as_ref(), &rss.old_rss);
-    execute_scale_steps(ctx, d, &all, &steps).await?;
-    if sync_cleans_up(d) {
-        cleanup_deployment(ctx, &rss.old_rss, d).await?;
-    }
-    sync_deployment_status(ctx, &all, rss.new_rs.as_ref(), d).await
 }
