@@ -1,10 +1,8 @@
 //! `kcm`: kube-controller-manager's Deployment and ReplicaSet controllers, in Rust: the
-//! controller-manager of `kcm-manager` with kcm's two controllers registered.
+//! controller-manager of `kcm-manager` with kcm's two controllers registered ([`kcm::manager`]).
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    kcm_manager::Manager::new("kcm")
-        .controllers(kcm_manager::builtin::controllers())
-        .main()
+    kcm::manager().main()
 }

@@ -12,11 +12,10 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
-use kcm_testenv::TestCluster;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 
 mod common;
-use common::{Kcm, deployment, wait_until};
+use common::{Kcm, all_available, cluster_and_log_dir, deployment, sent_writes, wait_until};
 
 const NS: &str = "paused";
 const LEASE: &str = "kcm-paused";
@@ -43,38 +42,10 @@ async fn holder(leases: &Api<Lease>) -> String {
         .unwrap_or_default()
 }
 
-async fn all_available(deployments: &Api<Deployment>, replicas: i32) -> bool {
-    let Ok(list) = deployments.list(&ListParams::default()).await else {
-        return false;
-    };
-    list.items.len() == DEPLOYMENTS
-        && list.items.iter().all(|d| {
-            let status = d.status.clone().unwrap_or_default();
-            d.metadata.generation == status.observed_generation
-                && status.replicas == Some(replicas)
-                && status.updated_replicas == Some(replicas)
-                && status.available_replicas == Some(replicas)
-        })
-}
-
-/// The log lines of writes that were sent (`result="ok"` or `"error"`, not `"fenced"`).
-fn sent_writes(log: &str) -> Vec<&str> {
-    log.lines()
-        .filter(|l| l.contains("\"API write\"") && !l.contains("result=\"fenced\""))
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_leader_resumed_after_its_lease_writes_nothing_and_steps_down() {
-    let cluster = TestCluster::builder()
-        .nodes(2)
-        .pod_ready_after(Duration::from_millis(200))
-        .start()
-        .await
-        .expect("test cluster");
+    let (cluster, dir) = cluster_and_log_dir("kcm-paused-leader").await;
     let client = cluster.client();
-    let dir = std::env::temp_dir().join(format!("kcm-paused-leader-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("log dir");
     let kubeconfig = cluster.env().kubeconfig_path().to_path_buf();
     let lease = format!("--leader-elect-resource-name={LEASE}");
     let args = [
@@ -116,7 +87,7 @@ async fn a_leader_resumed_after_its_lease_writes_nothing_and_steps_down() {
     wait_until(
         "3 available pods each",
         Duration::from_secs(60),
-        async || all_available(&deployments, 3).await,
+        async || all_available(&deployments, DEPLOYMENTS, 3).await,
     )
     .await;
 
@@ -171,7 +142,7 @@ async fn a_leader_resumed_after_its_lease_writes_nothing_and_steps_down() {
     let stepped_down = resumed.elapsed();
     let log = old_kcm[old].text();
     let after = &log[before_resume.min(log.len())..];
-    let sent = sent_writes(after);
+    let sent: Vec<&str> = sent_writes(after).collect();
     let fenced = after
         .lines()
         .filter(|l| l.contains("result=\"fenced\""))
@@ -199,7 +170,7 @@ async fn a_leader_resumed_after_its_lease_writes_nothing_and_steps_down() {
     wait_until(
         "5 available pods each",
         Duration::from_secs(60),
-        async || all_available(&deployments, 5).await,
+        async || all_available(&deployments, DEPLOYMENTS, 5).await,
     )
     .await;
     let pods: Api<Pod> = Api::namespaced(client.clone(), NS);

@@ -11,18 +11,17 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
-use kcm_testenv::TestCluster;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 
 mod common;
-use common::{Kcm, deployment, wait_until};
+use common::{Kcm, all_available, cluster_and_log_dir, deployment, sent_writes, wait_until};
 
 const RING: &str = "kcm-sharded";
 const NAMESPACES: usize = 6;
 const PER_NAMESPACE: usize = 2;
 
 /// Namespace names as teams pick them (sequential names like `team-1` … `team-6` hash close
-/// together and mostly share an owner: docs/sharding.md §4).
+/// together and mostly share an owner: docs/sharding.md, "Limits").
 fn namespace(i: usize) -> String {
     [
         "frontend",
@@ -35,26 +34,9 @@ fn namespace(i: usize) -> String {
         .to_string()
 }
 
-/// Whether every Deployment has exactly `replicas` available, updated pods.
-async fn all_available(client: &kube::Client, replicas: i32) -> bool {
-    let deployments: Api<Deployment> = Api::all(client.clone());
-    let Ok(list) = deployments.list(&ListParams::default()).await else {
-        return false;
-    };
-    list.items.len() == NAMESPACES * PER_NAMESPACE
-        && list.items.iter().all(|d| {
-            let status = d.status.clone().unwrap_or_default();
-            d.metadata.generation == status.observed_generation
-                && status.replicas == Some(replicas)
-                && status.updated_replicas == Some(replicas)
-                && status.available_replicas == Some(replicas)
-        })
-}
-
 /// The namespaces a log's sent writes went to (`"API write"` lines not refused by the fence).
 fn written_namespaces(log: &str) -> BTreeSet<String> {
-    log.lines()
-        .filter(|l| l.contains("\"API write\"") && !l.contains("result=\"fenced\""))
+    sent_writes(log)
         .filter_map(|l| l.split("object=\"").nth(1))
         .filter_map(|rest| rest.split('/').next())
         .map(str::to_string)
@@ -80,15 +62,8 @@ async fn ring_formed(leases: &Api<Lease>, members: usize) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replicas_split_namespaces_and_take_over_a_killed_ones() {
-    let cluster = TestCluster::builder()
-        .nodes(2)
-        .pod_ready_after(Duration::from_millis(200))
-        .start()
-        .await
-        .expect("test cluster");
+    let (cluster, dir) = cluster_and_log_dir("kcm-sharded").await;
     let client = cluster.client();
-    let dir = std::env::temp_dir().join(format!("kcm-sharded-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("log dir");
     let kubeconfig = cluster.env().kubeconfig_path().to_path_buf();
     let ring = format!("--leader-elect-resource-name={RING}");
     let args = [
@@ -130,7 +105,7 @@ async fn replicas_split_namespaces_and_take_over_a_killed_ones() {
     wait_until(
         "3 available pods each",
         Duration::from_secs(90),
-        async || all_available(&client, 3).await,
+        async || all_available(&Api::all(client.clone()), NAMESPACES * PER_NAMESPACE, 3).await,
     )
     .await;
 
@@ -184,7 +159,7 @@ async fn replicas_split_namespaces_and_take_over_a_killed_ones() {
     wait_until(
         "5 available pods each",
         Duration::from_secs(90),
-        async || all_available(&client, 5).await,
+        async || all_available(&Api::all(client.clone()), NAMESPACES * PER_NAMESPACE, 5).await,
     )
     .await;
     eprintln!(

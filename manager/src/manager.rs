@@ -2,36 +2,38 @@
 //!
 //! What `kcm` does around its controllers, for any binary: parse kube-controller-manager's
 //! flags (and the binary's own), validate them, set up klog-style logging, build the API
-//! clients, handle SIGTERM/SIGINT, and [`crate::app::run`] the enabled controllers (serving,
-//! leader election or sharding, informers, graceful shutdown).
+//! clients, handle SIGTERM/SIGINT, and run the enabled controllers (serving, leader election
+//! or sharding, informers, graceful shutdown: `process`).
 
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-use clap::CommandFactory;
 use tokio_util::sync::CancellationToken;
 
-use crate::app::{self, Controller, Exit};
 use crate::client::ClientFactory;
+use crate::command_line::{self, NoFlags, ParsedArgs, Program};
+use crate::controller::Controller;
+use crate::feature_gates::FeatureGates;
+use crate::logging::VModule;
 use crate::metrics::Metrics;
-use crate::options::{KNOWN_CONTROLLERS, NoFlags, Options, ParsedArgs};
+use crate::options::{Options, validate};
+use crate::process::{self, Exit};
+use crate::registry::Registry;
 
 /// A controller-manager: a name and the controllers it can run.
 ///
-/// `--controllers` selects among the registered controllers by their names, as
+/// `--controllers` selects among the registered controllers by their names and aliases, as
 /// kube-controller-manager's: `*` enables every controller, `name` enables one, `-name`
-/// disables one; kcm's controllers also answer to their aliases (`deployment`, `replicaset`).
+/// disables one.
 pub struct Manager {
-    name: &'static str,
-    about: Option<&'static str>,
-    defaults: Vec<(&'static str, &'static str)>,
-    controllers: Vec<Controller>,
+    program: Program,
+    registry: Registry,
 }
 
 impl std::fmt::Debug for Manager {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Manager")
-            .field("name", &self.name)
+            .field("name", &self.program.name)
             .field("controllers", &self.names())
             .finish_non_exhaustive()
     }
@@ -43,16 +45,25 @@ impl Manager {
     /// `--leader-elect-resource-name`.
     pub fn new(name: &'static str) -> Self {
         Manager {
-            name,
-            about: None,
-            defaults: Vec::new(),
-            controllers: Vec::new(),
+            program: Program {
+                name,
+                about: None,
+                long_about: None,
+                defaults: Vec::new(),
+            },
+            registry: Registry::default(),
         }
     }
 
-    /// The one-line description `--help` shows.
+    /// The one-line description `-h` shows (and `--help`, without [`Manager::long_about`]).
     pub fn about(mut self, about: &'static str) -> Self {
-        self.about = Some(about);
+        self.program.about = Some(about);
+        self
+    }
+
+    /// The longer description `--help` shows.
+    pub fn long_about(mut self, long_about: &'static str) -> Self {
+        self.program.long_about = Some(long_about);
         self
     }
 
@@ -61,77 +72,52 @@ impl Manager {
     /// kube-controller-manager (which serves on 10257). An unknown name panics when the
     /// command is built, as clap does for a misspelt argument.
     pub fn flag_default(mut self, flag: &'static str, value: &'static str) -> Self {
-        self.defaults.push((flag, value));
+        self.program.defaults.push((flag, value));
         self
     }
 
-    /// Registers a controller.
+    /// Registers a controller, with the flags and feature gates it brings.
     pub fn controller(mut self, controller: Controller) -> Self {
-        self.controllers.push(controller);
+        self.registry.push(controller);
         self
     }
 
-    /// Registers controllers (for instance kcm's, [`crate::builtin::controllers`]).
+    /// Registers controllers.
     pub fn controllers(mut self, controllers: impl IntoIterator<Item = Controller>) -> Self {
-        self.controllers.extend(controllers);
+        for controller in controllers {
+            self.registry.push(controller);
+        }
         self
     }
 
     /// The names of the registered controllers, in registration order.
     pub fn names(&self) -> Vec<&'static str> {
-        self.controllers.iter().map(|c| c.name).collect()
+        self.registry.names()
     }
 
-    /// The command line of this manager: [`Options`]' flags, named and described for it.
+    /// The registered controllers that `options`' `--controllers` enables, in registration
+    /// order.
+    pub fn enabled(&self, options: &Options) -> Vec<&'static str> {
+        self.registry.enabled_names(&options.controllers)
+    }
+
+    /// The command line of this manager: [`Options`]' flags and those of the registered
+    /// controllers, named and described for it.
     pub fn command(&self) -> clap::Command {
-        let mut command = Options::command();
-        if command.get_name() != self.name {
-            let name = self.name;
-            command = command
-                .name(name)
-                .bin_name(name)
-                .about(
-                    self.about
-                        .unwrap_or("A controller-manager built on kcm-manager."),
-                )
-                .long_about(None)
-                .mut_arg("leader_elect_resource_name", |a| a.default_value(name));
-        } else if let Some(about) = self.about {
-            command = command.about(about).long_about(None);
-        }
-        let kcm: Vec<&str> = KNOWN_CONTROLLERS.iter().map(|(n, _)| *n).collect();
-        if self.names() != kcm {
-            let mut help = "A list of controllers to enable. '*' enables all on-by-default \
-                controllers, 'foo' enables the controller named 'foo', '-foo' disables the \
-                controller named 'foo'."
-                .to_string();
-            if !self.controllers.is_empty() {
-                help.push_str(&format!("\nAll controllers: {}.", self.names().join(", ")));
-            }
-            command = command.mut_arg("controllers", |a| a.help(help));
-        }
-        for (flag, value) in &self.defaults {
-            let id = command
-                .get_arguments()
-                .find(|a| a.get_long() == Some(flag))
-                .map(|a| a.get_id().clone());
-            match id {
-                Some(id) => command = command.mut_arg(id, |a| a.default_value(*value)),
-                None => panic!("Manager::flag_default: no flag --{flag}"),
-            }
-        }
-        command
+        command_line::command(&self.program, &self.registry)
     }
 
-    /// Parses `argv` (program name first) with [`Options::parse_args_with`]: our flags and
-    /// those of `A`, the binary's own ([`NoFlags`] for none).
+    /// Parses `argv` (program name first): the manager's flags, the registered controllers'
+    /// and those of `A`, the binary's own ([`NoFlags`] for none). kube-controller-manager's
+    /// flags that this binary does not have are accepted and listed in
+    /// [`ParsedArgs::ignored`].
     pub fn parse_args<A, I, T>(&self, argv: I) -> Result<(ParsedArgs, A), clap::Error>
     where
         A: clap::Args,
         I: IntoIterator<Item = T>,
         T: Into<OsString>,
     {
-        Options::parse_args_with(self.command(), argv)
+        command_line::parse(self.command(), &self.registry.flag_groups(), argv)
     }
 
     /// The whole `main` of a binary without flags of its own: parses the process's arguments
@@ -149,14 +135,10 @@ impl Manager {
     /// clients of `--kubeconfig`/`--master`, and runs the controllers until SIGTERM or SIGINT
     /// (exit 0) or until the leader lease is lost (exit 1).
     pub fn run_main(self, parsed: ParsedArgs) -> ExitCode {
-        let name = self.name;
+        let name = self.program.name;
         let options = parsed.options;
-        if let Err(e) = options.validate_with(&self.names()) {
-            eprintln!("{name}: {e}");
-            return ExitCode::from(2);
-        }
-        let vmodule = match options.vmodule() {
-            Ok(vmodule) => vmodule,
+        let (vmodule, gates, unused_gates) = match self.check(&options) {
+            Ok(checked) => checked,
             Err(e) => {
                 eprintln!("{name}: {e}");
                 return ExitCode::from(2);
@@ -167,20 +149,12 @@ impl Manager {
             vmodule,
             &options.logging_format,
         );
-        match crate::feature_gates::resolve(options.feature_gates.as_deref()) {
-            Ok((gates, unused)) => {
-                tracing::info!(?gates, "feature gates");
-                if !unused.is_empty() {
-                    tracing::warn!(
-                        gates = unused.join(","),
-                        "ignoring feature gates the Deployment and ReplicaSet controllers do not consult"
-                    );
-                }
-            }
-            Err(e) => {
-                eprintln!("{name}: --feature-gates: {e}");
-                return ExitCode::from(2);
-            }
+        tracing::info!(?gates, "feature gates");
+        if !unused_gates.is_empty() {
+            tracing::warn!(
+                gates = unused_gates.join(","),
+                "ignoring feature gates no controller of {name} consults"
+            );
         }
         if !parsed.ignored.is_empty() {
             tracing::warn!(
@@ -195,46 +169,69 @@ impl Manager {
                 return ExitCode::FAILURE;
             }
         };
-        runtime.block_on(async {
-            let result = async {
-                let loaded = crate::client::load_config(
-                    options.kubeconfig.as_deref(),
-                    options.master.as_deref(),
-                )
-                .await?;
-                tracing::info!(
-                    server = %loaded.config.cluster_url,
-                    config = %loaded.source,
-                    credentials = crate::client::config::credentials(&loaded.config.auth_info),
-                    user_agent = crate::client::user_agent::default_user_agent(),
-                    "using the API server"
+        runtime.block_on(self.run_until_signalled(options))
+    }
+
+    /// What clap cannot check, in order: `--controllers` against the registered controllers,
+    /// the manager's flags, the controllers' flags. The `--vmodule` filter, the feature gates
+    /// and the names of unknown gates; or the message to print.
+    fn check(&self, options: &Options) -> Result<(VModule, FeatureGates, Vec<String>), String> {
+        self.registry
+            .check(&options.controllers)
+            .and_then(|()| validate::validate(options))
+            .map_err(|e| e.to_string())?;
+        options.controller_flags().validate()?;
+        let vmodule = validate::vmodule(options).map_err(|e| e.to_string())?;
+        let declared = self.registry.feature_gates();
+        let (gates, unused) =
+            crate::feature_gates::resolve(&declared, options.feature_gates.as_deref())
+                .map_err(|e| format!("--feature-gates: {e}"))?;
+        Ok((vmodule, gates, unused))
+    }
+
+    /// [`Manager::run`] against the API server of `--kubeconfig`/`--master` until SIGTERM or
+    /// SIGINT; the process's exit status.
+    async fn run_until_signalled(self, options: Options) -> ExitCode {
+        let name = self.program.name;
+        let result = async {
+            let loaded = crate::client::load_config(
+                options.kubeconfig.as_deref(),
+                options.master.as_deref(),
+            )
+            .await?;
+            tracing::info!(
+                server = %loaded.config.cluster_url,
+                config = %loaded.source,
+                credentials = crate::client::config::credentials(&loaded.config.auth_info),
+                user_agent = crate::client::user_agent::default_user_agent(),
+                "using the API server"
+            );
+            let stop = CancellationToken::new();
+            let signal_stop = stop.clone();
+            tokio::spawn(async move {
+                process::signal::shutdown_signal().await;
+                signal_stop.cancel();
+            });
+            self.run(&options, loaded.config, stop).await
+        }
+        .await;
+        match result {
+            Ok(Exit::Stopped) => ExitCode::SUCCESS,
+            Ok(Exit::LeaderElectionLost) => ExitCode::FAILURE,
+            Err(e) => {
+                tracing::error!(
+                    error = crate::error_chain::display_anyhow(&e),
+                    "{name} failed"
                 );
-                let stop = CancellationToken::new();
-                let signal_stop = stop.clone();
-                tokio::spawn(async move {
-                    app::shutdown_signal().await;
-                    signal_stop.cancel();
-                });
-                self.run(&options, loaded.config, stop).await
+                ExitCode::FAILURE
             }
-            .await;
-            match result {
-                Ok(Exit::Stopped) => ExitCode::SUCCESS,
-                Ok(Exit::LeaderElectionLost) => ExitCode::FAILURE,
-                Err(e) => {
-                    tracing::error!(
-                        error = crate::error_chain::display_anyhow(&e),
-                        "{name} failed"
-                    );
-                    ExitCode::FAILURE
-                }
-            }
-        })
+        }
     }
 
     /// Runs the enabled controllers in the current tokio runtime against the API server of
     /// `config` until `stop` fires or leadership is lost: what [`Manager::run_main`] does once
-    /// logging and signals are set up. Tests run a manager in-process with it.
+    /// the flags are checked and logging and signals are set up. Tests run a manager
+    /// in-process with it.
     ///
     /// The clients take `--kube-api-qps`/`--kube-api-burst` from `options`; `/metrics` serves
     /// their request metrics with those of the work queues and syncs.
@@ -251,9 +248,14 @@ impl Manager {
             options.kube_api_burst,
             metrics.clone(),
         )?;
-        let whoami = clients.client(self.name)?;
+        let whoami = clients.client(self.program.name)?;
         tokio::spawn(async move { crate::client::config::log_identity(&whoami).await });
-        app::run(options, clients, metrics, self.controllers, stop).await
+        let gates = self.registry.feature_gates();
+        let (feature_gates, _) =
+            crate::feature_gates::resolve(&gates, options.feature_gates.as_deref())
+                .map_err(|e| anyhow::anyhow!("--feature-gates: {e}"))?;
+        let controllers = self.registry.into_enabled(&options.controllers);
+        process::run(options, clients, metrics, controllers, feature_gates, stop).await
     }
 }
 
@@ -282,58 +284,5 @@ fn runtime_builder() -> tokio::runtime::Builder {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::app::{ControllerContext, RunFuture};
-
-    fn idle(name: &'static str) -> Controller {
-        Controller {
-            name,
-            build: Box::new(|_: &ControllerContext| {
-                Ok(Box::new(|cancel: CancellationToken| {
-                    Box::pin(async move { cancel.cancelled().await }) as RunFuture
-                }))
-            }),
-        }
-    }
-
-    fn help(command: &mut clap::Command) -> String {
-        command.render_long_help().to_string()
-    }
-
-    #[test]
-    fn kcms_command_is_options_command() {
-        let kcm = Manager::new("kcm").controllers(crate::builtin::controllers());
-        assert_eq!(
-            kcm.names(),
-            ["deployment-controller", "replicaset-controller"]
-        );
-        assert_eq!(help(&mut kcm.command()), help(&mut Options::command()));
-    }
-
-    #[test]
-    fn another_binary_is_named_and_lists_its_controllers() {
-        let manager = Manager::new("foo-manager")
-            .about("Runs foos.")
-            .flag_default("secure-port", "10260")
-            .controller(idle("foo-controller"))
-            .controllers(crate::builtin::controllers());
-        let (parsed, NoFlags {}) = manager
-            .parse_args(["foo-manager", "--controllers=*,-foo-controller"])
-            .expect("parses");
-        assert_eq!(parsed.options.leader_elect_resource_name, "foo-manager");
-        assert_eq!(parsed.options.serving.secure_port, 10260);
-        assert_eq!(parsed.options.validate_with(&manager.names()), Ok(()));
-        assert!(!parsed.options.controller_enabled("foo-controller"));
-        assert!(parsed.options.controller_enabled("replicaset-controller"));
-        let text = help(&mut manager.command());
-        assert!(text.starts_with("Runs foos."), "{text}");
-        assert!(
-            text.contains(
-                "All controllers: foo-controller, deployment-controller, replicaset-controller."
-            ),
-            "{text}"
-        );
-        assert!(text.contains("Usage: foo-manager"), "{text}");
-    }
-}
+#[path = "manager_tests.rs"]
+mod tests;

@@ -36,6 +36,7 @@ use std::time::Duration;
 
 use kcm_controller::sync_metrics::{SyncObserver, SyncOutcome};
 use kcm_leaderelection::WriteFence;
+use kcm_util::prometheus::encode_family;
 use kcm_workqueue::PrometheusMetricsProvider;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
@@ -203,16 +204,6 @@ impl SyncObserver for SyncDurations {
 /// append a period).
 #[derive(Debug)]
 struct ProcessCollector(Metrics);
-
-fn encode_family<M: EncodeMetric>(
-    encoder: &mut DescriptorEncoder,
-    name: &str,
-    help: &str,
-    family: &M,
-) -> Result<(), fmt::Error> {
-    let metric = encoder.encode_descriptor(name, help, None, family.metric_type())?;
-    family.encode(metric)
-}
 
 impl Collector for ProcessCollector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), fmt::Error> {

@@ -5,8 +5,9 @@
 use std::fmt;
 use std::time::Duration;
 
+use kcm_util::prometheus::encode_family;
 use prometheus_client::collector::Collector;
-use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::encoding::DescriptorEncoder;
 use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 
@@ -89,54 +90,44 @@ pub fn read() -> Option<ProcessStats> {
 #[derive(Debug, Default)]
 pub struct ProcessMetrics;
 
-fn encode<M: EncodeMetric>(
-    encoder: &mut DescriptorEncoder,
-    name: &str,
-    help: &str,
-    metric: &M,
-) -> Result<(), fmt::Error> {
-    let descriptor = encoder.encode_descriptor(name, help, None, metric.metric_type())?;
-    metric.encode(descriptor)
-}
-
 impl Collector for ProcessMetrics {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), fmt::Error> {
         let Some(stats) = read() else { return Ok(()) };
         let e = &mut encoder;
         // The text encoder appends `_total` to counter samples.
-        encode(
+        encode_family(
             e,
             "process_cpu_seconds",
             "Total user and system CPU time spent in seconds.",
             &ConstCounter::new(stats.cpu.as_secs_f64()),
         )?;
-        encode(
+        encode_family(
             e,
             "process_open_fds",
             "Number of open file descriptors.",
             &ConstGauge::new(stats.open_fds as i64),
         )?;
         if let Some(max) = stats.max_fds {
-            encode(
+            encode_family(
                 e,
                 "process_max_fds",
                 "Maximum number of open file descriptors.",
                 &ConstGauge::new(max as i64),
             )?;
         }
-        encode(
+        encode_family(
             e,
             "process_resident_memory_bytes",
             "Resident memory size in bytes.",
             &ConstGauge::new(stats.resident_bytes as i64),
         )?;
-        encode(
+        encode_family(
             e,
             "process_virtual_memory_bytes",
             "Virtual memory size in bytes.",
             &ConstGauge::new(stats.virtual_bytes as i64),
         )?;
-        encode(
+        encode_family(
             e,
             "process_start_time_seconds",
             "Start time of the process since unix epoch in seconds.",

@@ -21,10 +21,12 @@ use std::sync::Arc;
 
 use kcm_controller::NamespaceGate;
 use kcm_informer::InformerFactory;
-use kcm_leaderelection::membership::MembershipConfig;
-use kcm_leaderelection::shard_member::{MemberStatus, OnActivate, ShardMember, in_ranges};
-use kcm_leaderelection::{FenceLayer, LeaderElectionConfig};
+use kcm_leaderelection::{
+    FenceLayer, LeaderElectionConfig, MemberStatus, MembershipConfig, OnActivate, ShardMember,
+    in_ranges,
+};
 use kcm_sharding::{DEFAULT_VNODES, ShardRanges};
+use kcm_util::prometheus::encode_family;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::MetricType;
@@ -113,64 +115,44 @@ impl fmt::Debug for ShardingCollector {
     }
 }
 
-fn gauge(
-    encoder: &mut DescriptorEncoder,
-    name: &str,
-    help: &str,
-    value: f64,
-) -> Result<(), fmt::Error> {
-    let metric = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
-    ConstGauge::new(value).encode(metric)
-}
-
-fn counter(
-    encoder: &mut DescriptorEncoder,
-    name: &str,
-    help: &str,
-    value: u64,
-) -> Result<(), fmt::Error> {
-    let metric = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
-    ConstCounter::new(value).encode(metric)
-}
-
 impl Collector for ShardingCollector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), fmt::Error> {
         let status = self.status.borrow().clone();
-        gauge(
+        encode_family(
             &mut encoder,
             "kcm_sharding_ring_members",
             "Members of the ring this replica applies (the live ones it sees).",
-            status.ring_members.len() as f64,
+            &ConstGauge::new(status.ring_members.len() as f64),
         )?;
-        gauge(
+        encode_family(
             &mut encoder,
             "kcm_sharding_active_fraction",
             "Fraction of the namespace hash space this replica's controllers process now.",
-            status.active_fraction,
+            &ConstGauge::new(status.active_fraction),
         )?;
-        gauge(
+        encode_family(
             &mut encoder,
             "kcm_sharding_share_fraction",
             "Fraction of the namespace hash space the ring gives this replica.",
-            status.share_fraction,
+            &ConstGauge::new(status.share_fraction),
         )?;
-        counter(
+        encode_family(
             &mut encoder,
             "kcm_sharding_ring_changes",
             "Times the ring this replica applies changed.",
-            status.ring_changes,
+            &ConstCounter::new(status.ring_changes),
         )?;
-        counter(
+        encode_family(
             &mut encoder,
             "kcm_sharding_lease_renew_failures",
             "Failed renewals of this replica's membership Lease.",
-            status.renew_failures,
+            &ConstCounter::new(status.renew_failures),
         )?;
-        gauge(
+        encode_family(
             &mut encoder,
             "kcm_sharding_writes_in_flight",
             "Controller writes sent and not yet answered.",
-            self.member.gate().in_flight() as f64,
+            &ConstGauge::new(self.member.gate().in_flight() as f64),
         )?;
         let mut family = encoder.encode_descriptor(
             "kcm_sharding_cached_objects",

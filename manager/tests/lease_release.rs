@@ -8,39 +8,17 @@ mod common;
 
 use std::time::Duration;
 
-use clap::Parser;
 use k8s_openapi::api::coordination::v1::Lease;
-use kcm_manager::app::{Controller, ControllerContext, Exit, RunFuture};
-use kcm_manager::options::Options;
+use kcm_manager::{Exit, Manager};
 use kcm_testenv::{TestCluster, TestEnv};
 use kube::api::Api;
 
-fn replicaset_controller() -> Controller {
-    Controller {
-        name: "replicaset-controller",
-        build: Box::new(|ctx: &ControllerContext| {
-            let controller = kcm_replicaset::ReplicaSetController::new(
-                ctx.client.clone(),
-                &ctx.factory,
-                kcm_replicaset::ReplicaSetControllerConfig::default(),
-            )?;
-            Ok(Box::new(move |cancel| {
-                Box::pin(controller.run(cancel)) as RunFuture
-            }))
-        }),
-    }
-}
-
 /// Runs a leading kcm until it holds `lease`, stops it, and returns its exit and the Lease.
 async fn lead_then_stop(env: &TestEnv, lease: &str, gates: &str) -> (Exit, Lease) {
-    let kubeconfig = env.kubeconfig_path().display().to_string();
     let name = format!("--leader-elect-resource-name={lease}");
     let mut args = vec![
-        "kcm",
-        "--kubeconfig",
-        &kubeconfig,
         "--secure-port=0",
-        "--controllers=replicaset",
+        "--controllers=nsreader",
         "--leader-elect=true",
         "--leader-elect-resource-namespace=default",
         &name,
@@ -49,13 +27,8 @@ async fn lead_then_stop(env: &TestEnv, lease: &str, gates: &str) -> (Exit, Lease
     if !gates.is_empty() {
         args.push(gates);
     }
-    let options = Options::try_parse_from(args).expect("flags");
-    let (stop, run) = common::in_process::spawn(
-        options,
-        env.kubeconfig_path(),
-        vec![replicaset_controller()],
-    )
-    .await;
+    let manager = Manager::new("kcm").controller(common::namespace_reader::namespace_reader());
+    let (stop, run) = common::in_process::spawn(manager, &args, env.kubeconfig_path()).await;
     let leases: Api<Lease> = Api::namespaced(env.client(), "default");
     let mut held = false;
     for _ in 0..100 {

@@ -1,37 +1,15 @@
-//! `/metrics` of a running kcm process (over HTTPS) (in-process, against the embedded test cluster):
-//! after a ReplicaSet was synced, the work-queue, REST client, leader and sync series are
-//! served with upstream's names and labels.
+//! `/metrics` of a running manager (over HTTPS) (in-process, against the embedded test
+//! cluster): after a Namespace was synced, the work-queue, REST client, leader and sync series
+//! are served with upstream's names and labels.
 
 mod common;
 
 use std::time::Duration;
 
-use clap::Parser;
-use k8s_openapi::api::apps::v1::ReplicaSet;
-use kcm_manager::app::{self, Controller, ControllerContext, RunFuture};
-use kcm_manager::options::Options;
+use k8s_openapi::api::core::v1::Namespace;
+use kcm_manager::{Exit, Manager};
 use kcm_testenv::TestCluster;
 use kube::api::{Api, PostParams};
-
-fn replicaset_controller() -> Controller {
-    Controller {
-        name: "replicaset-controller",
-        build: Box::new(|ctx: &ControllerContext| {
-            let config = kcm_replicaset::ReplicaSetControllerConfig {
-                workers: 2,
-                ..Default::default()
-            };
-            let controller = kcm_replicaset::ReplicaSetController::new(
-                ctx.client.clone(),
-                &ctx.factory,
-                config,
-            )?;
-            Ok(Box::new(move |cancel| {
-                Box::pin(controller.run(cancel)) as RunFuture
-            }))
-        }),
-    }
-}
 
 fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -47,56 +25,36 @@ async fn metrics_endpoint_serves_queue_client_leader_and_sync_series() {
     let cluster = TestCluster::builder().start().await.expect("test cluster");
     let env = cluster.env();
     let port = free_port();
-    let kubeconfig = env.kubeconfig_path().display().to_string();
-    let port_arg = port.to_string();
-    let options = Options::try_parse_from([
-        "kcm",
-        "--kubeconfig",
-        &kubeconfig,
-        "--bind-address",
-        "127.0.0.1",
-        "--secure-port",
+    let port_arg = format!("--secure-port={port}");
+    let manager = Manager::new("kcm").controller(common::namespace_reader::namespace_reader());
+    let args = [
+        "--bind-address=127.0.0.1",
         &port_arg,
-        "--controllers",
-        "replicaset",
+        "--controllers=nsreader",
         // No TokenReview in the test cluster: let anyone read /metrics.
         "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
-    ])
-    .expect("flags");
-    let (stop, run) = common::in_process::spawn(
-        options,
-        env.kubeconfig_path(),
-        vec![replicaset_controller()],
-    )
-    .await;
+    ];
+    let (stop, run) = common::in_process::spawn(manager, &args, env.kubeconfig_path()).await;
 
-    let rs: ReplicaSet = serde_json::from_value(serde_json::json!({
-        "metadata": {"name": "web", "namespace": "default"},
-        "spec": {
-            "replicas": 2,
-            "selector": {"matchLabels": {"app": "web"}},
-            "template": {
-                "metadata": {"labels": {"app": "web"}},
-                "spec": {"containers": [{"name": "app", "image": "nginx"}]}
-            }
-        }
+    let ns: Namespace = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "web"}
     }))
-    .expect("replicaset");
-    Api::<ReplicaSet>::namespaced(env.client(), "default")
-        .create(&PostParams::default(), &rs)
+    .expect("namespace");
+    Api::<Namespace>::all(env.client())
+        .create(&PostParams::default(), &ns)
         .await
         .expect("create");
 
     let host = env.addr().to_string();
     let expected = [
         "leader_election_master_status{name=\"kcm\"} 1\n".to_string(),
-        "workqueue_adds_total{name=\"replicaset\"}".to_string(),
-        "workqueue_work_duration_seconds_count{name=\"replicaset\"}".to_string(),
-        // Two pods, the lease and events: at least the pods were created.
+        "workqueue_adds_total{name=\"namespace\"}".to_string(),
+        "workqueue_work_duration_seconds_count{name=\"namespace\"}".to_string(),
+        // The Lease was created.
         format!("rest_client_requests_total{{code=\"201\",host=\"{host}\",method=\"POST\"}}"),
         format!("rest_client_request_duration_seconds_count{{host=\"{host}\",verb=\"GET\"}}"),
         format!("rest_client_rate_limiter_duration_seconds_count{{host=\"{host}\",verb=\"POST\"}}"),
-        "kcm_controller_sync_duration_seconds_count{controller=\"replicaset\",result=\"success\"}"
+        "kcm_controller_sync_duration_seconds_count{controller=\"namespace\",result=\"success\"}"
             .to_string(),
     ];
     let mut text = String::new();
@@ -112,6 +70,6 @@ async fn metrics_endpoint_serves_queue_client_leader_and_sync_series() {
     }
     stop.cancel();
     let exit = run.await.expect("join").expect("run");
-    assert_eq!(exit, app::Exit::Stopped);
+    assert_eq!(exit, Exit::Stopped);
     cluster.shutdown().await;
 }

@@ -12,9 +12,9 @@ use common::https::{get, request};
 use kcm_manager::client::ClientFactory;
 use kcm_manager::logging::{VModule, Verbosity};
 use kcm_manager::metrics::Metrics;
-use kcm_manager::options::Options;
 use kcm_manager::serving::Endpoints;
 use kcm_manager::serving::debug::Debugging;
+use kcm_manager::{Manager, NoFlags};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_util::sync::CancellationToken;
 
@@ -126,7 +126,8 @@ async fn https_endpoints_authenticate_and_authorize_through_the_api_server() {
         ),
         "--requestheader-allowed-names=front-proxy-client".into(),
     ];
-    let options = Options::parse_args(args).expect("flags").options;
+    let (parsed, NoFlags {}) = Manager::new("kcm").parse_args(args).expect("flags");
+    let options = parsed.options;
     let clients = ClientFactory::new(
         kube::Config::new(fake.url().parse().expect("url")),
         20.0,
@@ -316,7 +317,11 @@ async fn client_cas_missing_from_the_flags_come_from_the_cluster() {
             format!("--secure-port={port}"),
         ];
         args.extend(extra.iter().map(|s| s.to_string()));
-        Options::parse_args(args).expect("flags").options
+        Manager::new("kcm")
+            .parse_args::<NoFlags, _, _>(args)
+            .expect("flags")
+            .0
+            .options
     };
     let stop = CancellationToken::new();
 

@@ -1,30 +1,42 @@
 //! What the controller-manager runs: the Foo controller as an entry of kcm-manager's registry
-//! of named controllers, and, for clusters without kube-controller-manager's, kcm's Deployment
-//! and ReplicaSet controllers beside it (upstream's `main.go` wiring).
+//! of named controllers, with its flag `--workers`, and, for clusters without
+//! kube-controller-manager's, kcm's Deployment and ReplicaSet controllers beside it (upstream's
+//! `main.go` wiring).
 //!
 //! The manager hands every controller the same informer factory (started once all were built),
 //! its own client, and stops them together.
 
-use kcm_manager::{Controller, ControllerContext, RunFuture};
+use kcm_manager::{Controller, ControllerFlags};
 
 use crate::controller::{CONTROLLER_NAME, FooController, FooControllerConfig};
 
+/// The Foo controller's flags.
+#[derive(Debug, Clone, clap::Args)]
+pub struct FooFlags {
+    /// Concurrent Foo syncs.
+    #[arg(long, help_heading = "Sample controller flags", default_value_t = 2)]
+    pub workers: usize,
+}
+
+impl ControllerFlags for FooFlags {}
+
 /// The Foo controller, registered under [`CONTROLLER_NAME`] (`--controllers=*,-sample-controller`
-/// turns it off).
+/// turns it off) with its flag `--workers` ([`FooFlags`]), which sets `config`'s workers.
 pub fn foo_controller(config: FooControllerConfig) -> Controller {
-    Controller {
-        name: CONTROLLER_NAME,
-        build: Box::new(move |ctx: &ControllerContext| {
-            let controller = FooController::new(ctx.client.clone(), &ctx.factory, config)?;
-            Ok(Box::new(move |cancel| {
-                Box::pin(controller.run(cancel)) as RunFuture
-            }))
-        }),
-    }
+    Controller::new(CONTROLLER_NAME, move |ctx| {
+        let flags = ctx.options.flags::<FooFlags>()?;
+        let config = FooControllerConfig {
+            workers: flags.workers,
+            ..config
+        };
+        let controller = FooController::new(ctx.client.clone(), &ctx.factory, config)?;
+        Ok(move |cancel| controller.run(cancel))
+    })
+    .flags::<FooFlags>()
 }
 
 /// The Foo controller and, with `with_builtin_controllers`, kcm's Deployment and ReplicaSet
-/// controllers ([`kcm_manager::builtin`]).
+/// controllers ([`kcm::controllers`]) with their flags and feature gates.
 ///
 /// ```no_run
 /// use kcm_sample_controller::{FooControllerConfig, controllers};
@@ -38,7 +50,7 @@ pub fn foo_controller(config: FooControllerConfig) -> Controller {
 pub fn controllers(foo: FooControllerConfig, with_builtin_controllers: bool) -> Vec<Controller> {
     let mut controllers = vec![foo_controller(foo)];
     if with_builtin_controllers {
-        controllers.extend(kcm_manager::builtin::controllers());
+        controllers.extend(kcm::controllers());
     }
     controllers
 }

@@ -5,15 +5,12 @@
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use kcm_manager::Manager;
+use kcm_manager::{Manager, Options};
 use kcm_sample_controller::{FooControllerConfig, controllers};
 
-/// The sample's own flags, beside kcm-manager's.
+/// The sample's own flags, beside kcm-manager's and its controllers'.
 #[derive(Debug, Args)]
 struct SampleFlags {
-    /// Concurrent Foo syncs.
-    #[arg(long, help_heading = "Sample controller flags", default_value_t = 2)]
-    workers: usize,
     /// Also run kcm's Deployment and ReplicaSet controllers (for clusters without
     /// kube-controller-manager's, such as kcm-testenv).
     #[arg(long, help_heading = "Sample controller flags")]
@@ -31,7 +28,18 @@ enum Command {
     Crd,
 }
 
+/// Without `--with-builtin-controllers`, kcm's controllers run only where `--controllers`
+/// names them: they are turned off after the entries given, and the first entry naming a
+/// controller wins.
+fn builtin_off_unless_named(options: &mut Options) {
+    for controller in kcm::controllers() {
+        options.controllers.push(format!("-{}", controller.name()));
+    }
+}
+
 fn main() -> ExitCode {
+    // Every controller is registered before the command line is parsed: their flags and
+    // feature gates are on it, and `--help` lists them.
     let manager = Manager::new("sample-controller")
         .about(
             "A Foo custom resource that owns a Deployment, on kcm-rs. Controllers: \
@@ -39,7 +47,8 @@ fn main() -> ExitCode {
              replicaset-controller.",
         )
         // Not kube-controller-manager's 10257: the two may run on one host.
-        .flag_default("secure-port", "10260");
+        .flag_default("secure-port", "10260")
+        .controllers(controllers(FooControllerConfig::default(), true));
     let (mut parsed, flags) = match manager.parse_args::<SampleFlags, _, _>(std::env::args_os()) {
         Ok(parsed) => parsed,
         Err(e) => e.exit(),
@@ -57,11 +66,56 @@ fn main() -> ExitCode {
         };
     }
     parsed.options.namespace = flags.namespace;
-    let foo = FooControllerConfig {
-        workers: flags.workers,
-        ..FooControllerConfig::default()
-    };
-    manager
-        .controllers(controllers(foo, flags.with_builtin_controllers))
-        .run_main(parsed)
+    if !flags.with_builtin_controllers {
+        builtin_off_unless_named(&mut parsed.options);
+    }
+    manager.run_main(parsed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kcms_controllers_run_only_when_asked_for() {
+        let manager = Manager::new("sample-controller")
+            .controllers(controllers(FooControllerConfig::default(), true));
+        // (--controllers, --with-builtin-controllers, the enabled controllers)
+        type Case<'a> = (&'a str, bool, &'a [&'a str]);
+        let cases: &[Case] = &[
+            ("*", false, &["sample-controller"]),
+            (
+                "*",
+                true,
+                &[
+                    "sample-controller",
+                    "deployment-controller",
+                    "replicaset-controller",
+                ],
+            ),
+            (
+                "*,deployment",
+                false,
+                &["sample-controller", "deployment-controller"],
+            ),
+            (
+                "*,-replicaset",
+                true,
+                &["sample-controller", "deployment-controller"],
+            ),
+            ("deployment-controller", false, &["deployment-controller"]),
+        ];
+        for (flag, with_builtin, want) in cases {
+            let argv = ["sample-controller", &format!("--controllers={flag}")];
+            let (mut parsed, kcm_manager::NoFlags {}) = manager.parse_args(argv).expect("parses");
+            if !with_builtin {
+                builtin_off_unless_named(&mut parsed.options);
+            }
+            assert_eq!(
+                manager.enabled(&parsed.options),
+                *want,
+                "{flag} {with_builtin}"
+            );
+        }
+    }
 }

@@ -1,5 +1,6 @@
-//! What the process-level tests share: a `kcm` process logging to a file, killed when dropped,
-//! a Deployment manifest, and a wait.
+//! What the process-level tests share: a test cluster and a folder for logs, a `kcm` process
+//! logging to a file, killed when dropped, its sent writes, a Deployment manifest, a check that
+//! Deployments rolled out, and a wait.
 
 #![allow(dead_code)] // each test binary uses its own part
 
@@ -8,6 +9,22 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::Deployment;
+use kcm_testenv::TestCluster;
+use kube::api::{Api, ListParams};
+
+/// kcm-testenv with two simulated nodes whose pods are Ready 200 ms after they start, and an
+/// empty folder for the logs of the test `name`.
+pub async fn cluster_and_log_dir(name: &str) -> (TestCluster, PathBuf) {
+    let cluster = TestCluster::builder()
+        .nodes(2)
+        .pod_ready_after(Duration::from_millis(200))
+        .start()
+        .await
+        .expect("test cluster");
+    let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("log dir");
+    (cluster, dir)
+}
 
 /// A kcm process that is killed when dropped, logging to a file.
 pub struct Kcm {
@@ -51,6 +68,29 @@ impl Drop for Kcm {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The log lines of writes that were sent (`"API write"` lines with `result="ok"` or
+/// `"error"`, not `"fenced"`).
+pub fn sent_writes(log: &str) -> impl Iterator<Item = &str> {
+    log.lines()
+        .filter(|l| l.contains("\"API write\"") && !l.contains("result=\"fenced\""))
+}
+
+/// Whether `deployments` lists exactly `count` Deployments, each with exactly `replicas`
+/// available, updated pods for its latest generation.
+pub async fn all_available(deployments: &Api<Deployment>, count: usize, replicas: i32) -> bool {
+    let Ok(list) = deployments.list(&ListParams::default()).await else {
+        return false;
+    };
+    list.items.len() == count
+        && list.items.iter().all(|d| {
+            let status = d.status.clone().unwrap_or_default();
+            d.metadata.generation == status.observed_generation
+                && status.replicas == Some(replicas)
+                && status.updated_replicas == Some(replicas)
+                && status.available_replicas == Some(replicas)
+        })
 }
 
 /// Polls `done` every 100 ms; panics after `limit`.

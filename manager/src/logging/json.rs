@@ -3,35 +3,21 @@
 //! milliseconds since the epoch; info lines carry their verbosity `v`; error lines carry no
 //! `v` and put `err` last, as zapr does.
 
-use tracing::{Event, Subscriber};
-use tracing_subscriber::fmt::format::Writer;
-use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
-use tracing_subscriber::registry::LookupSpan;
+use tracing::Metadata;
 
 use super::fields::{Fields, Value, short_file, verbosity};
+use super::format::LineFormat;
 
-/// The JSON event formatter.
+/// component-base's JSON format.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Json;
 
-impl<S, N> FormatEvent<S, N> for Json
-where
-    S: Subscriber + for<'a> LookupSpan<'a>,
-    N: for<'a> FormatFields<'a> + 'static,
-{
-    fn format_event(
-        &self,
-        _ctx: &FmtContext<'_, S, N>,
-        mut writer: Writer<'_>,
-        event: &Event<'_>,
-    ) -> std::fmt::Result {
-        let mut fields = Fields::default();
-        event.record(&mut fields);
-        let metadata = event.metadata();
+impl LineFormat for Json {
+    fn line(&self, metadata: &Metadata<'_>, fields: &Fields) -> String {
         let ts = jiff::Timestamp::now().as_nanosecond() as f64 / 1e6;
         let caller = format!("{}:{}", short_file(metadata), metadata.line().unwrap_or(0));
         let v = (*metadata.level() != tracing::Level::ERROR).then(|| verbosity(metadata.level()));
-        writeln!(writer, "{}", format_line(ts, &caller, v, &fields))
+        format_line(ts, &caller, v, fields)
     }
 }
 

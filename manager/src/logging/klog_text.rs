@@ -6,41 +6,26 @@
 
 use std::fmt::Write as _;
 
-use tracing::{Event, Subscriber};
-use tracing_subscriber::fmt::format::Writer;
-use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
-use tracing_subscriber::registry::LookupSpan;
+use tracing::Metadata;
 
 use super::fields::{Fields, Value, short_file};
+use super::format::LineFormat;
 
-/// The klog text event formatter.
+/// The klog text format.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct KlogText;
 
-impl<S, N> FormatEvent<S, N> for KlogText
-where
-    S: Subscriber + for<'a> LookupSpan<'a>,
-    N: for<'a> FormatFields<'a> + 'static,
-{
-    fn format_event(
-        &self,
-        _ctx: &FmtContext<'_, S, N>,
-        mut writer: Writer<'_>,
-        event: &Event<'_>,
-    ) -> std::fmt::Result {
-        let mut fields = Fields::default();
-        event.record(&mut fields);
-        let metadata = event.metadata();
+impl LineFormat for KlogText {
+    fn line(&self, metadata: &Metadata<'_>, fields: &Fields) -> String {
         let now = jiff::Zoned::now();
-        let line = format_line(
+        format_line(
             severity(metadata.level()),
             &now.strftime("%m%d %H:%M:%S%.6f").to_string(),
             std::process::id(),
             short_file(metadata),
             metadata.line().unwrap_or(0),
-            &fields,
-        );
-        writeln!(writer, "{line}")
+            fields,
+        )
     }
 }
 

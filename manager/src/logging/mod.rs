@@ -7,6 +7,7 @@
 //! raises it per source file ([`vmodule`], [`verbosity`]). `RUST_LOG` overrides both when set.
 
 pub mod fields;
+mod format;
 pub mod json;
 pub mod klog_text;
 pub mod verbosity;
@@ -18,6 +19,8 @@ use tracing_subscriber::filter::{EnvFilter, filter_fn};
 use tracing_subscriber::layer::{Layer, SubscriberExt};
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{Registry, fmt};
+
+use format::Lines;
 
 pub use verbosity::Verbosity;
 pub use vmodule::VModule;
@@ -36,9 +39,9 @@ type BoxedLayer = Box<dyn Layer<Registry> + Send + Sync>;
 fn format_layer(json: bool) -> BoxedLayer {
     let layer = fmt::layer().with_writer(std::io::stderr);
     if json {
-        layer.event_format(json::Json).boxed()
+        layer.event_format(Lines(json::Json)).boxed()
     } else {
-        layer.event_format(klog_text::KlogText).boxed()
+        layer.event_format(Lines(klog_text::KlogText)).boxed()
     }
 }
 
@@ -119,10 +122,13 @@ mod tests {
             .with_max_level(tracing::Level::TRACE)
             .with_writer(move || sink.clone());
         if json {
-            tracing::subscriber::with_default(builder.event_format(json::Json).finish(), log);
+            tracing::subscriber::with_default(
+                builder.event_format(Lines(json::Json)).finish(),
+                log,
+            );
         } else {
             tracing::subscriber::with_default(
-                builder.event_format(klog_text::KlogText).finish(),
+                builder.event_format(Lines(klog_text::KlogText)).finish(),
                 log,
             );
         }

@@ -1,13 +1,16 @@
-//! kube-controller-manager's flags and controller names that belong to its other controllers.
+//! kube-controller-manager's flags and controller names, for those a binary does not have.
 //!
 //! An operator copies a kubeadm static-pod command line to kcm; these flags must be accepted
 //! (and ignored, with one warning naming them) instead of refused. The lists follow
-//! kube-controller-manager v1.37's flag sets and `names/controller_names.go`.
+//! kube-controller-manager v1.37's flag sets (`cmd/kube-controller-manager/app/options`) and
+//! `cmd/kube-controller-manager/names/controller_names.go`, and name every controller's: a flag
+//! or controller that the binary registers is its own, not foreign (`kcm` registers the
+//! Deployment and ReplicaSet controllers and their `--concurrent-*-syncs`).
 
 /// Whether a foreign flag is boolean (pflag: `--flag` alone means true, a value needs `=`) or
 /// takes a value (`--flag=value` or `--flag value`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FlagKind {
+pub(crate) enum FlagKind {
     /// A boolean flag.
     Bool,
     /// A flag with a value.
@@ -16,9 +19,9 @@ pub enum FlagKind {
 
 use FlagKind::{Bool, Value};
 
-/// kube-controller-manager flags kcm accepts and ignores: they configure controllers, serving
-/// or logging features kcm does not have.
-pub const FOREIGN_FLAGS: &[(&str, FlagKind)] = &[
+/// kube-controller-manager flags accepted and ignored unless the binary has them: they configure
+/// controllers, serving or logging features the manager does not have.
+pub(crate) const FOREIGN_FLAGS: &[(&str, FlagKind)] = &[
     // cloud provider, node IPAM, node lifecycle, routes, services
     ("allocate-node-cidrs", Bool),
     ("allow-untagged-cloud", Bool),
@@ -60,6 +63,7 @@ pub const FOREIGN_FLAGS: &[(&str, FlagKind)] = &[
     // other controllers' concurrency and periods
     ("concurrent-cron-job-syncs", Value),
     ("concurrent-daemonset-syncs", Value),
+    ("concurrent-deployment-syncs", Value),
     ("concurrent-device-taint-eviction-syncs", Value),
     ("concurrent-disruption-syncs", Value),
     ("concurrent-endpoint-syncs", Value),
@@ -69,6 +73,7 @@ pub const FOREIGN_FLAGS: &[(&str, FlagKind)] = &[
     ("concurrent-job-syncs", Value),
     ("concurrent-namespace-syncs", Value),
     ("concurrent-rc-syncs", Value),
+    ("concurrent-replicaset-syncs", Value),
     ("concurrent-resource-quota-syncs", Value),
     ("concurrent-resourceclaim-syncs", Value),
     ("concurrent-service-endpoint-syncs", Value),
@@ -136,16 +141,16 @@ pub const FOREIGN_FLAGS: &[(&str, FlagKind)] = &[
 ];
 
 /// The kind of a foreign flag, if `name` (without dashes) is one.
-pub fn foreign_flag(name: &str) -> Option<FlagKind> {
+pub(crate) fn foreign_flag(name: &str) -> Option<FlagKind> {
     FOREIGN_FLAGS
         .iter()
         .find(|(n, _)| *n == name)
         .map(|(_, kind)| *kind)
 }
 
-/// kube-controller-manager's other controllers, with their aliases: `--controllers` may name
-/// them (kubeadm adds `bootstrapsigner,tokencleaner`); kcm does not run them.
-pub const UPSTREAM_CONTROLLERS: &[&str] = &[
+/// kube-controller-manager's controllers, with their aliases: `--controllers` may name them
+/// (kubeadm adds `bootstrapsigner,tokencleaner`) whether or not the binary runs them.
+pub(crate) const UPSTREAM_CONTROLLERS: &[&str] = &[
     "serviceaccount-token-controller",
     "serviceaccount-token",
     "endpoints-controller",
@@ -154,6 +159,10 @@ pub const UPSTREAM_CONTROLLERS: &[&str] = &[
     "endpointslice",
     "endpointslice-mirroring-controller",
     "endpointslicemirroring",
+    "deployment-controller",
+    "deployment",
+    "replicaset-controller",
+    "replicaset",
     "replicationcontroller-controller",
     "replicationcontroller",
     "pod-garbage-collector-controller",

@@ -1,54 +1,33 @@
 //! Command-line flags, named and defaulted as kube-controller-manager's where the concept exists.
 //!
-//! [`Options::parse_args`] is the entry point: it takes kube-controller-manager's flags that
-//! belong to other controllers out of the command line ([`foreign`]), then parses the rest with
-//! pflag's conventions ([`pflag`]), and reports which given flags kcm ignores.
-//! [`Options::parse_args_with`] does the same for a binary of its own: its command (named after
-//! it, see [`crate::Manager::command`]) and flags of its own beside these.
-//!
-//! The flags of kcm's own controllers (`--concurrent-deployment-syncs`,
-//! `--concurrent-replicaset-syncs`) are here too, for every binary.
+//! [`Options`] are the manager's own flags. The command line of a binary adds the flags of its
+//! controllers and its own (`command_line`); kube-controller-manager's flags that belong to its
+//! other controllers are taken out first and reported (`foreign`), and the rest is parsed with
+//! pflag's conventions (`pflag`). `validate` checks what clap cannot.
 
-pub mod foreign;
-pub mod pflag;
-pub mod serving;
+pub(crate) mod foreign;
+pub(crate) mod pflag;
+pub(crate) mod serving;
+pub(crate) mod validate;
 
 #[cfg(test)]
 mod tests;
 
-use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{CommandFactory, FromArgMatches, Parser};
+use clap::Args;
 
+use crate::flags::{ControllerFlags, FlagValues};
 use kcm_util::go_duration::parse_go_duration;
-use pflag::parse_bool;
+pub(crate) use pflag::parse_bool;
 pub use serving::ServingOptions;
 
-/// Controllers this binary runs: (canonical name, alias accepted by `--controllers`).
-pub const KNOWN_CONTROLLERS: &[(&str, &str)] = &[
-    ("deployment-controller", "deployment"),
-    ("replicaset-controller", "replicaset"),
-];
-
-/// Flags of `kcm`.
-#[derive(Debug, Clone, Parser)]
-#[command(
-    name = "kcm",
-    version,
-    // pflag: a flag given twice takes its last value (list flags append).
-    args_override_self = true,
-    about = "kcm runs kube-controller-manager's Deployment and ReplicaSet controllers.",
-    long_about = "kcm runs kube-controller-manager's Deployment and ReplicaSet controllers.\n\n\
-        Run it beside kube-controller-manager started with \
-        --controllers=*,-deployment-controller,-replicaset-controller; everything it writes \
-        (names, labels, annotations, owner references, status, conditions, events) matches \
-        kube-controller-manager's.\n\n\
-        kube-controller-manager's other flags (--allocate-node-cidrs, --cluster-cidr, \
-        --root-ca-file, --service-account-private-key-file, ...) are accepted and ignored, \
-        named in one warning at start, so its command line can be copied as it is."
-)]
+/// kube-controller-manager's flags that every controller-manager takes, named and defaulted as
+/// upstream's (`cmd/kube-controller-manager/app/options`): what a controller reads from
+/// [`crate::ControllerContext::options`], and with [`Options::flags`] the flags its own
+/// registration brought.
+#[derive(Debug, Clone, Args)]
 pub struct Options {
     // ---- Generic flags ----
     /// Path to kubeconfig file with authorization and master location information (the master
@@ -61,9 +40,8 @@ pub struct Options {
     pub master: Option<String>,
 
     /// A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' enables
-    /// the controller named 'foo', '-foo' disables the controller named 'foo'.
-    /// All controllers: deployment-controller, replicaset-controller (aliases: deployment,
-    /// replicaset).
+    /// the controller named 'foo', '-foo' disables the controller named 'foo'. (`--help` lists
+    /// the registered controllers.)
     #[arg(
         long,
         help_heading = "Generic flags",
@@ -117,36 +95,14 @@ pub struct Options {
     pub use_service_account_credentials: bool,
 
     /// A set of key=value pairs that describe feature gates for alpha/experimental features.
-    /// kcm consults DeploymentReplicaSetTerminatingReplicas, StaleControllerConsistencyReplicaSet,
-    /// PodDeletionCost and ControllerManagerReleaseLeaderElectionLockOnExit (v1.37's defaults);
-    /// other gates are checked for syntax and named in one warning.
+    /// (`--help` names the gates the registered controllers and the manager consult; the
+    /// process reads them from [`crate::ControllerContext::feature_gates`].)
     #[arg(
         long,
         help_heading = "Feature gate flags",
         value_name = "mapStringBool"
     )]
     pub feature_gates: Option<String>,
-
-    // ---- Controller flags ----
-    /// The number of deployment objects that are allowed to sync concurrently. Larger number =
-    /// more responsive deployments, but more CPU (and network) load
-    #[arg(
-        long,
-        help_heading = "Deployment controller flags",
-        value_name = "int32",
-        default_value_t = 5
-    )]
-    pub concurrent_deployment_syncs: u32,
-
-    /// The number of replica sets that are allowed to sync concurrently. Larger number = more
-    /// responsive replica management, but more CPU (and network) load
-    #[arg(
-        long,
-        help_heading = "Replicaset controller flags",
-        value_name = "int32",
-        default_value_t = 5
-    )]
-    pub concurrent_replicaset_syncs: u32,
 
     // ---- Leader election ----
     /// Start a leader election client and gain leadership before executing the main loop.
@@ -182,13 +138,14 @@ pub struct Options {
     )]
     pub leader_elect_resource_lock: String,
 
-    /// The name of resource object that is used for locking during leader election. kcm's
-    /// own Lease by default, never kube-controller-manager's: the two run side by side.
+    /// The name of resource object that is used for locking during leader election. The
+    /// binary's own Lease by default (named after it), never kube-controller-manager's: the two
+    /// run side by side.
     #[arg(
         long,
         help_heading = "Leader-election flags",
         value_name = "string",
-        default_value = "kcm"
+        default_value = "kcm-manager"
     )]
     pub leader_elect_resource_name: String,
 
@@ -263,49 +220,10 @@ pub struct Options {
     /// flag of its own.
     #[arg(skip)]
     pub namespace: Option<String>,
-}
 
-/// A flag value that parses but is not acceptable, with upstream-like messages.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum OptionsError {
-    /// `--controllers` names something unknown.
-    #[error("{0:?} is not in the list of known controllers")]
-    UnknownController(String),
-    /// `--leader-elect-resource-lock` is not `leases`.
-    #[error("unsupported --leader-elect-resource-lock {0:?}: only \"leases\" is supported")]
-    UnsupportedLock(String),
-    /// `--logging-format` is neither text nor json.
-    #[error("unsupported --logging-format {0:?}: permitted formats are \"json\" and \"text\"")]
-    UnsupportedLogFormat(String),
-    /// A concurrency flag is zero.
-    #[error("--{0} must be greater than 0")]
-    ZeroWorkers(&'static str),
-    /// `--kube-api-qps` is not a number or `--kube-api-burst` is negative.
-    #[error("--kube-api-qps must be a number and --kube-api-burst must not be negative")]
-    BadRateLimit,
-    /// `--vmodule` is not a list of `pattern=N`.
-    #[error("invalid argument {value:?} for \"--vmodule\" flag: {reason}")]
-    BadVModule {
-        /// The flag's value.
-        value: String,
-        /// component-base's message.
-        reason: String,
-    },
-    /// `--vmodule` with a log format other than text.
-    #[error("logging.vmodule: Forbidden: Only supported for text log format")]
-    VModuleNeedsText,
-    /// `--feature-gates` is not a list of `name=bool`.
-    #[error("invalid --feature-gates {0:?}: want name=true|false[,name=...]")]
-    BadFeatureGates(String),
-}
-
-/// Parsed flags, and the flags given that kcm accepts but ignores.
-#[derive(Debug, Clone)]
-pub struct ParsedArgs {
-    /// The flags.
-    pub options: Options,
-    /// Names (without dashes) of given flags that have no effect in kcm, each once.
-    pub ignored: Vec<String>,
+    /// The parsed flags of the registered controllers ([`crate::Controller::flags`]).
+    #[arg(skip)]
+    controller_flags: FlagValues,
 }
 
 impl Options {
@@ -314,174 +232,36 @@ impl Options {
         self.sharding == "namespace"
     }
 
-    /// Checks what clap cannot: controller names, the lock type, log format, positive workers.
-    /// Known controller names are kcm's ([`KNOWN_CONTROLLERS`]) and kube-controller-manager's
-    /// others; [`Options::validate_with`] adds a binary's own.
-    pub fn validate(&self) -> Result<(), OptionsError> {
-        self.validate_with(&[])
-    }
-
-    /// [`Options::validate`], with the names of a binary's registered controllers also known
-    /// to `--controllers`.
-    pub fn validate_with(&self, registered: &[&str]) -> Result<(), OptionsError> {
-        for entry in &self.controllers {
-            let name = entry.strip_prefix('-').unwrap_or(entry);
-            if !name.is_empty()
-                && name != "*"
-                && canonical_controller(name).is_none()
-                && !registered.contains(&name)
-                && !foreign::UPSTREAM_CONTROLLERS.contains(&name)
-            {
-                return Err(OptionsError::UnknownController(name.to_string()));
-            }
-        }
-        if self.leader_elect_resource_lock != "leases" {
-            return Err(OptionsError::UnsupportedLock(
-                self.leader_elect_resource_lock.clone(),
-            ));
-        }
-        if !matches!(self.logging_format.as_str(), "text" | "json") {
-            return Err(OptionsError::UnsupportedLogFormat(
-                self.logging_format.clone(),
-            ));
-        }
-        let vmodule = self.vmodule()?;
-        if !vmodule.is_empty() && self.logging_format != "text" {
-            return Err(OptionsError::VModuleNeedsText);
-        }
-        if self.concurrent_deployment_syncs == 0 {
-            return Err(OptionsError::ZeroWorkers("concurrent-deployment-syncs"));
-        }
-        if self.concurrent_replicaset_syncs == 0 {
-            return Err(OptionsError::ZeroWorkers("concurrent-replicaset-syncs"));
-        }
-        if self.kube_api_qps.is_nan() || self.kube_api_burst < 0 {
-            return Err(OptionsError::BadRateLimit);
-        }
-        if let Some(gates) = &self.feature_gates {
-            feature_gates(gates).map_err(|_| OptionsError::BadFeatureGates(gates.clone()))?;
-        }
-        Ok(())
-    }
-
-    /// `--vmodule`, parsed.
-    pub fn vmodule(&self) -> Result<crate::logging::VModule, OptionsError> {
-        crate::logging::VModule::parse(&self.vmodule).map_err(|reason| OptionsError::BadVModule {
-            value: self.vmodule.clone(),
-            reason,
+    /// The flags `F` that a registered controller brought ([`crate::Controller::flags`]).
+    ///
+    /// # Errors
+    ///
+    /// When no registered controller brought `F` (so the command line had no such flags).
+    pub fn flags<F: ControllerFlags>(&self) -> anyhow::Result<&F> {
+        self.controller_flags.get::<F>().ok_or_else(|| {
+            anyhow::anyhow!(
+                "no registered controller brings the flags {} (Controller::flags)",
+                std::any::type_name::<F>()
+            )
         })
     }
 
-    /// Parses a command line (program name first) as kube-controller-manager would accept it:
-    /// flags of upstream's other controllers are removed and reported in
-    /// [`ParsedArgs::ignored`], as are given flags of ours that have no effect in kcm.
-    pub fn parse_args<I, T>(argv: I) -> Result<ParsedArgs, clap::Error>
-    where
-        I: IntoIterator<Item = T>,
-        T: Into<OsString>,
-    {
-        let (parsed, NoFlags {}) = Options::parse_args_with(Options::command(), argv)?;
-        Ok(parsed)
+    /// The controllers' flags, to fill in once they are parsed.
+    pub(crate) fn controller_flags_mut(&mut self) -> &mut FlagValues {
+        &mut self.controller_flags
     }
 
-    /// [`Options::parse_args`] for a binary of its own: `command` is [`Options`]' command as
-    /// that binary names and describes it; the flags (and subcommands) of `A` are parsed beside
-    /// ours and returned with them.
-    pub fn parse_args_with<A, I, T>(
-        command: clap::Command,
-        argv: I,
-    ) -> Result<(ParsedArgs, A), clap::Error>
-    where
-        A: clap::Args,
-        I: IntoIterator<Item = T>,
-        T: Into<OsString>,
-    {
-        // `A`'s doc comment would replace the binary's description: keep the binary's.
-        let (about, long_about) = (
-            command.get_about().cloned(),
-            command.get_long_about().cloned(),
-        );
-        let mut command = A::augment_args(command).about(None).long_about(None);
-        if let Some(about) = about {
-            command = command.about(about);
-        }
-        if let Some(long_about) = long_about {
-            command = command.long_about(long_about);
-        }
-        let takes_value = |name: &str| {
-            command.get_arguments().any(|a| {
-                a.get_long() == Some(name)
-                    && a.get_action().takes_values()
-                    && !a.is_require_equals_set()
-            })
-        };
-        let (kept, mut ignored) =
-            pflag::strip_foreign(argv.into_iter().map(Into::into), takes_value).map_err(|e| {
-                command
-                    .clone()
-                    .error(clap::error::ErrorKind::InvalidValue, e)
-            })?;
-        let matches = command.try_get_matches_from(kept)?;
-        let options = Options::from_arg_matches(&matches)?;
-        let extra = A::from_arg_matches(&matches)?;
-        if options
-            .kube_api_content_type
-            .as_deref()
-            .is_some_and(|t| t != "application/json")
-        {
-            ignored.push("kube-api-content-type".into());
-        }
-        Ok((ParsedArgs { options, ignored }, extra))
-    }
-
-    /// Whether `--controllers` enables the controller `name` (canonical name, or the name a
-    /// binary registered it under), with kube-controller-manager's rules: an explicit name or
-    /// `-name` wins, in order; otherwise `*` enables every on-by-default controller (every
-    /// controller is on by default).
-    pub fn controller_enabled(&self, name: &str) -> bool {
-        let mut star = false;
-        for entry in &self.controllers {
-            if entry == "*" {
-                star = true;
-                continue;
-            }
-            let (negated, raw) = match entry.strip_prefix('-') {
-                Some(rest) => (true, rest),
-                None => (false, entry.as_str()),
-            };
-            if raw == name || canonical_controller(raw) == Some(name) {
-                return !negated;
-            }
-        }
-        star
+    /// The controllers' flags.
+    pub(crate) fn controller_flags(&self) -> &FlagValues {
+        &self.controller_flags
     }
 }
 
-/// No flags: what [`Options::parse_args_with`] parses beside ours for a binary without flags of
-/// its own.
-#[derive(Debug, Clone, Copy, Default, clap::Args)]
-pub struct NoFlags {}
-
-/// Parses `--feature-gates` (`name=bool,...`, pflag's mapStringBool) into pairs.
-pub fn feature_gates(value: &str) -> Result<Vec<(String, bool)>, String> {
-    value
-        .split(',')
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-        .map(|pair| {
-            let (name, enabled) = pair
-                .split_once('=')
-                .ok_or_else(|| format!("missing bool value for {pair}"))?;
-            let enabled = parse_bool(enabled.trim())?;
-            Ok((name.trim().to_string(), enabled))
-        })
-        .collect()
-}
-
-/// The canonical controller name for a name or alias.
-pub fn canonical_controller(name: &str) -> Option<&'static str> {
-    KNOWN_CONTROLLERS
-        .iter()
-        .find(|(canonical, alias)| *canonical == name || *alias == name)
-        .map(|(canonical, _)| *canonical)
+/// The manager's flags of `argv` (program name first), parsed by clap alone (no controllers,
+/// no foreign flags): what unit tests of the serving and logging options need of a command line.
+#[cfg(test)]
+pub(crate) fn parse(argv: &[&str]) -> Result<Options, clap::Error> {
+    use clap::{Args, FromArgMatches};
+    let matches = Options::augment_args(clap::Command::new("kcm")).try_get_matches_from(argv)?;
+    Options::from_arg_matches(&matches)
 }

@@ -7,7 +7,7 @@ use super::foreign::{FlagKind, foreign_flag};
 
 /// Parses a boolean the way Go's `strconv.ParseBool` (and so pflag) does: `1 t T TRUE true
 /// True` and `0 f F FALSE false False`.
-pub fn parse_bool(value: &str) -> Result<bool, String> {
+pub(crate) fn parse_bool(value: &str) -> Result<bool, String> {
     match value {
         "1" | "t" | "T" | "TRUE" | "true" | "True" => Ok(true),
         "0" | "f" | "F" | "FALSE" | "false" | "False" => Ok(false),
@@ -19,7 +19,7 @@ pub fn parse_bool(value: &str) -> Result<bool, String> {
 
 /// A foreign flag that cannot be skipped.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum ForeignFlagError {
+pub(crate) enum ForeignFlagError {
     /// A value flag at the end of the command line, without its value.
     #[error("flag needs an argument: --{0}")]
     MissingValue(String),
@@ -38,12 +38,13 @@ pub enum ForeignFlagError {
 /// The command line without its foreign flags (see [`super::foreign`]), and the names of the
 /// foreign flags removed, in order, each once.
 ///
-/// `takes_value(name)` tells which of *our* long flags take their value from the next
-/// argument when written without `=` (`--kubeconfig path`), so that a value that looks like a
-/// flag is left to its owner, as pflag does. Arguments after `--` are kept as they are.
-pub fn strip_foreign<I>(
+/// `ours(name)` tells whether a long flag is the command's own (`Some`), then never foreign,
+/// and whether it takes its value from the next argument when written without `=`
+/// (`Some(true)`: `--kubeconfig path`), so that a value that looks like a flag is left to its
+/// owner, as pflag does. Arguments after `--` are kept as they are.
+pub(crate) fn strip_foreign<I>(
     argv: I,
-    takes_value: impl Fn(&str) -> bool,
+    ours: impl Fn(&str) -> Option<bool>,
 ) -> Result<(Vec<OsString>, Vec<String>), ForeignFlagError>
 where
     I: IntoIterator<Item = OsString>,
@@ -77,7 +78,8 @@ where
             Some((name, value)) => (name, Some(value)),
             None => (flag, None),
         };
-        match foreign_flag(name) {
+        let own = ours(name);
+        match foreign_flag(name).filter(|_| own.is_none()) {
             Some(kind) => {
                 match (kind, value) {
                     (FlagKind::Bool, Some(v)) => {
@@ -99,7 +101,7 @@ where
                 }
             }
             None => {
-                let next_is_value = value.is_none() && takes_value(name);
+                let next_is_value = value.is_none() && own == Some(true);
                 kept.push(arg);
                 if next_is_value && let Some(value) = args.next() {
                     kept.push(value);
@@ -131,8 +133,15 @@ mod tests {
         let argv = std::iter::once("kcm")
             .chain(args.iter().copied())
             .map(OsString::from);
-        let ours_with_value = |name: &str| name == "kubeconfig" || name == "master";
-        strip_foreign(argv, ours_with_value).map(|(kept, removed)| {
+        // Ours: flags with a value, one of them a flag kube-controller-manager also has.
+        let ours = |name: &str| {
+            matches!(
+                name,
+                "kubeconfig" | "master" | "concurrent-deployment-syncs"
+            )
+            .then_some(true)
+        };
+        strip_foreign(argv, ours).map(|(kept, removed)| {
             let kept = kept
                 .into_iter()
                 .skip(1)
@@ -182,6 +191,15 @@ mod tests {
                 &["--cluster-name=a", "--cluster-name", "b"],
                 &[],
                 &["cluster-name"],
+            ),
+            // A flag of kube-controller-manager's the command has is not foreign.
+            (
+                &[
+                    "--concurrent-deployment-syncs=3",
+                    "--concurrent-replicaset-syncs=3",
+                ],
+                &["--concurrent-deployment-syncs=3"],
+                &["concurrent-replicaset-syncs"],
             ),
             (
                 &["--", "--cluster-name=a"],

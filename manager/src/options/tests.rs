@@ -1,6 +1,23 @@
 //! Table tests of flag parsing: defaults, pflag syntax, foreign flags, validation.
 
+use super::validate::{OptionsError, validate, vmodule};
 use super::*;
+use crate::{Controller, Manager, NoFlags, ParsedArgs};
+
+/// A manager named `kcm` with two idle controllers named as kcm's.
+fn manager() -> Manager {
+    let idle = |name: &'static str, alias: &'static str| {
+        Controller::new(name, |_| {
+            Ok(|cancel: tokio_util::sync::CancellationToken| async move {
+                cancel.cancelled().await
+            })
+        })
+        .alias(alias)
+    };
+    Manager::new("kcm")
+        .controller(idle("deployment-controller", "deployment"))
+        .controller(idle("replicaset-controller", "replicaset"))
+}
 
 fn parse(args: &[&str]) -> Options {
     parse_full(args).options
@@ -8,13 +25,16 @@ fn parse(args: &[&str]) -> Options {
 
 fn parse_full(args: &[&str]) -> ParsedArgs {
     let argv = std::iter::once("kcm").chain(args.iter().copied());
-    Options::parse_args(argv).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+    let (parsed, NoFlags {}) = manager()
+        .parse_args(argv)
+        .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+    parsed
 }
 
 fn parse_err(args: &[&str]) -> String {
     let argv = std::iter::once("kcm").chain(args.iter().copied());
-    match Options::parse_args(argv) {
-        Ok(parsed) => panic!("{args:?} parsed: {:?}", parsed.options),
+    match manager().parse_args::<NoFlags, _, _>(argv) {
+        Ok((parsed, NoFlags {})) => panic!("{args:?} parsed: {:?}", parsed.options),
         Err(e) => e.to_string(),
     }
 }
@@ -39,8 +59,6 @@ fn a_repeated_flag_takes_its_last_value_and_lists_append_as_pflag() {
 fn defaults_are_kube_controller_managers() {
     let o = parse(&[]);
     assert_eq!(o.controllers, vec!["*"]);
-    assert_eq!(o.concurrent_deployment_syncs, 5);
-    assert_eq!(o.concurrent_replicaset_syncs, 5);
     assert_eq!(o.kube_api_qps, 20.0);
     assert_eq!(o.kube_api_burst, 30);
     assert!(o.leader_elect);
@@ -60,7 +78,7 @@ fn defaults_are_kube_controller_managers() {
         ["/healthz", "/readyz", "/livez"]
     );
     assert_eq!(o.serving.requestheader_username_headers, ["x-remote-user"]);
-    assert!(o.validate().is_ok());
+    assert!(validate(&o).is_ok());
 }
 
 #[test]
@@ -149,10 +167,10 @@ fn kube_api_qps_accepts_zero_and_negative_as_upstream() {
             (*qps, *burst),
             "{args:?}"
         );
-        assert!(o.validate().is_ok(), "{args:?}");
+        assert!(validate(&o).is_ok(), "{args:?}");
     }
     assert_eq!(
-        parse(&["--kube-api-burst=-1"]).validate(),
+        validate(&parse(&["--kube-api-burst=-1"])),
         Err(OptionsError::BadRateLimit)
     );
 }
@@ -182,10 +200,12 @@ const KUBEADM: &[&str] = &[
 fn a_kubeadm_command_line_is_accepted_and_foreign_flags_named_once() {
     let parsed = parse_full(KUBEADM);
     let o = &parsed.options;
-    assert!(o.validate().is_ok());
+    assert!(validate(o).is_ok());
     assert!(o.use_service_account_credentials);
-    assert!(o.controller_enabled("deployment-controller"));
-    assert!(o.controller_enabled("replicaset-controller"));
+    assert_eq!(
+        manager().enabled(o),
+        ["deployment-controller", "replicaset-controller"]
+    );
     assert_eq!(o.serving.bind_address.to_string(), "127.0.0.1");
     assert_eq!(
         o.serving.client_ca_file.as_deref(),
@@ -224,141 +244,21 @@ fn accepted_but_ineffective_flags_of_ours_are_reported() {
         assert_eq!(parse_full(args).ignored, *want, "{args:?}");
     }
     assert!(matches!(
-        parse(&["--feature-gates=Foo"]).validate(),
+        validate(&parse(&["--feature-gates=Foo"])),
         Err(OptionsError::BadFeatureGates(_))
     ));
 }
 
 #[test]
-fn controllers_flag_follows_upstream_rules() {
-    let cases: &[(&[&str], bool, bool)] = &[
-        (&["--controllers=*"], true, true),
-        (&["--controllers=*,-deployment"], false, true),
-        (&["--controllers=-replicaset-controller,*"], true, false),
-        (&["--controllers=deployment"], true, false),
-        (&["--controllers=replicaset-controller"], false, true),
-        (&["--controllers=-deployment,deployment,*"], false, true),
-        (&["--controllers="], false, false),
-        (
-            &["--controllers=*,-garbagecollector,tokencleaner"],
-            true,
-            true,
-        ),
-    ];
-    for (args, deployment, replicaset) in cases {
-        let o = parse(args);
-        assert!(o.validate().is_ok(), "{args:?}");
-        assert_eq!(
-            o.controller_enabled("deployment-controller"),
-            *deployment,
-            "{args:?}"
-        );
-        assert_eq!(
-            o.controller_enabled("replicaset-controller"),
-            *replicaset,
-            "{args:?}"
-        );
-    }
-}
-
-#[test]
-fn a_binarys_registered_controllers_are_known_to_controllers() {
-    let registered = ["foo-controller", "deployment-controller"];
-    // (--controllers, foo-controller, deployment-controller enabled)
-    let cases: &[(&[&str], bool, bool)] = &[
-        (&[], true, true),
-        (&["--controllers=*"], true, true),
-        (&["--controllers=*,foo-controller"], true, true),
-        (&["--controllers=*,-foo-controller"], false, true),
-        (&["--controllers=-foo-controller,*"], false, true),
-        (&["--controllers=foo-controller"], true, false),
-        (&["--controllers=foo-controller,-deployment"], true, false),
-        (&["--controllers=*,-deployment-controller"], true, false),
-        (
-            &["--controllers=-foo-controller,foo-controller,*"],
-            false,
-            true,
-        ),
-        (
-            &["--controllers=*,-garbagecollector,-foo-controller"],
-            false,
-            true,
-        ),
-    ];
-    for (args, foo, deployment) in cases {
-        let o = parse(args);
-        assert_eq!(o.validate_with(&registered), Ok(()), "{args:?}");
-        assert_eq!(o.controller_enabled("foo-controller"), *foo, "{args:?}");
-        assert_eq!(
-            o.controller_enabled("deployment-controller"),
-            *deployment,
-            "{args:?}"
-        );
-    }
-    // Only registered names count: kcm itself does not know foo-controller, and a binary does
-    // not know the names it did not register.
-    let o = parse(&["--controllers=*,-foo-controller"]);
-    assert_eq!(
-        o.validate(),
-        Err(OptionsError::UnknownController("foo-controller".into()))
-    );
-    let o = parse(&["--controllers=*,bar-controller"]);
-    assert_eq!(
-        o.validate_with(&registered),
-        Err(OptionsError::UnknownController("bar-controller".into()))
-    );
-}
-
-#[derive(Debug, clap::Args)]
-struct OwnFlags {
-    /// A flag of the binary's own.
-    #[arg(long, default_value_t = 2)]
-    workers: usize,
-}
-
-#[test]
-fn a_binarys_own_flags_parse_beside_ours() {
-    let argv = [
-        "mine",
-        "--workers",
-        "7",
-        "--kube-api-qps=9",
-        "--cluster-cidr=10.0.0.0/8",
-    ];
-    let (parsed, own): (ParsedArgs, OwnFlags) =
-        Options::parse_args_with(Options::command().name("mine"), argv).expect("parses");
-    assert_eq!(own.workers, 7);
-    assert_eq!(parsed.options.kube_api_qps, 9.0);
-    assert_eq!(parsed.ignored, ["cluster-cidr"]);
-    let (_, own): (ParsedArgs, OwnFlags) =
-        Options::parse_args_with(Options::command(), ["mine"]).expect("parses");
-    assert_eq!(own.workers, 2);
-    assert!(
-        Options::parse_args_with::<OwnFlags, _, _>(Options::command(), ["mine", "--workers=x"])
-            .is_err()
-    );
-}
-
-#[test]
 fn invalid_values_are_rejected_with_clear_messages() {
-    let o = parse(&["--controllers=*,-bogus"]);
-    assert_eq!(
-        o.validate().expect_err("unknown").to_string(),
-        "\"bogus\" is not in the list of known controllers"
-    );
     let o = parse(&["--leader-elect-resource-lock=endpoints"]);
     assert!(matches!(
-        o.validate(),
+        validate(&o),
         Err(OptionsError::UnsupportedLock(_))
     ));
-    let o = parse(&["--concurrent-deployment-syncs=0"]);
-    assert_eq!(
-        o.validate(),
-        Err(OptionsError::ZeroWorkers("concurrent-deployment-syncs"))
-    );
     let o = parse(&["--logging-format=yaml"]);
     assert!(matches!(
-        o.validate(),
+        validate(&o),
         Err(OptionsError::UnsupportedLogFormat(_))
     ));
     assert!(parse_err(&["--cluster-cidr"]).contains("flag needs an argument: --cluster-cidr"));
@@ -369,11 +269,11 @@ fn invalid_values_are_rejected_with_clear_messages() {
 fn profiling_and_vmodule_are_kcm_flags() {
     let o = parse(&[]);
     assert!(o.profiling, "profiling is on by default, as upstream");
-    assert!(o.vmodule().expect("empty").is_empty());
+    assert!(vmodule(&o).expect("empty").is_empty());
     let o = parse(&["--profiling=f", "--vmodule=sync=4,roll*=2"]);
     assert!(!o.profiling);
-    assert!(o.validate().is_ok());
-    let vmodule = o.vmodule().expect("valid");
+    assert!(validate(&o).is_ok());
+    let vmodule = vmodule(&o).expect("valid");
     assert_eq!(
         vmodule.verbosity_for("controllers/deployment/src/rolling.rs"),
         Some(2)
@@ -392,7 +292,7 @@ fn profiling_and_vmodule_are_kcm_flags() {
         ),
     ];
     for (args, want) in cases {
-        assert_eq!(parse(args).validate().as_ref(), Err(want), "{args:?}");
+        assert_eq!(validate(&parse(args)).as_ref(), Err(want), "{args:?}");
     }
     assert_eq!(
         OptionsError::BadVModule {

@@ -364,9 +364,7 @@ mod tests {
 
     #[test]
     fn a_self_signed_configuration_builds() {
-        let options = crate::options::Options::parse_args(["kcm"])
-            .expect("flags")
-            .options;
+        let options = crate::options::parse(&["kcm"]).expect("flags");
         let tls = build(&options.serving, &ClientCas::default()).expect("tls");
         assert_eq!(tls.config.alpn_protocols.len(), 2);
     }
@@ -376,16 +374,12 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("kcm-cert-dir-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let dir_arg = format!("--cert-dir={}", dir.display());
-        let options = crate::options::Options::parse_args(["kcm", dir_arg.as_str()])
-            .expect("flags")
-            .options;
+        let options = crate::options::parse(&["kcm", dir_arg.as_str()]).expect("flags");
         let (first, _) = serving_pair(&options.serving).expect("generated");
         assert!(dir.join("kcm.crt").exists() && dir.join("kcm.key").exists());
         let (second, _) = serving_pair(&options.serving).expect("loaded");
         assert_eq!(first, second, "the second start reads the files");
-        let half = crate::options::Options::parse_args(["kcm", "--tls-cert-file=/x"])
-            .expect("flags")
-            .options;
+        let half = crate::options::parse(&["kcm", "--tls-cert-file=/x"]).expect("flags");
         assert!(matches!(
             serving_pair(&half.serving),
             Err(TlsError::HalfPair)

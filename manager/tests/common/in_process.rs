@@ -1,32 +1,39 @@
-//! kcm run in-process, as `main` runs it (`app::run`), against a test cluster.
+//! A manager run in-process, as `main` runs it (`Manager::run`), against a test cluster.
 
 use std::path::Path;
 
-use kcm_manager::app::{self, Controller, Exit};
-use kcm_manager::metrics::Metrics;
-use kcm_manager::options::Options;
+use kcm_manager::{Exit, Manager, NoFlags};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-/// Starts `app::run` with `options` and `controllers` on a task of its own, its clients (100 QPS,
-/// burst 100) talking to the cluster of `kubeconfig`; returns the token that stops it and the
-/// task.
+/// Parses `args` (after the program name) for `manager` and runs it on a task of its own, its
+/// clients (100 QPS, burst 100) talking to the cluster of `kubeconfig`; returns the token that
+/// stops it and the task.
 pub async fn spawn(
-    options: Options,
+    manager: Manager,
+    args: &[&str],
     kubeconfig: &Path,
-    controllers: Vec<Controller>,
 ) -> (CancellationToken, JoinHandle<anyhow::Result<Exit>>) {
-    let config = kcm_manager::client::load_config(Some(kubeconfig), None)
-        .await
-        .expect("kubeconfig");
-    let metrics = Metrics::new();
-    let clients =
-        kcm_manager::client::ClientFactory::new(config.config, 100.0, 100, metrics.clone())
-            .expect("clients");
+    let kubeconfig_arg = format!("--kubeconfig={}", kubeconfig.display());
+    let argv = [
+        "test-manager",
+        "--kube-api-qps=100",
+        "--kube-api-burst=100",
+        &kubeconfig_arg,
+    ]
+    .into_iter()
+    .chain(args.iter().copied());
+    let (parsed, NoFlags {}) = manager.parse_args(argv).expect("flags");
+    let config = kube::Config::from_custom_kubeconfig(
+        kube::config::Kubeconfig::read_from(kubeconfig).expect("kubeconfig"),
+        &kube::config::KubeConfigOptions::default(),
+    )
+    .await
+    .expect("config");
     let stop = CancellationToken::new();
     let run = tokio::spawn({
         let stop = stop.clone();
-        async move { app::run(&options, clients, metrics, controllers, stop).await }
+        async move { manager.run(&parsed.options, config, stop).await }
     });
     (stop, run)
 }

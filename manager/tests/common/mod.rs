@@ -4,3 +4,4 @@
 pub mod fake_apiserver;
 pub mod https;
 pub mod in_process;
+pub mod namespace_reader;
