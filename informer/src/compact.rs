@@ -1,34 +1,5 @@
 //! [`Compact<K>`]: a full object kept small in a cache, its metadata decoded and the rest of it
 //! kept as JSON until someone reads it.
-//!
-//! A k8s-openapi object is much larger in memory than on the wire: every optional sub-struct is
-//! stored inline (a `Container` alone is 2.3 KB before any of its strings), and every label or
-//! annotation map is a B-tree with room for eleven entries. A realistic Pod of 2.4 KB of JSON
-//! takes about 18 KB as a `Pod`; client-go's `*v1.Pod` takes about 9 KB. `Compact<Pod>` keeps
-//! the `ObjectMeta` (which keys, indexers, selectors and handlers read) decoded and the spec and
-//! status as compact JSON, about 4.5 KB in all, and decodes the whole `Pod` on
-//! [`Compact::decode`]. An object is decoded once as `K` when it arrives, and refused if `K`
-//! refuses it, exactly as a cache of `K` would; only the compact form is kept.
-//!
-//! Use it for caches of many objects read rarely (a full-object cache an operator keeps for
-//! occasional lookups); a controller that reads a few fields on every sync is better served by
-//! a projected type (see the crate docs), which is smaller still and never decodes twice.
-//!
-//! ```
-//! use k8s_openapi::api::core::v1::Pod;
-//! use kcm_informer::Compact;
-//!
-//! let json = r#"{"apiVersion":"v1","kind":"Pod",
-//!     "metadata":{"name":"web-0","namespace":"prod","labels":{"app":"web"}},
-//!     "spec":{"containers":[{"name":"web","image":"nginx:1.27"}]}}"#;
-//! let cached: Compact<Pod> = serde_json::from_str(json).unwrap();
-//! assert_eq!(cached.metadata().name.as_deref(), Some("web-0"));
-//! let pod: Pod = cached.decode().unwrap();
-//! assert_eq!(pod.spec.unwrap().containers[0].image.as_deref(), Some("nginx:1.27"));
-//! ```
-//!
-//! In an informer: `SharedIndexInformer<Compact<Pod>>` or `factory.informer::<Compact<Pod>>()`;
-//! listers and handlers then hand out `Arc<Compact<Pod>>`.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -38,6 +9,35 @@ use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, IgnoredAn
 use serde::{Deserialize, Serialize};
 
 /// A `K` whose metadata is decoded and whose other fields are kept as compact JSON.
+///
+/// A k8s-openapi object is much larger in memory than on the wire: every optional sub-struct is
+/// stored inline (a `Container` alone is 2.3 KB before any of its strings), and every label or
+/// annotation map is a B-tree with room for eleven entries. A realistic Pod of 2.4 KB of JSON
+/// takes about 18 KB as a `Pod`; client-go's `*v1.Pod` takes about 9 KB. `Compact<Pod>` keeps
+/// the `ObjectMeta` (which keys, indexers, selectors and handlers read) decoded and the spec and
+/// status as compact JSON, about 4.5 KB in all, and decodes the whole `Pod` on
+/// [`Compact::decode`]. An object is decoded once as `K` when it arrives, and refused if `K`
+/// refuses it, exactly as a cache of `K` would; only the compact form is kept.
+///
+/// Use it for caches of many objects read rarely (a full-object cache an operator keeps for
+/// occasional lookups); a controller that reads a few fields on every sync is better served by
+/// a projected type (see the crate docs), which is smaller still and never decodes twice.
+///
+/// ```
+/// use k8s_openapi::api::core::v1::Pod;
+/// use kcm_informer::Compact;
+///
+/// let json = r#"{"apiVersion":"v1","kind":"Pod",
+///     "metadata":{"name":"web-0","namespace":"prod","labels":{"app":"web"}},
+///     "spec":{"containers":[{"name":"web","image":"nginx:1.27"}]}}"#;
+/// let cached: Compact<Pod> = serde_json::from_str(json).unwrap();
+/// assert_eq!(cached.metadata().name.as_deref(), Some("web-0"));
+/// let pod: Pod = cached.decode().unwrap();
+/// assert_eq!(pod.spec.unwrap().containers[0].image.as_deref(), Some("nginx:1.27"));
+/// ```
+///
+/// In an informer: `SharedIndexInformer<Compact<Pod>>` or `factory.informer::<Compact<Pod>>()`;
+/// listers and handlers then hand out `Arc<Compact<Pod>>`.
 pub struct Compact<K> {
     metadata: ObjectMeta,
     /// The object's fields other than `metadata`, `apiVersion` and `kind`, as one JSON object.

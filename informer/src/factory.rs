@@ -1,5 +1,5 @@
 //! `InformerFactory`: one shared informer per resource type and scope, handed to any number of
-//! controllers, started and synced together (client-go `SharedInformerFactory`).
+//! controllers, started and synced together (client-go `informers/factory.go`, `SharedInformerFactory`).
 
 use std::any::{Any, TypeId};
 use std::collections::{BTreeMap, HashMap};

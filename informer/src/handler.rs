@@ -1,5 +1,6 @@
 //! Event handlers: the [`ResourceEventHandler`] trait, a closure-based builder, and the filtering
-//! adapter (client-go `ResourceEventHandlerFuncs`, `ResourceEventHandlerDetailedFuncs`,
+//! adapter (client-go `tools/cache/controller.go`: `ResourceEventHandler`,
+//! `ResourceEventHandlerFuncs`, `ResourceEventHandlerDetailedFuncs`,
 //! `FilteringResourceEventHandler`).
 
 use std::fmt;

@@ -1,5 +1,5 @@
 //! `SharedIndexInformer`: one reflector feeding one indexed cache, shared by any number of
-//! handlers (client-go `sharedIndexInformer`).
+//! handlers (client-go `tools/cache/shared_informer.go`, `sharedIndexInformer`).
 
 use std::fmt;
 use std::sync::Arc;
@@ -257,7 +257,8 @@ impl<K: InformerObject> SharedIndexInformer<K> {
         self.add_event_handler_with_resync_period(handler, period)
     }
 
-    /// Registers a handler with its own resync period (spec D.5). A handler registered after start
+    /// Registers a handler with its own resync period (client-go
+    /// `AddEventHandlerWithResyncPeriod`). A handler registered after start
     /// first receives the whole cache as adds marked initial list.
     pub fn add_event_handler_with_resync_period(
         &self,

@@ -1,5 +1,6 @@
 //! Keeping the cache in step with the reflector and notifying handlers (client-go
-//! `processDeltas` with in-order, RealFIFO-style delivery and atomic relists, spec B.4/B.5).
+//! `tools/cache/controller.go`, `processDeltas`, fed in order as by `the_real_fifo.go`'s
+//! `RealFIFO`, a relist applied atomically).
 //!
 //! The reflector calls into this store on its own task. Every change is applied to the cache
 //! first and then handed to each handler's unbounded buffer, while holding the processor lock
@@ -10,8 +11,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use kcm_reflector::delta::into_arcs;
-use kcm_reflector::{DeletedObject, ReflectorStore, relist_tombstones};
+use kcm_reflector::{DeletedObject, ReflectorStore, into_arcs, relist_tombstones};
 use kcm_store::ObjectKey;
 
 use crate::inner::{InformerObject, Inner, Transform};

@@ -37,17 +37,17 @@
 //! # }
 //! ```
 
-pub mod compact;
-pub mod factory;
-pub mod handler;
-pub mod informer;
+mod compact;
+mod factory;
+mod handler;
+mod informer;
 mod informer_store;
 mod inner;
 mod listener;
-pub mod options;
+mod options;
 mod processor;
-pub mod resync;
-pub mod sync;
+mod resync;
+mod sync;
 
 pub use compact::Compact;
 pub use factory::InformerFactory;
@@ -60,7 +60,7 @@ pub use informer::{
 };
 pub use kcm_reflector::{
     BackoffConfig, CountingMetrics, DynamicShare, InitialListStrategy, ReflectorConfig,
-    ReflectorMetrics, ServerFiltering, ShardScope, ShareChange, ShareFilter,
+    ReflectorMetrics, ShardScope, ShareChange, ShareFilter,
 };
 pub use kcm_store::{Lister, NamespaceLister, ObjectKey, Selector, Store};
 pub use options::InformerOptions;

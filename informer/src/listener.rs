@@ -1,5 +1,5 @@
 //! One registered handler: an unbounded buffer plus a task that calls the handler in order
-//! (client-go `processorListener`). A slow handler only grows its own buffer.
+//! (client-go `tools/cache/shared_informer.go`, `processorListener`). A slow handler only grows its own buffer.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;

@@ -1,4 +1,5 @@
-//! Fan-out of notifications to every registered handler (client-go `sharedProcessor`), including
+//! Fan-out of notifications to every registered handler (client-go
+//! `tools/cache/shared_informer.go`, `sharedProcessor`), including
 //! sync-only delivery to handlers whose resync is due.
 
 use std::sync::Arc;

@@ -1,16 +1,18 @@
-//! Per-handler resync scheduling (spec D.5): the informer's resync check period, each handler's
-//! effective period, and which handlers are due at a given instant.
+//! Per-handler resync scheduling (client-go `tools/cache/shared_informer.go`:
+//! `resyncCheckPeriod`, `determineResyncPeriod`, `sharedProcessor.shouldResync`): the informer's
+//! resync check period, each handler's effective period, and which handlers are due at a given
+//! instant.
 
 use std::time::Duration;
 
 use tokio::time::Instant;
 
 /// Requested resync periods below this are raised to it.
-pub const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
+pub(crate) const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
 
 /// A handler's effective resync period: 0 when it asked for none or the informer does not resync
 /// at all, otherwise at least the informer's check period.
-pub fn determine_resync_period(desired: Duration, check_period: Duration) -> Duration {
+pub(crate) fn determine_resync_period(desired: Duration, check_period: Duration) -> Duration {
     if desired.is_zero() {
         return Duration::ZERO;
     }
@@ -26,7 +28,7 @@ pub fn determine_resync_period(desired: Duration, check_period: Duration) -> Dur
 
 /// The outcome of registering a handler with a requested resync period.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ResyncDecision {
+pub(crate) struct ResyncDecision {
     /// The period the handler asked for, after the minimum/started adjustments.
     pub requested: Duration,
     /// The informer's (possibly lowered) check period.
@@ -37,7 +39,7 @@ pub struct ResyncDecision {
 
 /// Applies client-go's registration rules: a positive period below 1 s becomes 1 s; a period below
 /// the check period lowers the check period before start, and is raised to it after start.
-pub fn register_resync_period(
+pub(crate) fn register_resync_period(
     requested: Duration,
     check_period: Duration,
     started: bool,
@@ -70,7 +72,7 @@ pub fn register_resync_period(
 
 /// One handler's resync state.
 #[derive(Clone, Debug)]
-pub struct ResyncSchedule {
+pub(crate) struct ResyncSchedule {
     /// Period requested at registration (after adjustments).
     pub requested: Duration,
     /// Effective period (0 = never).
@@ -83,7 +85,7 @@ pub struct ResyncSchedule {
 
 impl ResyncSchedule {
     /// A schedule starting at `now`.
-    pub fn new(requested: Duration, check_period: Duration, now: Instant) -> Self {
+    pub(crate) fn new(requested: Duration, check_period: Duration, now: Instant) -> Self {
         let period = determine_resync_period(requested, check_period);
         Self {
             requested,
@@ -94,13 +96,13 @@ impl ResyncSchedule {
     }
 
     /// Recomputes the effective period after the informer's check period changed.
-    pub fn set_check_period(&mut self, check_period: Duration) {
+    pub(crate) fn set_check_period(&mut self, check_period: Duration) {
         self.period = determine_resync_period(self.requested, check_period);
     }
 
     /// Marks the handler as syncing when due (and schedules the next resync); returns whether it
     /// is syncing now (client-go `shouldResync` for one listener).
-    pub fn check(&mut self, now: Instant) -> bool {
+    pub(crate) fn check(&mut self, now: Instant) -> bool {
         self.syncing = false;
         if !self.period.is_zero() && now >= self.next {
             self.syncing = true;

@@ -1,5 +1,5 @@
-//! Waiting for caches to sync (client-go `WaitForCacheSync`, polling every 100 ms), with a timeout
-//! and cancellation.
+//! Waiting for caches to sync (client-go `tools/cache/shared_informer.go`, `WaitForCacheSync`
+//! and `WaitForNamedCacheSync`, polling every 100 ms), with a timeout and cancellation.
 
 use std::time::Duration;
 
@@ -19,7 +19,7 @@ impl<F: Fn() -> bool + Send + Sync> HasSynced for F {
 }
 
 /// Polling interval of [`wait_for_cache_sync`] (upstream: 100 ms).
-pub const SYNC_POLL_PERIOD: Duration = Duration::from_millis(100);
+pub(crate) const SYNC_POLL_PERIOD: Duration = Duration::from_millis(100);
 
 /// Waits until every check reports synced. Returns false on timeout or cancellation.
 pub async fn wait_for_cache_sync(

@@ -1,16 +1,17 @@
-//! Timing of leader election and of its write fence, with client-go's checks.
+//! Timing of leader election and of its write fence, with client-go's checks
+//! (`tools/leaderelection/leaderelection.go`: `LeaderElectionConfig`, `NewLeaderElector`).
 
 use std::time::Duration;
 
 /// How far (relative to the retry period) acquire attempts are spread: client-go's JitterFactor.
-pub const JITTER_FACTOR: f64 = 1.2;
+pub(crate) const JITTER_FACTOR: f64 = 1.2;
 
 /// How long past the lease duration the health check tolerates a leader that failed to renew.
 pub const MAX_TOLERABLE_EXPIRED_LEASE: Duration = Duration::from_secs(20);
 
 /// The default fence margin: writes stop 15 % of the lease duration before the lease could
 /// expire in another candidate's eyes (see [`LeaderElectionConfig::fence_margin_percent`]).
-pub const DEFAULT_FENCE_MARGIN_PERCENT: u8 = 15;
+pub(crate) const DEFAULT_FENCE_MARGIN_PERCENT: u8 = 15;
 
 /// Timing of leader election; defaults are kube-controller-manager's.
 #[derive(Clone, Debug, PartialEq, Eq)]

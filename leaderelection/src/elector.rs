@@ -1,5 +1,5 @@
-//! Leader election on a Lease, with client-go's semantics (tools/leaderelection), and a write
-//! fence.
+//! Leader election on a Lease, with client-go's semantics (`tools/leaderelection/leaderelection.go`,
+//! `LeaderElector`), and a write fence.
 //!
 //! Only the leader runs controllers. A candidate acquires the lock by writing its identity into
 //! the Lease, then renews it every retry period; if it cannot renew within the renew deadline it

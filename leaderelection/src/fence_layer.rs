@@ -30,7 +30,7 @@ use http::Method;
 use tower::BoxError;
 
 use crate::fence::{Fenced, WriteFence, find_fenced};
-use crate::share_gate::{ShareGate, namespace_of_path};
+use crate::member::gate::{ShareGate, namespace_of_path};
 
 /// Wraps a client's service so that writes pass the fence (see the [module docs](self)).
 #[derive(Clone, Debug)]
@@ -81,7 +81,7 @@ pub struct FencedService<S> {
 }
 
 /// Whether a request with `method` changes something on the server.
-pub fn is_write(method: &Method) -> bool {
+pub(crate) fn is_write(method: &Method) -> bool {
     matches!(
         *method,
         Method::POST | Method::PUT | Method::PATCH | Method::DELETE
@@ -163,7 +163,7 @@ mod tests {
 
     use super::*;
     use crate::fence::is_fenced;
-    use crate::share_gate::ShareGate;
+    use crate::member::gate::ShareGate;
 
     #[tokio::test(start_paused = true)]
     async fn writes_wait_for_an_open_fence_reads_never_do() {

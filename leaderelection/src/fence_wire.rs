@@ -204,7 +204,7 @@ mod tests {
         };
         let closed = write(&mut conn, b"POST /a").expect_err("a closed fence refuses");
         assert_eq!(closed.kind(), io::ErrorKind::PermissionDenied);
-        assert!(crate::is_fenced(&closed), "{closed}");
+        assert!(crate::fence::is_fenced(&closed), "{closed}");
         assert!(conn.io.0.is_empty());
 
         fence.open_until(Instant::now() + Duration::from_secs(60));

@@ -1,8 +1,9 @@
 //! The resource lock behind leader election: a coordination.k8s.io/v1 Lease.
 //!
-//! Like client-go's `LeaseLock`, it remembers the last Lease it read or wrote and updates *that*
-//! object, so every update carries the resourceVersion it was based on and a concurrent writer
-//! is answered with 409 Conflict by the API server.
+//! Like client-go's `LeaseLock` (`tools/leaderelection/resourcelock/leaselock.go`), it remembers
+//! the last Lease it read or wrote and updates *that* object, so every update carries the
+//! resourceVersion it was based on and a concurrent writer is answered with 409 Conflict by the
+//! API server.
 
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};

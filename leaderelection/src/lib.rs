@@ -2,15 +2,15 @@
 //! (`tools/leaderelection`), and a **write fence** that keeps a leader which was paused from
 //! writing once its lease may have passed to another candidate.
 //!
-//! | module | upstream | what |
+//! | file | upstream (client-go) | what |
 //! | --- | --- | --- |
-//! | [`config`] | `LeaderElectionConfig`, `NewLeaderElector`'s checks | timing, the fence margin |
-//! | [`elector`] | `LeaderElector` | acquire, renew, release, health check; steps down at once when another holder is seen |
-//! | [`lease_lock`] | `resourcelock.LeaseLock` | the record in a Lease, optimistic updates |
-//! | [`fence`] | — | [`WriteFence`]: writes allowed only within the lease by this process's monotonic clock |
-//! | [`fence_layer`] | — | [`FenceLayer`]: a tower layer putting a `kube::Client`'s writes behind the fence |
-//! | [`fence_wire`] | — | [`FencedConnector`]: connections that write to the socket only while the fence is open (a process stopped after the layer's check) |
-//! | [`membership`] | — | a ring of active-active members, each on a Lease of its own with its own fence; liveness by the observer's clock |
+//! | `config.rs` | `tools/leaderelection/leaderelection.go`: `LeaderElectionConfig`, `NewLeaderElector`'s checks | timing, the fence margin |
+//! | `elector.rs` | `tools/leaderelection/leaderelection.go`: `LeaderElector` | [`LeaderElector`]: acquire, renew, release, health check; steps down at once when another holder is seen |
+//! | `lease_lock.rs` | `tools/leaderelection/resourcelock/leaselock.go` | [`KubeLeaseLock`]: the record in a Lease, optimistic updates |
+//! | `fence.rs` | — | [`WriteFence`]: writes allowed only within the lease by this process's monotonic clock |
+//! | `fence_layer.rs` | — | [`FenceLayer`]: a tower layer putting a `kube::Client`'s writes behind the fence |
+//! | `fence_wire.rs` | — | [`FencedConnector`]: connections that write to the socket only while the fence is open (a process stopped after the layer's check) |
+//! | `member/` | — | sharding: a member of a ring of active replicas ([`ShardMember`]), on a Lease of its own ([`Membership`]) with its own fence, writing only in its active share ([`ShareGate`]) |
 //!
 //! Libraries using this crate pick no k8s-openapi version feature; binaries and tests do.
 //!
@@ -47,23 +47,23 @@
 //! (`kcm_controller::worker` does). See `docs/reliability.md` for why the fence's margin makes
 //! a paused leader's writes arrive before any other candidate can hold the lease.
 
-pub mod config;
-pub mod elector;
-pub mod fence;
-pub mod fence_layer;
-pub mod fence_wire;
-pub mod lease_lock;
-pub mod membership;
-pub mod shard_member;
-pub mod share_gate;
+mod config;
+mod elector;
+mod fence;
+mod fence_layer;
+mod fence_wire;
+mod lease_lock;
+mod member;
 
-pub use config::{
-    ConfigError, DEFAULT_FENCE_MARGIN_PERCENT, JITTER_FACTOR, LeaderElectionConfig,
-    MAX_TOLERABLE_EXPIRED_LEASE,
-};
+pub use config::{ConfigError, LeaderElectionConfig, MAX_TOLERABLE_EXPIRED_LEASE};
 pub use elector::{Attempt, LeaderElector};
 pub use fence::{FENCED_PREFIX, Fenced, WriteFence, is_fenced};
 pub use fence_layer::{FenceLayer, FencedService};
 pub use fence_wire::{FencedConnection, FencedConnector};
 pub use lease_lock::{KubeLeaseLock, LeaderElectionRecord, LeaseLock, LockError};
-pub use share_gate::{ShareGate, namespace_of_path};
+pub use member::gate::{InFlightWrite, NotInShare, ShareGate};
+pub use member::membership::{
+    APPLIED_RING_ANNOTATION, MemberState, Membership, MembershipConfig, MembershipError,
+    MembershipView, RING_LABEL,
+};
+pub use member::shell::{MemberStatus, OnActivate, ShardMember, in_ranges};

@@ -5,9 +5,8 @@
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
-use kcm_leaderelection::LeaderElectionConfig;
-use kcm_leaderelection::membership::{
-    APPLIED_RING_ANNOTATION, Membership, MembershipConfig, RING_LABEL,
+use kcm_leaderelection::{
+    APPLIED_RING_ANNOTATION, LeaderElectionConfig, Membership, MembershipConfig, RING_LABEL,
 };
 use kcm_testenv::{TestEnv, TestEnvConfig};
 use kube::api::{Api, ListParams};

@@ -8,9 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
-use kcm_leaderelection::LeaderElectionConfig;
-use kcm_leaderelection::membership::MembershipConfig;
-use kcm_leaderelection::shard_member::{OnActivate, ShardMember};
+use kcm_leaderelection::{LeaderElectionConfig, MembershipConfig, OnActivate, ShardMember};
 use kcm_sharding::{ShardRanges, hash_field};
 use kcm_testenv::{TestEnv, TestEnvConfig};
 use parking_lot::Mutex;

@@ -6,6 +6,32 @@
 //! dependency: the membership Leases, the fence and the informers that use these live elsewhere
 //! (design: `docs/sharding.md`).
 //!
+//! # Vocabulary
+//!
+//! One set of words for sharding, defined here and used by every crate that takes part.
+//! *Shard* names the wire-level things, after KEP-5866 (shard key, shard range, shard selector);
+//! *share* names what one member owns.
+//!
+//! | word | meaning | here |
+//! | --- | --- | --- |
+//! | *shard key* | the field an object is sharded by (its namespace, or its UID), hashed with 64-bit FNV-1a into the *hash space* `[0, 2^64)` exactly as kube-apiserver hashes it | [`ShardKey`], [`hash_field`] |
+//! | *range* | a half-open part `[start, end)` of the hash space; *ranges*: a sorted, merged set of them | [`ShardRange`], [`ShardRanges`] |
+//! | *shard selector* | ranges of a shard key on the wire: the `shardSelector` parameter of a list or watch, echoed in the list's `shardInfo` | [`ShardSelector`]; [`ShardFilter`] (everything, a selector, or nothing); [`ServerFiltering`] |
+//! | *member* | one replica taking part, named by its identity, holding a Lease of its own | [`LeaseRecord`], [`Liveness`] |
+//! | *ring* | the consistent-hash ring of the live members (virtual nodes on the hash space), identified by its fingerprint | [`Ring`], [`RingFingerprint`] |
+//! | *share* | the ranges a ring gives one member: the namespaces it owns. Its *active* share is the part it may write now | [`Ring::ranges`], [`Handover::active`] |
+//! | *handover* | the protocol that moves ranges between members so that no range is ever active on two | [`Handover`], [`Event`], [`Action`] |
+//!
+//! Each layer keeps its sharding code in one place:
+//!
+//! | crate | where | what |
+//! | --- | --- | --- |
+//! | `kcm-sharding` | this crate | the pure parts: key, ranges, selectors, ring, liveness, handover |
+//! | `kcm-reflector` | `src/share/` | listing and watching a share (`ShardScope`: a selector and the same test on the client), and following a `DynamicShare` as the handover changes it |
+//! | `kcm-informer` | — | an informer lists and watches a share through its `ReflectorConfig` |
+//! | `kcm-leaderelection` | `src/member/` | one member: its Lease (`Membership`), its write gate (`ShareGate`), the handover's I/O shell (`ShardMember`) |
+//! | `kcm-manager` | `src/sharding.rs` | `--sharding=namespace`: the member wired into the process |
+//!
 //! # Example: three replicas, one selector each
 //!
 //! ```
@@ -36,8 +62,8 @@
 //!
 //! # Example: the handover when a member joins
 //!
-//! One member's [`Handover`] state machine (docs/sharding.md §6): views and events in, actions
-//! for its I/O shell out, [`Handover::active`] for the write fence.
+//! One member's [`Handover`] state machine (`docs/sharding.md`, "Handover protocol"): views and
+//! events in, actions for its I/O shell out, [`Handover::active`] for the write fence.
 //!
 //! ```
 //! use std::num::NonZeroU32;

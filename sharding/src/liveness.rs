@@ -1,5 +1,5 @@
 //! Which members of a ring a member counts as live: the membership layer's judgement behind the
-//! handover's [`View`] (docs/sharding.md §5), as a pure tracker over what the member's Lease
+//! handover's [`View`] (`docs/sharding.md`, "Membership"), as a pure tracker over what the member's Lease
 //! informer delivered and its own monotonic clock.
 
 use std::collections::BTreeMap;

@@ -1,8 +1,9 @@
 //! Indices: named index functions and the `value → set of objects` maps they maintain.
 //!
-//! Semantics follow client-go's `threadSafeMap` index maintenance (spec C.3): an update moves the
-//! object from the old object's values to the new object's values, a value whose set becomes
-//! empty is removed, and adding an indexer backfills every existing object.
+//! Semantics follow client-go's index maintenance (`tools/cache/index.go`, and `storeIndex` in
+//! `tools/cache/thread_safe_store.go`): an update moves the object from the old object's values
+//! to the new object's values, a value whose set becomes empty is removed, and adding an indexer
+//! backfills every existing object.
 //!
 //! Sets hold the store's internal slot numbers (`u32`), not copies of the keys: an index costs a
 //! few bytes per object and `by_index` reads objects straight from the slot table.
@@ -10,7 +11,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-use crate::Object;
+use crate::object::Object;
 
 /// Hasher used by the store's maps (foldhash: fast, with a per-map random seed).
 pub(crate) type Hasher = foldhash::fast::RandomState;

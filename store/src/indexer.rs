@@ -8,8 +8,9 @@ use parking_lot::RwLockUpgradableReadGuard;
 
 use crate::index::{Hasher, Index, IndexFn, Slot, values_of};
 use crate::inner::Inner;
+use crate::key::ObjectKey;
+use crate::object::Object;
 use crate::store::Store;
-use crate::{Object, ObjectKey};
 
 /// Errors returned by index operations of [`Store`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

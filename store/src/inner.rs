@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use crate::Object;
 use crate::deferred_drop::Graveyard;
 use crate::index::{Index, IndexFn, Indexers, Indices, Slot, insert_all};
+use crate::object::Object;
 use crate::table::ObjectTable;
 
 /// Everything behind the lock: the object table (slots, keys, key index) and the indices,

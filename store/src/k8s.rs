@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
+use crate::key::ObjectKey;
+use crate::object::Object;
 use crate::selector::{Operator, Requirement, Selector, SelectorError};
-use crate::{Object, ObjectKey};
 
 impl<T> Object for T
 where

@@ -1,7 +1,7 @@
 //! Object keys: the `namespace/name` identity of a stored object.
 //!
 //! Mirrors client-go's `MetaNamespaceKeyFunc` (string form) and `SplitMetaNamespaceKey`
-//! (parsing), see spec section C.1.
+//! (parsing), both in `tools/cache/store.go`.
 
 use std::fmt;
 

@@ -5,8 +5,9 @@
 
 use std::sync::Arc;
 
+use crate::key::ObjectKey;
+use crate::object::Object;
 use crate::store::Store;
-use crate::{Object, ObjectKey};
 
 impl<T: Object> Store<T> {
     /// Runs `f` on the stored object with this key, lending it instead of handing out an

@@ -4,7 +4,10 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::{NAMESPACE_INDEX, Object, Selector, Store};
+use crate::index::NAMESPACE_INDEX;
+use crate::object::Object;
+use crate::selector::Selector;
+use crate::store::Store;
 
 /// Lists and gets objects from a [`Store`], filtering by label [`Selector`].
 ///

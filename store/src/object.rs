@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::ObjectKey;
+use crate::key::ObjectKey;
 
 /// A storable object: anything with a name, an optional namespace and optional labels.
 ///

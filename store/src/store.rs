@@ -12,7 +12,8 @@ use parking_lot::RwLock;
 use crate::deferred_drop::{Graveyard, drop_later, wait_dropped};
 use crate::index::{IndexFn, NAMESPACE_INDEX, namespace_index_fn};
 use crate::inner::{Inner, key_parts};
-use crate::{Object, ObjectKey};
+use crate::key::ObjectKey;
+use crate::object::Object;
 
 /// One operation of a [`Store::transaction`].
 #[derive(Debug, Clone)]
@@ -33,8 +34,8 @@ pub enum TxOp<T> {
 ///
 /// # Why one `parking_lot::RwLock` around items and indices (and not `DashMap`)
 ///
-/// Indices must change atomically with the items they describe (client-go holds one RW lock
-/// for both, spec C.3): a sharded map would still need an outer lock for that, and readers
+/// Indices must change atomically with the items they describe (client-go's `threadSafeMap`,
+/// `tools/cache/thread_safe_store.go`, holds one RW lock for both): a sharded map would still need an outer lock for that, and readers
 /// could otherwise see an index entry that disagrees with its object. Measured with
 /// `cargo xtask bench store` (100,000 k8s-openapi Pods, release build; thread-CPU-time
 /// figures because the shared 2-core machine was heavily loaded): this store with two

@@ -15,8 +15,8 @@ use std::sync::Arc;
 
 use hashbrown::HashTable;
 
-use crate::ObjectKey;
 use crate::index::{Hasher, Slot};
+use crate::key::ObjectKey;
 
 /// Keys up to this many bytes (namespace + name) are stored inline.
 const INLINE: usize = 46;

@@ -1,4 +1,4 @@
-//! Listers: ListAll / ListAllByNamespace semantics (spec C.4).
+//! Listers: `ListAll` / `ListAllByNamespace` semantics (client-go `tools/cache/listers.go`).
 
 mod common;
 

@@ -1,5 +1,5 @@
 //! Store and index maintenance: ports of client-go `index_test.go`,
-//! `thread_safe_store_test.go` and `shared_informer_test.go` TestIndexer (spec I.35–I.40).
+//! `thread_safe_store_test.go` and `shared_informer_test.go` TestIndexer.
 
 mod common;
 
@@ -35,7 +35,7 @@ fn sorted(mut v: Vec<String>) -> Vec<String> {
     v
 }
 
-/// Spec I.35, TestGetIndexFuncValues.
+/// TestGetIndexFuncValues.
 #[test]
 fn test_get_index_func_values() {
     let store = Store::with_indexers([(
@@ -52,7 +52,7 @@ fn test_get_index_func_values() {
     assert!(store.list_index_values("nope").is_empty());
 }
 
-/// Spec I.36, TestMultiIndexKeys.
+/// TestMultiIndexKeys.
 #[test]
 fn test_multi_index_keys() {
     let store = Store::with_indexers([("byUser".to_string(), split_value())]);
@@ -82,7 +82,7 @@ fn test_multi_index_keys() {
     );
 }
 
-/// Spec I.37, TestThreadSafeStoreDeleteRemovesEmptySetsFromIndex.
+/// TestThreadSafeStoreDeleteRemovesEmptySetsFromIndex.
 #[test]
 fn test_delete_removes_empty_sets_from_index() {
     let store = Store::with_indexers([(
@@ -96,7 +96,7 @@ fn test_delete_removes_empty_sets_from_index() {
     assert!(store.index_keys("testIndex", "testKey").unwrap().is_empty());
 }
 
-/// Spec I.38, TestThreadSafeStoreAddKeepsNonEmptySetPostDeleteFromIndex.
+/// TestThreadSafeStoreAddKeepsNonEmptySetPostDeleteFromIndex.
 #[test]
 fn test_add_keeps_non_empty_set_post_delete() {
     let store = Store::with_indexers([(
@@ -109,7 +109,7 @@ fn test_add_keeps_non_empty_set_post_delete() {
     assert_eq!(keys_of(&store, "testIndex", "testIndex"), vec!["testKey2"]);
 }
 
-/// Spec I.39, TestThreadSafeStoreIndexingFunctionsWithMultipleValues.
+/// TestThreadSafeStoreIndexingFunctionsWithMultipleValues.
 #[test]
 fn test_indexing_functions_with_multiple_values() {
     let store = Store::with_indexers([("testIndexer".to_string(), split_value())]);
@@ -142,7 +142,7 @@ fn test_indexing_functions_with_multiple_values() {
     assert_eq!(store.list_index_values("testIndexer"), vec!["bar"]);
 }
 
-/// Spec I.40, TestIndexer: an index added after objects exist is backfilled immediately.
+/// TestIndexer: an index added after objects exist is backfilled immediately.
 #[test]
 fn test_indexer_added_later_is_backfilled() {
     let label_keys = || index_fn(|o: &Obj| o.labels.keys().cloned().collect());

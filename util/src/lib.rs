@@ -18,4 +18,6 @@ pub struct ReadmeDoctests;
 
 pub mod go_duration;
 pub mod proc_stats;
+#[cfg(feature = "prometheus")]
+pub mod prometheus;
 pub mod quantity;

@@ -78,14 +78,30 @@ pub fn thread_cpu_ns() -> u64 {
 /// Sum of on-CPU nanoseconds of this process's threads named `name` (`/proc/self/task/*/comm`).
 /// Threads that have exited are not counted: keep the threads of interest alive.
 pub fn threads_cpu_ns(name: &str) -> u64 {
-    let Ok(dir) = fs::read_dir("/proc/self/task") else {
-        return 0;
-    };
-    dir.flatten()
-        .filter(|t| fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == name))
-        .filter_map(|t| fs::read_to_string(t.path().join("schedstat")).ok())
-        .filter_map(|s| schedstat_ns(&s))
-        .sum()
+    tasks_cpu_ns(|task| fs::read_to_string(task.join("comm")).is_ok_and(|c| c.trim() == name))
+        .unwrap_or(0)
+}
+
+/// On-CPU nanoseconds of every live thread of this process (`/proc/self/task/*/schedstat`):
+/// the process's CPU time as `getrusage` counts it, at nanosecond resolution, so work handed
+/// to a thread of its own is counted. Threads that have exited are not. Without
+/// `/proc/self/task`, the calling thread's ([`thread_cpu_ns`]).
+pub fn live_threads_cpu_ns() -> u64 {
+    tasks_cpu_ns(|_| true).unwrap_or_else(thread_cpu_ns)
+}
+
+/// Sum of on-CPU nanoseconds of this process's threads that `keep` selects (by their
+/// `/proc/self/task/<tid>` folder); `None` without `/proc/self/task`.
+fn tasks_cpu_ns(keep: impl Fn(&std::path::Path) -> bool) -> Option<u64> {
+    let dir = fs::read_dir("/proc/self/task").ok()?;
+    Some(
+        dir.flatten()
+            .map(|t| t.path())
+            .filter(|t| keep(t))
+            .filter_map(|t| fs::read_to_string(t.join("schedstat")).ok())
+            .filter_map(|s| schedstat_ns(&s))
+            .sum(),
+    )
 }
 
 /// The one-minute load average (`/proc/loadavg`).

@@ -163,7 +163,8 @@ fn test_with_max_wait_rate_limiter() {
     }
 }
 
-/// Spec vector 6: the default controller limiter for one failing key, bucket untouched.
+/// The default controller limiter (client-go `DefaultTypedControllerRateLimiter`) for one
+/// failing key, bucket untouched: 5 ms doubling per failure up to the 1,000 s cap.
 #[test]
 fn default_controller_rate_limiter_sequence() {
     let limiter = default_controller_rate_limiter::<String>();

@@ -13,8 +13,9 @@
 
 use std::fmt;
 
+use kcm_util::prometheus::encode_family;
 use prometheus_client::collector::Collector;
-use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::encoding::DescriptorEncoder;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -137,16 +138,6 @@ impl PrometheusMetricsProvider {
 
 #[derive(Debug)]
 struct WorkqueueCollector(PrometheusMetricsProvider);
-
-fn encode_family<M: EncodeMetric>(
-    encoder: &mut DescriptorEncoder,
-    name: &str,
-    help: &str,
-    family: &M,
-) -> Result<(), fmt::Error> {
-    let metric = encoder.encode_descriptor(name, help, None, family.metric_type())?;
-    family.encode(metric)
-}
 
 impl Collector for WorkqueueCollector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), fmt::Error> {

@@ -1,4 +1,5 @@
-//! The reflector's retry backoff (client-go `wait.Backoff` driven by a reset-on-cadence manager).
+//! The reflector's retry backoff (client-go `tools/cache/reflector.go`'s `defaultBackoff*`
+//! parameters, with apimachinery `pkg/util/wait/backoff.go`'s `Backoff.DelayWithReset`).
 //!
 //! Upstream parameters: first delay 800 ms, factor 2, jitter 1.0 (each delay is uniform in
 //! `[d, 2d)`), cap 30 s (jitter is applied after the cap, so capped delays are in `[30 s, 60 s)`),
@@ -40,7 +41,7 @@ impl Default for BackoffConfig {
 
 /// Stateful backoff: each call to [`Backoff::next_delay`] returns the next delay.
 #[derive(Debug, Clone)]
-pub struct Backoff {
+pub(crate) struct Backoff {
     config: BackoffConfig,
     current: Duration,
     last_reset: Instant,
@@ -48,12 +49,12 @@ pub struct Backoff {
 
 impl Backoff {
     /// A fresh backoff; its creation counts as a reset.
-    pub fn new(config: BackoffConfig) -> Self {
+    pub(crate) fn new(config: BackoffConfig) -> Self {
         Self::new_at(config, Instant::now())
     }
 
     /// A fresh backoff whose last reset happened at `now` (for tests with explicit clocks).
-    pub fn new_at(config: BackoffConfig, now: Instant) -> Self {
+    pub(crate) fn new_at(config: BackoffConfig, now: Instant) -> Self {
         Self {
             current: config.initial,
             config,
@@ -62,13 +63,13 @@ impl Backoff {
     }
 
     /// The next delay, using the current time and a random jitter.
-    pub fn next_delay(&mut self) -> Duration {
+    pub(crate) fn next_delay(&mut self) -> Duration {
         let unit: f64 = rand::random();
         self.next_delay_at(Instant::now(), unit)
     }
 
     /// The next delay at time `now`, with `unit` in `[0, 1)` as the random jitter draw.
-    pub fn next_delay_at(&mut self, now: Instant, unit: f64) -> Duration {
+    pub(crate) fn next_delay_at(&mut self, now: Instant, unit: f64) -> Duration {
         if now.saturating_duration_since(self.last_reset) > self.config.reset_after {
             self.current = self.config.initial;
             self.last_reset = now;
@@ -78,11 +79,6 @@ impl Backoff {
         self.current = next.min(self.config.cap);
         let jitter = self.config.jitter.max(0.0) * unit.clamp(0.0, 1.0);
         base + base.mul_f64(jitter)
-    }
-
-    /// The pre-jitter delay the next call would start from (for diagnostics and tests).
-    pub fn current(&self) -> Duration {
-        self.current
     }
 }
 

@@ -1,12 +1,13 @@
-//! Reflector configuration (a small builder, in the style of kube-runtime's `watcher::Config`).
+//! Reflector configuration (a small builder, in the style of kube-runtime's `watcher::Config`;
+//! the fields of client-go's `Reflector`, `tools/cache/reflector.go`, that a user sets).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::backoff::BackoffConfig;
 use crate::metrics::{NoopMetrics, ReflectorMetrics};
-use crate::shard::ShardScope;
-use crate::share::DynamicShare;
+use crate::share::dynamic::DynamicShare;
+use crate::share::scope::ShardScope;
 
 /// How the reflector obtains the initial state (and the state after each relist).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -31,13 +32,14 @@ pub struct ReflectorConfig {
     /// Field selector sent with every list and watch.
     pub field_selector: Option<String>,
     /// The share of a sharded resource: its selector is sent with every list and watch, and
-    /// only its objects reach the store (see [`crate::shard`]).
+    /// only its objects reach the store (see [`ShardScope`]).
     pub shard: Option<ShardScope>,
-    /// A share that changes while the reflector runs (see [`crate::share`]); when set it takes
+    /// A share that changes while the reflector runs (see [`DynamicShare`]); when set it takes
     /// the place of `shard`.
     pub dynamic_share: Option<DynamicShare>,
     /// Explicit page size (upstream `WatchListPageSize`); `None` lets the reflector decide
-    /// (500, or unlimited when relisting at a specific resourceVersion, see spec A.4).
+    /// (500, or unlimited when relisting at a specific resourceVersion, as client-go's
+    /// `Reflector.list` decides).
     pub page_size: Option<u32>,
     /// Initial list strategy.
     pub initial_list: InitialListStrategy,
@@ -51,10 +53,10 @@ pub struct ReflectorConfig {
 }
 
 /// Upstream's default (and minimum) watch timeout.
-pub const DEFAULT_MIN_WATCH_TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const DEFAULT_MIN_WATCH_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The pager's default page size.
-pub const DEFAULT_PAGE_SIZE: u32 = 500;
+pub(crate) const DEFAULT_PAGE_SIZE: u32 = 500;
 
 impl Default for ReflectorConfig {
     fn default() -> Self {

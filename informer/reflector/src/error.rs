@@ -1,5 +1,6 @@
 //! Reflector errors and the classification of API errors the reflector reacts to
-//! (410 Gone/Expired, "too large resource version", 429, connection refused, 500).
+//! (410 Gone/Expired, "too large resource version", 429, connection refused; apimachinery
+//! `pkg/api/errors`, client-go `tools/cache/reflector.go`).
 
 use std::error::Error as StdError;
 use std::io;
@@ -7,7 +8,7 @@ use std::io;
 /// Errors returned by one list-and-watch attempt. The reflector's run loop logs them, counts them
 /// and retries after a backoff; they are never fatal.
 #[derive(Debug, thiserror::Error)]
-pub enum ReflectorError {
+pub(crate) enum ReflectorError {
     /// The LIST failed.
     #[error("failed to list {resource}: {source}")]
     List {
@@ -58,13 +59,13 @@ fn status(err: &kube::Error) -> Option<&kube::core::Status> {
 
 /// True for 410 Gone / reason `Expired` / reason `Gone` (the resourceVersion or continue token is
 /// too old).
-pub fn is_expired(err: &kube::Error) -> bool {
+pub(crate) fn is_expired(err: &kube::Error) -> bool {
     status(err).is_some_and(|s| s.code == 410 || s.reason == "Expired" || s.reason == "Gone")
 }
 
 /// True when the server answered "Too large resource version" (cause
 /// `ResourceVersionTooLarge`, or — on old servers — a Timeout status mentioning it).
-pub fn is_too_large_resource_version(err: &kube::Error) -> bool {
+pub(crate) fn is_too_large_resource_version(err: &kube::Error) -> bool {
     let Some(s) = status(err) else {
         return false;
     };
@@ -80,17 +81,24 @@ pub fn is_too_large_resource_version(err: &kube::Error) -> bool {
 }
 
 /// True for HTTP 429 Too Many Requests.
-pub fn is_too_many_requests(err: &kube::Error) -> bool {
+pub(crate) fn is_too_many_requests(err: &kube::Error) -> bool {
     status(err).is_some_and(|s| s.code == 429 || s.reason == "TooManyRequests")
 }
 
-/// True for HTTP 500 InternalError.
-pub fn is_internal_error(err: &kube::Error) -> bool {
-    status(err).is_some_and(|s| s.code == 500 || s.reason == "InternalError")
+/// True when the resourceVersion asked for is no longer, or not yet, available ([`is_expired`]
+/// or [`is_too_large_resource_version`]): the next list is a consistent read.
+pub(crate) fn is_expired_or_too_large(err: &kube::Error) -> bool {
+    is_expired(err) || is_too_large_resource_version(err)
+}
+
+/// True when the watch can be opened again from where it ended after a backoff, without a
+/// relist: connection refused or 429 (client-go `isWatchErrorRetriable`).
+pub(crate) fn is_watch_error_retriable(err: &kube::Error) -> bool {
+    is_connection_refused(err) || is_too_many_requests(err)
 }
 
 /// True when the TCP connection was refused (API server down or restarting).
-pub fn is_connection_refused(err: &kube::Error) -> bool {
+pub(crate) fn is_connection_refused(err: &kube::Error) -> bool {
     let mut cur: Option<&(dyn StdError + 'static)> = Some(err);
     while let Some(e) = cur {
         if let Some(io) = e.downcast_ref::<io::Error>()
@@ -173,7 +181,6 @@ mod tests {
     fn classifies_throttling_and_internal_errors() {
         assert!(is_too_many_requests(&api(429, "TooManyRequests", "")));
         assert!(!is_too_many_requests(&api(410, "Expired", "")));
-        assert!(is_internal_error(&api(500, "InternalError", "")));
     }
 
     #[test]

@@ -9,6 +9,31 @@
 //! Works for any `K` satisfying [`Watchable`]: k8s-openapi types and hand-written *projected*
 //! types that hold only the fields a controller reads (deserialized straight from the wire).
 //!
+//! # Files
+//!
+//! | file | client-go (`tools/cache/`) | what |
+//! | --- | --- | --- |
+//! | `reflector.rs` | `reflector.go`: `Reflector`, `Run` | the outer loop: an attempt, a backoff, again |
+//! | `list_and_watch.rs` | `reflector.go`: `ListAndWatch` | one attempt: a (streaming) list, then the watch |
+//! | `list.rs` | `reflector.go`: `list`; `tools/pager` | resourceVersion and page size, the pager, 410 recovery |
+//! | `watch.rs` | `reflector.go`: `watch`, `handleWatch` | the watch loop, bookmarks, very short watches |
+//! | `streaming_list.rs` | `reflector.go`: `watchList` | the initial events as one atomic replace |
+//! | `state.rs` | `Reflector`'s fields | what the reflector owns and what its algorithms borrow |
+//! | `backoff.rs`, `config.rs`, `error.rs`, `metrics.rs` | | the retry backoff, the builder, the errors, the metrics hook |
+//! | `lister_watcher.rs` | `listwatch.go` | the list and watch calls, on `kube::Client` |
+//! | `reflector_store.rs`, `delta.rs` | `ReflectorStore`, `delta_fifo.go`, `the_real_fifo.go` | where the output goes; deltas and tombstones |
+//! | `share/` | — | sharding: listing and watching a share, following it as it changes |
+//!
+//! # Sharding
+//!
+//! A reflector lists and watches a share of its resource (the namespaces a member of a
+//! sharded controller owns; the vocabulary is `kcm-sharding`'s) with
+//! [`ReflectorConfig::shard`] (a fixed [`ShardScope`]) or [`ReflectorConfig::dynamic_share`] (a
+//! [`DynamicShare`] that the member's handover changes). The selector goes to the server
+//! (KEP-5866 `shardSelector`), and only the share's objects reach the store whatever the server
+//! sends. A change of share that says what moved ([`ShareChange`]) lists only the part that
+//! joined while the rest is watched on. All of it lives in `src/share/`.
+//!
 //! ```no_run
 //! use futures::StreamExt;
 //! use k8s_openapi::api::apps::v1::Deployment;
@@ -31,30 +56,37 @@
 //! # }
 //! ```
 
-pub mod backoff;
-pub mod config;
-pub mod delta;
-pub mod error;
-pub mod list;
-pub mod lister_watcher;
-pub mod metrics;
-pub mod reflector;
-pub mod reflector_store;
-pub mod shard;
-pub mod share;
-mod share_replay;
-mod share_step;
-pub mod streaming_list;
-pub mod watch;
+mod backoff;
+mod config;
+mod delta;
+mod error;
+mod list;
+mod list_and_watch;
+mod lister_watcher;
+mod metrics;
+mod reflector;
+mod reflector_store;
+mod share;
+mod state;
+mod streaming_list;
+mod watch;
+mod watchable;
 
-pub use backoff::{Backoff, BackoffConfig};
+pub use backoff::BackoffConfig;
 pub use config::{InitialListStrategy, ReflectorConfig};
-pub use delta::{DeletedFinalStateUnknown, DeletedObject, Delta, DeltaProducer, relist_tombstones};
-pub use error::ReflectorError;
-pub use lister_watcher::{ApiListerWatcher, ListOptions, ListerWatcher, WatchOptions, WatchStream};
+pub use delta::{
+    DeletedFinalStateUnknown, DeletedObject, Delta, DeltaProducer, into_arcs, relist_tombstones,
+};
+pub use kcm_sharding::ServerFiltering;
+pub use list::{PagedList, list_pages};
+pub use lister_watcher::{
+    ApiListerWatcher, ListOptions, ListerWatcher, ResourceVersionMatch, WatchOptions, WatchStream,
+};
 pub use metrics::{CountingMetrics, ErrorKind, NoopMetrics, ReflectorMetrics};
-pub use reflector::{LastSyncResourceVersion, Reflector, Watchable};
+pub use reflector::Reflector;
 pub use reflector_store::ReflectorStore;
-pub use shard::{ServerFiltering, ShardFilter, ShardScope};
-pub use share::{DynamicShare, Share, ShareChange, ShareFilter};
+pub use share::dynamic::{DynamicShare, Share, ShareChange};
+pub use share::scope::{ShardScope, ShareFilter};
+pub use state::LastSyncResourceVersion;
 pub use tokio_util::sync::CancellationToken;
+pub use watchable::Watchable;

@@ -1,18 +1,21 @@
 //! The (re)list: resourceVersion and page-size choice, the pager (continue tokens, expired-token
-//! fallback), and the two-step 410 / "too large resourceVersion" recovery (spec A.4).
+//! fallback), and the two-step 410 / "too large resourceVersion" recovery (client-go
+//! `tools/cache/reflector.go`, `Reflector.list` and `relistResourceVersion`, and
+//! `tools/pager/pager.go`).
 
 use kube::core::ObjectList;
 
 use crate::config::DEFAULT_PAGE_SIZE;
-use crate::error::{ReflectorError, is_expired, is_too_large_resource_version};
+use crate::error::{ReflectorError, is_expired, is_expired_or_too_large};
 use crate::lister_watcher::{ListOptions, ListerWatcher};
-use crate::reflector::{Reflector, Watchable, resource_version};
 use crate::reflector_store::ReflectorStore;
+use crate::state::ListWatch;
+use crate::watchable::{Watchable, resource_version};
 
 /// The resourceVersion of the next list (client-go `relistResourceVersion`): "" (consistent read)
 /// after a 410/too-large answer, "0" (any, from the watch cache) for the very first list, otherwise
 /// the last synced RV (not older than).
-pub fn relist_resource_version(last_sync_rv: &str, unavailable: bool) -> &str {
+pub(crate) fn relist_resource_version(last_sync_rv: &str, unavailable: bool) -> &str {
     if unavailable {
         ""
     } else if last_sync_rv.is_empty() {
@@ -24,7 +27,7 @@ pub fn relist_resource_version(last_sync_rv: &str, unavailable: bool) -> &str {
 
 /// The page size of the next list: an explicit size wins; after a paginated RV="0" answer keep
 /// 500; a list at a specific RV is unpaginated (so the watch cache can serve it); otherwise 500.
-pub fn list_page_size(explicit: Option<u32>, paginated_result: bool, rv: &str) -> u32 {
+pub(crate) fn list_page_size(explicit: Option<u32>, paginated_result: bool, rv: &str) -> u32 {
     match explicit {
         Some(size) if size > 0 => size,
         _ if paginated_result => DEFAULT_PAGE_SIZE,
@@ -58,7 +61,7 @@ where
 
 /// [`list_pages`] with a shard selector of its own on every page instead of the
 /// lister-watcher's (`None`: the lister-watcher's).
-pub async fn list_pages_of<K, L>(
+pub(crate) async fn list_pages_of<K, L>(
     lw: &L,
     rv: &str,
     page_size: u32,
@@ -129,58 +132,62 @@ where
     }
 }
 
-impl<K: Watchable, L: ListerWatcher<K>> Reflector<K, L> {
-    /// Lists and replaces the store's content (client-go `Reflector.list`).
-    pub(crate) async fn list<S: ReflectorStore<K>>(
-        &mut self,
-        store: &mut S,
-    ) -> Result<(), ReflectorError> {
-        let rv = relist_resource_version(
-            &self.state.last_sync_rv,
-            self.state.last_sync_rv_unavailable,
-        )
-        .to_owned();
-        let page_size = list_page_size(self.config.page_size, self.state.paginated_result, &rv);
-        let mut result = list_pages(&self.lw, &rv, page_size).await;
-        if let Err(err) = &result
-            && (is_expired(err) || is_too_large_resource_version(err))
-        {
-            tracing::debug!(reflector = %self.config.name, rv = %rv, error = %err,
-                "list at the last synced resourceVersion is not possible, retrying with a consistent read");
-            self.state.last_sync_rv_unavailable = true;
-            result = list_pages(&self.lw, "", page_size).await;
-        }
-        let list = result.map_err(|source| ReflectorError::List {
-            resource: self.config.name.clone(),
-            source,
-        })?;
-        if rv == "0" && list.paginated {
-            self.state.paginated_result = true;
-        }
-        self.state.last_sync_rv_unavailable = false;
-        if list.items.iter().any(|o| o.meta().name.is_none()) {
-            return Err(ReflectorError::MissingName {
-                resource: self.config.name.clone(),
-            });
-        }
-        self.config
-            .metrics
-            .listed(&self.config.name, list.items.len());
-        tracing::debug!(reflector = %self.config.name, items = list.items.len(), rv = %list.resource_version, "listed");
-        let list_rv = if list.resource_version.is_empty() {
-            // A server that sends no list RV: fall back to the newest object RV we saw.
-            list.items
-                .iter()
-                .map(|o| resource_version(o).to_owned())
-                .max_by_key(|v| v.parse::<u64>().unwrap_or(0))
-                .unwrap_or_default()
-        } else {
-            list.resource_version
-        };
-        store.replace(list.items, list_rv.clone());
-        self.state.set_last_sync_rv(&list_rv);
-        Ok(())
+/// Lists and replaces the store's content (client-go `Reflector.list`).
+pub(crate) async fn list<K, L, S>(
+    parts: &mut ListWatch<'_, L>,
+    store: &mut S,
+) -> Result<(), ReflectorError>
+where
+    K: Watchable,
+    L: ListerWatcher<K>,
+    S: ReflectorStore<K>,
+{
+    let rv = relist_resource_version(
+        &parts.state.last_sync_rv,
+        parts.state.last_sync_rv_unavailable,
+    )
+    .to_owned();
+    let page_size = list_page_size(parts.config.page_size, parts.state.paginated_result, &rv);
+    let mut result = list_pages(parts.lw, &rv, page_size).await;
+    if let Err(err) = &result
+        && is_expired_or_too_large(err)
+    {
+        tracing::debug!(reflector = %parts.config.name, rv = %rv, error = %err,
+            "list at the last synced resourceVersion is not possible, retrying with a consistent read");
+        parts.state.last_sync_rv_unavailable = true;
+        result = list_pages(parts.lw, "", page_size).await;
     }
+    let list = result.map_err(|source| ReflectorError::List {
+        resource: parts.config.name.clone(),
+        source,
+    })?;
+    if rv == "0" && list.paginated {
+        parts.state.paginated_result = true;
+    }
+    parts.state.last_sync_rv_unavailable = false;
+    if list.items.iter().any(|o| o.meta().name.is_none()) {
+        return Err(ReflectorError::MissingName {
+            resource: parts.config.name.clone(),
+        });
+    }
+    parts
+        .config
+        .metrics
+        .listed(&parts.config.name, list.items.len());
+    tracing::debug!(reflector = %parts.config.name, items = list.items.len(), rv = %list.resource_version, "listed");
+    let list_rv = if list.resource_version.is_empty() {
+        // A server that sends no list RV: fall back to the newest object RV we saw.
+        list.items
+            .iter()
+            .map(|o| resource_version(o).to_owned())
+            .max_by_key(|v| v.parse::<u64>().unwrap_or(0))
+            .unwrap_or_default()
+    } else {
+        list.resource_version
+    };
+    store.replace(list.items, list_rv.clone());
+    parts.state.set_last_sync_rv(&list_rv);
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
-//! The list and watch calls the reflector makes, behind a small trait so that the algorithm can be
-//! tested against a fake, plus the implementation on top of `kube::Client`.
+//! The list and watch calls the reflector makes (client-go `tools/cache/listwatch.go`,
+//! `ListerWatcher`), behind a small trait so that the algorithm can be tested against a fake,
+//! plus the implementation on top of `kube::Client`.
 //!
 //! The kube implementation builds its own query strings because `kube::api::ListParams` drops
 //! `resourceVersion=0` whenever a `limit` is set, while client-go deliberately sends
@@ -14,9 +15,11 @@ use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
 use kube::core::{ObjectList, WatchEvent};
-use serde::de::DeserializeOwned;
 
-use crate::shard::{SHARD_SELECTOR_PARAM, ServerFiltering, shard_info_selector};
+use kcm_sharding::ServerFiltering;
+
+use crate::share::scope::{SHARD_SELECTOR_PARAM, shard_info_selector};
+use crate::watchable::Watchable;
 
 /// `resourceVersionMatch` values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,7 +54,7 @@ pub struct ListOptions {
     /// share listed alone when it grows, [`ShareChange`]). Lister-watchers that cannot send one
     /// ignore it: the reflector filters on the client.
     ///
-    /// [`ShareChange`]: crate::share::ShareChange
+    /// [`ShareChange`]: crate::ShareChange
     pub shard_selector: Option<String>,
 }
 
@@ -82,7 +85,7 @@ pub trait ListerWatcher<K>: Send + Sync {
     /// Changes the shard selector sent from the next request on (a [`DynamicShare`] moved);
     /// lister-watchers that cannot send one ignore it (the reflector filters on the client).
     ///
-    /// [`DynamicShare`]: crate::share::DynamicShare
+    /// [`DynamicShare`]: crate::DynamicShare
     fn set_shard_selector(&mut self, _selector: Option<String>) {}
 }
 
@@ -149,7 +152,8 @@ where
     }
 
     /// Whether the server applied the shard selector to the last list (`None` before the first
-    /// list, or without a shard selector).
+    /// list, or without a shard selector): `Applied` when the list carried a `shardInfo` echo,
+    /// `NotApplied` when it did not (the echo's content is not compared, so never `Mismatch`).
     pub fn server_filtering(&self) -> Option<ServerFiltering> {
         match self.server_filtering.load(Ordering::Relaxed) {
             1 => Some(ServerFiltering::Applied),
@@ -244,16 +248,7 @@ fn get_request(url: String) -> Result<http::Request<Vec<u8>>, kube::Error> {
         .map_err(kube::Error::HttpError)
 }
 
-impl<K> ListerWatcher<K> for ApiListerWatcher<K>
-where
-    K: kube::Resource<DynamicType = ()>
-        + DeserializeOwned
-        + Clone
-        + fmt::Debug
-        + Send
-        + Sync
-        + 'static,
-{
+impl<K: Watchable> ListerWatcher<K> for ApiListerWatcher<K> {
     fn list(&self, opts: &ListOptions) -> BoxFuture<'_, Result<ObjectList<K>, kube::Error>> {
         let url = self.list_url(opts);
         let sharded = self.shard_selector.is_some() || opts.shard_selector.is_some();

@@ -1,5 +1,6 @@
-//! Where the reflector writes what it observes (client-go `ReflectorStore`): single-object
-//! changes from the watch and whole-state replacements from each (re)list.
+//! Where the reflector writes what it observes (client-go `tools/cache/reflector.go`,
+//! `ReflectorStore`): single-object changes from the watch and whole-state replacements from
+//! each (re)list.
 
 /// Receives the reflector's output, in order. Implementations must not block for long: they run
 /// on the reflector's task (the shared informer applies the change to its cache and hands
@@ -22,7 +23,7 @@ pub trait ReflectorStore<K>: Send {
     /// deleted while nobody was watching. Returns `false`, having changed nothing, when the
     /// store cannot replace a part (the default): the reflector then lists everything afresh.
     ///
-    /// [`ShareChange`]: crate::share::ShareChange
+    /// [`ShareChange`]: crate::ShareChange
     fn replace_part(
         &mut self,
         _part: &(dyn Fn(&K) -> bool + Sync),

@@ -1,4 +1,5 @@
-//! Watching from the last synced resourceVersion (client-go `watchLoop` / `handleWatch`, spec A.5).
+//! Watching from the last synced resourceVersion (client-go `tools/cache/reflector.go`,
+//! `Reflector.watch` (the watch loop) and `handleWatch`).
 
 use std::time::Duration;
 
@@ -8,24 +9,24 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{
-    ReflectorError, is_connection_refused, is_expired, is_too_large_resource_version,
-    is_too_many_requests,
+    ReflectorError, is_expired_or_too_large, is_too_many_requests, is_watch_error_retriable,
 };
 use crate::lister_watcher::{ListerWatcher, WatchOptions, WatchStream};
-use crate::metrics::ErrorKind;
-use crate::reflector::{Reflector, Watchable, resource_version};
+use crate::metrics::{ErrorKind, ReflectorMetrics};
 use crate::reflector_store::ReflectorStore;
+use crate::state::ListWatch;
+use crate::watchable::{Watchable, resource_version};
 
 /// Annotation on the bookmark that ends the initial events of a streaming list.
-pub const INITIAL_EVENTS_END_ANNOTATION: &str = "k8s.io/initial-events-end";
+pub(crate) const INITIAL_EVENTS_END_ANNOTATION: &str = "k8s.io/initial-events-end";
 
 /// A watch that ends this quickly without any event is reported as an error (client-go
 /// `VeryShortWatchError`), which sends the reflector back to a relist after a backoff.
-pub const VERY_SHORT_WATCH: Duration = Duration::from_secs(1);
+pub(crate) const VERY_SHORT_WATCH: Duration = Duration::from_secs(1);
 
 /// Server-side timeout of one watch: `min + unit * (max - min)` seconds with `max = 2 * min`,
 /// `unit` uniform in `[0, 1)`, truncated to whole seconds.
-pub fn watch_timeout_seconds(min: Duration, unit: f64) -> u32 {
+pub(crate) fn watch_timeout_seconds(min: Duration, unit: f64) -> u32 {
     let min_s = min.as_secs_f64();
     let secs = min_s + unit.clamp(0.0, 1.0) * min_s;
     // Bounded by 2 * min, which is far below u32::MAX seconds for any sane configuration.
@@ -45,17 +46,18 @@ pub(crate) enum WatchOutcome {
     Failed(kube::Error),
 }
 
-/// Applies one watch stream to `store`, recording resourceVersions through `on_rv`.
-///
-/// `propagate_rv` is false when the watch started at RV "" or "0": the synthetic ADDED burst is not
-/// in RV order, so RVs are only recorded once a non-ADDED event was seen.
 /// What [`handle_watch`] needs besides the stream and the store.
 pub(crate) struct WatchContext<'a> {
     pub(crate) name: &'a str,
-    pub(crate) metrics: &'a dyn crate::metrics::ReflectorMetrics,
+    pub(crate) metrics: &'a dyn ReflectorMetrics,
     pub(crate) cancel: &'a CancellationToken,
 }
 
+/// Applies one watch stream to `store`, recording resourceVersions through `on_rv` (client-go
+/// `handleWatch`).
+///
+/// `propagate_rv` is false when the watch started at RV "" or "0": the synthetic ADDED burst is not
+/// in RV order, so RVs are only recorded once a non-ADDED event was seen.
 pub(crate) async fn handle_watch<K, S>(
     ctx: WatchContext<'_>,
     stream: &mut WatchStream<K>,
@@ -148,167 +150,126 @@ where
     }
 }
 
-impl<K: Watchable, L: ListerWatcher<K>> Reflector<K, L> {
-    /// The fields the watch loop works on, borrowed apart so that a list can run beside it.
-    pub(crate) fn watch_parts(&mut self) -> WatchParts<'_, L> {
-        WatchParts {
-            lw: &self.lw,
-            config: &self.config,
-            state: &mut self.state,
-        }
-    }
-
-    /// The next backoff delay, or `false` when cancelled while sleeping.
-    pub(crate) async fn sleep_backoff(&mut self, cancel: &CancellationToken) -> bool {
-        self.watch_parts().sleep_backoff(cancel).await
-    }
-
-    pub(crate) fn watch_options(&mut self, send_initial_events: bool) -> WatchOptions {
-        self.watch_parts().watch_options(send_initial_events)
-    }
-
-    /// Watches from the last synced RV until a relist is needed (client-go `watchLoop`).
-    /// `initial` is the still-open stream of a streaming list, if any.
-    pub(crate) async fn watch_loop<S: ReflectorStore<K>>(
-        &mut self,
-        store: &mut S,
-        initial: Option<WatchStream<K>>,
-        cancel: &CancellationToken,
-    ) -> Result<(), ReflectorError> {
-        self.watch_parts().watch_loop(store, initial, cancel).await
+/// The options of the next watch, from the last synced resourceVersion, with a server-side
+/// timeout uniform in `[min, 2 * min)`.
+pub(crate) fn watch_options<L>(
+    parts: &ListWatch<'_, L>,
+    send_initial_events: bool,
+) -> WatchOptions {
+    WatchOptions {
+        resource_version: parts.state.last_sync_rv.clone(),
+        timeout_seconds: watch_timeout_seconds(
+            parts.config.effective_min_watch_timeout(),
+            rand::random(),
+        ),
+        allow_bookmarks: true,
+        send_initial_events,
     }
 }
 
-/// The lister-watcher, configuration and state of a reflector, borrowed for its watch loop.
-pub(crate) struct WatchParts<'a, L> {
-    pub(crate) lw: &'a L,
-    pub(crate) config: &'a crate::config::ReflectorConfig,
-    pub(crate) state: &'a mut crate::reflector::ListWatchState,
-}
-
-impl<L> WatchParts<'_, L> {
-    /// The next backoff delay, or `false` when cancelled while sleeping.
-    pub(crate) async fn sleep_backoff(&mut self, cancel: &CancellationToken) -> bool {
-        let delay = self.state.backoff.next_delay();
-        tokio::select! {
-            () = cancel.cancelled() => false,
-            () = tokio::time::sleep(delay) => true,
+/// Watches from the last synced RV until a relist is needed (client-go `Reflector.watch`).
+/// `initial` is the still-open stream of a streaming list, if any.
+pub(crate) async fn watch_loop<K, L, S>(
+    parts: &mut ListWatch<'_, L>,
+    store: &mut S,
+    initial: Option<WatchStream<K>>,
+    cancel: &CancellationToken,
+) -> Result<(), ReflectorError>
+where
+    K: Watchable,
+    L: ListerWatcher<K>,
+    S: ReflectorStore<K>,
+{
+    let mut pending = initial;
+    loop {
+        if cancel.is_cancelled() {
+            return Ok(());
         }
-    }
-
-    pub(crate) fn watch_options(&self, send_initial_events: bool) -> WatchOptions {
-        WatchOptions {
-            resource_version: self.state.last_sync_rv.clone(),
-            timeout_seconds: watch_timeout_seconds(
-                self.config.effective_min_watch_timeout(),
-                rand::random(),
-            ),
-            allow_bookmarks: true,
-            send_initial_events,
-        }
-    }
-
-    /// Watches from the last synced RV until a relist is needed (client-go `watchLoop`).
-    /// `initial` is the still-open stream of a streaming list, if any.
-    pub(crate) async fn watch_loop<K: Watchable, S: ReflectorStore<K>>(
-        &mut self,
-        store: &mut S,
-        initial: Option<WatchStream<K>>,
-        cancel: &CancellationToken,
-    ) -> Result<(), ReflectorError>
-    where
-        L: ListerWatcher<K>,
-    {
-        let mut pending = initial;
-        loop {
-            if cancel.is_cancelled() {
-                return Ok(());
-            }
-            let mut propagate_rv = true;
-            let mut stream = match pending.take() {
-                Some(stream) => stream,
-                None => {
-                    let opts = self.watch_options(false);
-                    if opts.resource_version.is_empty() || opts.resource_version == "0" {
-                        propagate_rv = false;
-                    }
-                    let opened = tokio::select! {
-                        () = cancel.cancelled() => return Ok(()),
-                        opened = self.lw.watch(&opts) => opened,
-                    };
-                    match opened {
-                        Ok(stream) => {
-                            self.config.metrics.watch_started(&self.config.name);
-                            stream
-                        }
-                        Err(err) if is_connection_refused(&err) || is_too_many_requests(&err) => {
-                            self.config
-                                .metrics
-                                .error(&self.config.name, ErrorKind::WatchStart);
-                            tracing::info!(reflector = %self.config.name, error = %err,
-                                "watch could not be opened, retrying after backoff");
-                            if !self.sleep_backoff(cancel).await {
-                                return Ok(());
-                            }
-                            continue;
-                        }
-                        Err(source) => {
-                            return Err(ReflectorError::Watch {
-                                resource: self.config.name.clone(),
-                                source,
-                            });
-                        }
-                    }
+        let mut propagate_rv = true;
+        let mut stream = match pending.take() {
+            Some(stream) => stream,
+            None => {
+                let opts = watch_options(parts, false);
+                if opts.resource_version.is_empty() || opts.resource_version == "0" {
+                    propagate_rv = false;
                 }
-            };
-            let name = self.config.name.clone();
-            let metrics = self.config.metrics.clone();
-            let state = &mut *self.state;
-            let outcome = handle_watch(
-                WatchContext {
-                    name: &name,
-                    metrics: metrics.as_ref(),
-                    cancel,
-                },
-                &mut stream,
-                store,
-                propagate_rv,
-                false,
-                &mut |rv| state.set_last_sync_rv(rv),
-            )
-            .await;
-            drop(stream);
-            match outcome {
-                WatchOutcome::Cancelled => return Ok(()),
-                WatchOutcome::InitialEventsEnded => {}
-                WatchOutcome::Closed { events, elapsed } => {
-                    if events == 0 && elapsed < VERY_SHORT_WATCH {
-                        metrics.error(&name, ErrorKind::Watch);
-                        tracing::warn!(reflector = %name, ?elapsed,
-                            "very short watch: the watch closed without receiving any item, relisting");
-                        return Ok(());
+                let opened = tokio::select! {
+                    () = cancel.cancelled() => return Ok(()),
+                    opened = parts.lw.watch(&opts) => opened,
+                };
+                match opened {
+                    Ok(stream) => {
+                        parts.config.metrics.watch_started(&parts.config.name);
+                        stream
                     }
-                    // Normal close (server timeout): re-watch at once from the last RV.
-                }
-                WatchOutcome::Failed(err) => {
-                    if cancel.is_cancelled() {
-                        return Ok(());
-                    }
-                    metrics.error(&name, ErrorKind::Watch);
-                    if is_expired(&err) || is_too_large_resource_version(&err) {
-                        tracing::debug!(reflector = %name, error = %err, "watch expired, relisting");
-                        return Ok(());
-                    }
-                    if is_too_many_requests(&err) {
-                        tracing::info!(reflector = %name, error = %err, "watch throttled, re-watching after backoff");
-                        if !self.sleep_backoff(cancel).await {
+                    Err(err) if is_watch_error_retriable(&err) => {
+                        parts
+                            .config
+                            .metrics
+                            .error(&parts.config.name, ErrorKind::WatchStart);
+                        tracing::info!(reflector = %parts.config.name, error = %err,
+                            "watch could not be opened, retrying after backoff");
+                        if !parts.sleep_backoff(cancel).await {
                             return Ok(());
                         }
                         continue;
                     }
-                    tracing::warn!(reflector = %name, error = %err, "watch ended with an error, relisting");
+                    Err(source) => {
+                        return Err(ReflectorError::Watch {
+                            resource: parts.config.name.clone(),
+                            source,
+                        });
+                    }
+                }
+            }
+        };
+        let name = parts.config.name.clone();
+        let metrics = parts.config.metrics.clone();
+        let state = &mut *parts.state;
+        let outcome = handle_watch(
+            WatchContext {
+                name: &name,
+                metrics: metrics.as_ref(),
+                cancel,
+            },
+            &mut stream,
+            store,
+            propagate_rv,
+            false,
+            &mut |rv| state.set_last_sync_rv(rv),
+        )
+        .await;
+        drop(stream);
+        match outcome {
+            WatchOutcome::Cancelled => return Ok(()),
+            WatchOutcome::InitialEventsEnded => {}
+            WatchOutcome::Closed { events, elapsed } => {
+                if events == 0 && elapsed < VERY_SHORT_WATCH {
+                    metrics.error(&name, ErrorKind::Watch);
+                    tracing::warn!(reflector = %name, ?elapsed,
+                        "very short watch: the watch closed without receiving any item, relisting");
                     return Ok(());
                 }
+                // Normal close (server timeout): re-watch at once from the last RV.
+            }
+            WatchOutcome::Failed(err) => {
+                if cancel.is_cancelled() {
+                    return Ok(());
+                }
+                metrics.error(&name, ErrorKind::Watch);
+                if is_expired_or_too_large(&err) {
+                    tracing::debug!(reflector = %name, error = %err, "watch expired, relisting");
+                    return Ok(());
+                }
+                if is_too_many_requests(&err) {
+                    tracing::info!(reflector = %name, error = %err, "watch throttled, re-watching after backoff");
+                    if !parts.sleep_backoff(cancel).await {
+                        return Ok(());
+                    }
+                    continue;
+                }
+                tracing::warn!(reflector = %name, error = %err, "watch ended with an error, relisting");
+                return Ok(());
             }
         }
     }

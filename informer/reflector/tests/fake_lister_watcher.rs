@@ -1,46 +1,24 @@
 //! The reflector's list/watch algorithm against a scripted fake `ListerWatcher` (spec A.3–A.7):
 //! which requests are made, with which resourceVersion/limit/continue, and which deltas result.
 
+mod common;
+
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
 use kcm_reflector::{
     CancellationToken, Delta, DeltaProducer, ListOptions, ListerWatcher, Reflector,
     ReflectorConfig, WatchOptions, WatchStream,
 };
-use kube::api::ObjectMeta;
 use kube::core::watch::{Bookmark, BookmarkMeta};
 use kube::core::{ObjectList, Status, TypeMeta, WatchEvent};
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
-fn cm(name: &str, rv: &str) -> ConfigMap {
-    ConfigMap {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            namespace: Some("ns".into()),
-            resource_version: Some(rv.into()),
-            ..ObjectMeta::default()
-        },
-        ..ConfigMap::default()
-    }
-}
-
-fn api_error(code: u16, reason: &str) -> kube::Error {
-    kube::Error::Api(
-        Status {
-            code,
-            reason: reason.into(),
-            message: format!("{reason} (injected)"),
-            ..Status::default()
-        }
-        .boxed(),
-    )
-}
+use common::{api_error, cm, page};
 
 fn bookmark(rv: &str, initial_events_end: bool) -> WatchEvent<ConfigMap> {
     let mut annotations = BTreeMap::new();
@@ -56,25 +34,6 @@ fn bookmark(rv: &str, initial_events_end: bool) -> WatchEvent<ConfigMap> {
             resource_version: rv.into(),
             annotations,
         },
-    })
-}
-
-fn page(
-    rv: &str,
-    continue_token: Option<&str>,
-    items: Vec<ConfigMap>,
-) -> Result<ObjectList<ConfigMap>, kube::Error> {
-    Ok(ObjectList {
-        types: TypeMeta {
-            api_version: "v1".into(),
-            kind: "ConfigMapList".into(),
-        },
-        metadata: ListMeta {
-            resource_version: Some(rv.into()),
-            continue_: continue_token.map(str::to_owned),
-            ..ListMeta::default()
-        },
-        items,
     })
 }
 
@@ -218,13 +177,17 @@ fn fake(
 async fn first_list_is_paged_at_rv_0_then_watch_from_list_rv_and_rewatch_after_normal_close() {
     let f = fake(
         vec![
-            page("10", Some("t1"), vec![cm("a", "5"), cm("b", "6")]),
-            page("10", None, vec![cm("c", "7")]),
+            Ok(page(
+                "10",
+                Some("t1"),
+                vec![cm("ns", "a", "5"), cm("ns", "b", "6")],
+            )),
+            Ok(page("10", None, vec![cm("ns", "c", "7")])),
         ],
         vec![WatchScript::Events {
             events: vec![
-                Ok(WatchEvent::Added(cm("d", "11"))),
-                Ok(WatchEvent::Modified(cm("a", "12"))),
+                Ok(WatchEvent::Added(cm("ns", "d", "11"))),
+                Ok(WatchEvent::Modified(cm("ns", "a", "12"))),
             ],
             hold_open: false,
         }],
@@ -257,9 +220,13 @@ async fn first_list_is_paged_at_rv_0_then_watch_from_list_rv_and_rewatch_after_n
 async fn expired_continue_token_falls_back_to_one_unpaginated_list_at_the_original_rv() {
     let f = fake(
         vec![
-            page("10", Some("t1"), vec![cm("a", "5")]),
+            Ok(page("10", Some("t1"), vec![cm("ns", "a", "5")])),
             Err(api_error(410, "Expired")),
-            page("11", None, vec![cm("a", "5"), cm("b", "11")]),
+            Ok(page(
+                "11",
+                None,
+                vec![cm("ns", "a", "5"), cm("ns", "b", "11")],
+            )),
         ],
         vec![],
     );
@@ -282,7 +249,7 @@ async fn list_410_is_retried_at_once_as_a_consistent_read() {
     let f = fake(
         vec![
             Err(api_error(410, "Expired")),
-            page("20", None, vec![cm("a", "20")]),
+            Ok(page("20", None, vec![cm("ns", "a", "20")])),
         ],
         vec![],
     );
@@ -301,13 +268,21 @@ async fn list_410_is_retried_at_once_as_a_consistent_read() {
 async fn watch_410_relists_at_the_last_rv_first_and_emits_tombstones_with_last_known_state() {
     let f = fake(
         vec![
-            page("10", None, vec![cm("a", "5"), cm("b", "6")]),
+            Ok(page(
+                "10",
+                None,
+                vec![cm("ns", "a", "5"), cm("ns", "b", "6")],
+            )),
             Err(api_error(410, "Expired")),
-            page("30", None, vec![cm("b", "6"), cm("c", "25")]),
+            Ok(page(
+                "30",
+                None,
+                vec![cm("ns", "b", "6"), cm("ns", "c", "25")],
+            )),
         ],
         vec![WatchScript::Events {
             events: vec![
-                Ok(WatchEvent::Modified(cm("a", "15"))),
+                Ok(WatchEvent::Modified(cm("ns", "a", "15"))),
                 Ok(WatchEvent::Error(Box::new(Status {
                     code: 410,
                     reason: "Expired".into(),
@@ -350,12 +325,12 @@ async fn watch_410_relists_at_the_last_rv_first_and_emits_tombstones_with_last_k
 #[tokio::test(start_paused = true)]
 async fn watch_start_429_and_watch_429_rewatch_without_relisting() {
     let f = fake(
-        vec![page("10", None, vec![cm("a", "5")])],
+        vec![Ok(page("10", None, vec![cm("ns", "a", "5")]))],
         vec![
             WatchScript::Fail(api_error(429, "TooManyRequests")),
             WatchScript::Events {
                 events: vec![
-                    Ok(WatchEvent::Added(cm("b", "11"))),
+                    Ok(WatchEvent::Added(cm("ns", "b", "11"))),
                     Err(api_error(429, "TooManyRequests")),
                 ],
                 hold_open: false,
@@ -379,8 +354,8 @@ async fn watch_start_429_and_watch_429_rewatch_without_relisting() {
 async fn very_short_empty_watch_leads_to_a_relist_at_the_last_rv() {
     let f = fake(
         vec![
-            page("10", None, vec![cm("a", "5")]),
-            page("10", None, vec![cm("a", "5")]),
+            Ok(page("10", None, vec![cm("ns", "a", "5")])),
+            Ok(page("10", None, vec![cm("ns", "a", "5")])),
         ],
         vec![WatchScript::Events {
             events: vec![],
@@ -405,10 +380,10 @@ async fn streaming_list_ends_at_the_bookmark_and_continues_as_the_live_watch() {
         vec![],
         vec![WatchScript::Events {
             events: vec![
-                Ok(WatchEvent::Added(cm("a", "5"))),
-                Ok(WatchEvent::Added(cm("b", "6"))),
+                Ok(WatchEvent::Added(cm("ns", "a", "5"))),
+                Ok(WatchEvent::Added(cm("ns", "b", "6"))),
                 Ok(bookmark("7", true)),
-                Ok(WatchEvent::Modified(cm("a", "8"))),
+                Ok(WatchEvent::Modified(cm("ns", "a", "8"))),
             ],
             hold_open: false,
         }],
@@ -430,7 +405,7 @@ async fn streaming_list_ends_at_the_bookmark_and_continues_as_the_live_watch() {
 #[tokio::test(start_paused = true)]
 async fn streaming_list_rejected_falls_back_to_a_paginated_list() {
     let f = fake(
-        vec![page("10", None, vec![cm("a", "5")])],
+        vec![Ok(page("10", None, vec![cm("ns", "a", "5")]))],
         vec![WatchScript::Fail(api_error(400, "BadRequest"))],
     );
     let (calls, deltas, _) = run(f, ReflectorConfig::default().streaming_list()).await;

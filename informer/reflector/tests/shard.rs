@@ -3,6 +3,8 @@
 //! `shardSelector` parameter and sends every object: the reflector keeps only its share, from
 //! the list and from the watch alike.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,14 +12,17 @@ use std::time::Duration;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kcm_reflector::lister_watcher::ListOptions;
-use kcm_reflector::shard::ShardScope;
+
 use kcm_reflector::{
-    ApiListerWatcher, CancellationToken, Reflector, ReflectorConfig, ReflectorStore,
+    ApiListerWatcher, CancellationToken, ListOptions, Reflector, ReflectorConfig, ReflectorStore,
+    ShardScope,
 };
 use kcm_testenv::TestCluster;
 use kube::api::{Api, DeleteParams, PostParams};
 use parking_lot::Mutex;
+
+use common::{create_namespaces, key, lease};
+use kcm_sharding::hash_field;
 
 const SELECTOR: &str =
     "shardRange(object.metadata.namespace, '0x0000000000000000', '0x8000000000000000')";
@@ -37,25 +42,6 @@ impl ReflectorStore<Lease> for Keys {
     }
     fn replace(&mut self, objects: Vec<Lease>, _rv: String) {
         *self.0.lock() = objects.iter().map(key).collect();
-    }
-}
-
-fn key(o: &Lease) -> String {
-    format!(
-        "{}/{}",
-        o.metadata.namespace.as_deref().unwrap_or_default(),
-        o.metadata.name.as_deref().unwrap_or_default()
-    )
-}
-
-fn lease(ns: &str, name: &str) -> Lease {
-    Lease {
-        metadata: ObjectMeta {
-            namespace: Some(ns.into()),
-            name: Some(name.into()),
-            ..Default::default()
-        },
-        spec: None,
     }
 }
 
@@ -135,19 +121,8 @@ async fn only_the_share_is_stored_when_the_server_sends_everything() {
 
 /// Creates each namespace with one Lease named `name` in it.
 async fn namespaces_with_a_lease(client: &kube::Client, names: &[&str], name: &str) {
-    let namespaces: Api<Namespace> = Api::all(client.clone());
+    create_namespaces(client, names).await;
     for ns in names {
-        let namespace = Namespace {
-            metadata: ObjectMeta {
-                name: Some((*ns).into()),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        namespaces
-            .create(&PostParams::default(), &namespace)
-            .await
-            .expect("namespace");
         let api: Api<Lease> = Api::namespaced(client.clone(), ns);
         api.create(&PostParams::default(), &lease(ns, name))
             .await
@@ -163,14 +138,6 @@ async fn wait_for(keys: &Keys, want: &BTreeSet<String>) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(*keys.0.lock(), *want);
-}
-
-/// 64-bit FNV-1a, the hash kube-apiserver applies for `shardRange` (apimachinery
-/// `pkg/sharding`); `kcm-sharding` has the real one, this test keeps its own copy.
-fn fnv1a(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 /// Against a real kube-apiserver with `--feature-gates=ShardedListAndWatch=true`, given by
@@ -193,7 +160,7 @@ async fn a_server_with_the_gate_filters_and_echoes_the_selector() {
             .shard_selector(Some(SELECTOR.into())),
     );
     let scope = ShardScope::new(SELECTOR, |m: &ObjectMeta| {
-        fnv1a(m.namespace.as_deref().unwrap_or_default()) < 1 << 63
+        hash_field(m.namespace.as_deref().unwrap_or_default()) < 1 << 63
     });
     #[derive(Clone, Default)]
     struct Namespaces(Arc<Mutex<BTreeSet<String>>>);
@@ -235,7 +202,7 @@ async fn a_server_with_the_gate_filters_and_echoes_the_selector() {
         .items
         .into_iter()
         .filter_map(|n| n.metadata.name)
-        .filter(|n| fnv1a(n) < 1 << 63)
+        .filter(|n| hash_field(n) < 1 << 63)
         .collect();
     for _ in 0..100 {
         if *seen.0.lock() == want {
@@ -257,17 +224,17 @@ async fn a_server_with_the_gate_filters_and_echoes_the_selector() {
 /// list of the new generation.
 #[tokio::test]
 async fn a_dynamic_share_relists_when_it_moves() {
-    use kcm_reflector::share::{DynamicShare, ShareFilter};
+    use kcm_reflector::{DynamicShare, ShareFilter};
 
     let cluster = TestCluster::builder().start().await.expect("test cluster");
     let client = cluster.client();
     namespaces_with_a_lease(&client, &["team-a", "team-b"], "l").await;
-    let only = |ns: &'static str| {
+    let one_namespace = |ns: &'static str| {
         ShareFilter::Scope(ShardScope::new(SELECTOR, move |m: &ObjectMeta| {
             m.namespace.as_deref() == Some(ns)
         }))
     };
-    let share = DynamicShare::new(only("team-a"));
+    let share = DynamicShare::new(one_namespace("team-a"));
     let keys = Keys::default();
     let mut store = keys.clone();
     let cancel = CancellationToken::new();
@@ -286,7 +253,7 @@ async fn a_dynamic_share_relists_when_it_moves() {
     wait_for(&keys, &one("team-a/l")).await;
     assert_eq!(share.followers(), 1);
 
-    let generation = share.set(only("team-b"));
+    let generation = share.set(one_namespace("team-b"));
     tokio::time::timeout(Duration::from_secs(10), share.listed(generation))
         .await
         .expect("listed the new generation");

@@ -3,24 +3,27 @@
 //! (with its own selector), the rest is watched throughout, and the store ends exactly as the
 //! server's state, with nothing lost or applied twice, while both parts are being written.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kcm_reflector::lister_watcher::{ListOptions, WatchOptions, WatchStream};
-use kcm_reflector::shard::ShardScope;
-use kcm_reflector::share::{DynamicShare, ShareChange, ShareFilter};
+
 use kcm_reflector::{
-    ApiListerWatcher, CancellationToken, ListerWatcher, Reflector, ReflectorConfig, ReflectorStore,
+    ApiListerWatcher, CancellationToken, DynamicShare, ListOptions, ListerWatcher, Reflector,
+    ReflectorConfig, ReflectorStore, ShardScope, ShareChange, ShareFilter, WatchOptions,
+    WatchStream,
 };
 use kcm_testenv::TestCluster;
 use kube::api::{Api, ListParams, PostParams};
 use kube::core::ObjectList;
 use parking_lot::Mutex;
+
+use common::{create_namespaces, key, lease, only, rv};
 
 /// The store: key → resourceVersion, and what was done to it.
 #[derive(Clone, Default)]
@@ -42,18 +45,6 @@ impl Versions {
             .filter(|l| l.as_str() == what)
             .count()
     }
-}
-
-fn key(o: &Lease) -> String {
-    format!(
-        "{}/{}",
-        o.metadata.namespace.as_deref().unwrap_or_default(),
-        o.metadata.name.as_deref().unwrap_or_default()
-    )
-}
-
-fn rv(o: &Lease) -> String {
-    o.metadata.resource_version.clone().unwrap_or_default()
 }
 
 impl Versions {
@@ -142,42 +133,6 @@ impl ListerWatcher<Lease> for Recording {
     }
 }
 
-fn lease(ns: &str, name: &str) -> Lease {
-    Lease {
-        metadata: ObjectMeta {
-            namespace: Some(ns.into()),
-            name: Some(name.into()),
-            ..Default::default()
-        },
-        spec: None,
-    }
-}
-
-/// A scope of the namespaces `names`, whose selector names them (kcm-testenv ignores it; the
-/// test reads it back from the requests).
-fn scope(names: &'static [&'static str]) -> ShardScope {
-    ShardScope::new(
-        format!("only({})", names.join(",")),
-        move |m: &ObjectMeta| m.namespace.as_deref().is_some_and(|ns| names.contains(&ns)),
-    )
-}
-
-async fn namespaces(client: &kube::Client, names: &[&str]) {
-    let api: Api<Namespace> = Api::all(client.clone());
-    for ns in names {
-        let namespace = Namespace {
-            metadata: ObjectMeta {
-                name: Some((*ns).into()),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        api.create(&PostParams::default(), &namespace)
-            .await
-            .expect("namespace");
-    }
-}
-
 /// The server's leases of `names`: key → resourceVersion.
 async fn server_state(client: &kube::Client, names: &[&str]) -> BTreeMap<String, String> {
     let mut state = BTreeMap::new();
@@ -238,7 +193,7 @@ fn writer(
 async fn run_share(partial: bool) {
     let cluster = TestCluster::builder().start().await.expect("test cluster");
     let client = cluster.client();
-    namespaces(&client, &["team-a", "team-b", "team-c"]).await;
+    create_namespaces(&client, &["team-a", "team-b", "team-c"]).await;
     const A: &[&str] = &["team-a"];
     const AB: &[&str] = &["team-a", "team-b"];
     const B: &[&str] = &["team-b"];
@@ -248,7 +203,7 @@ async fn run_share(partial: bool) {
         writer(client.clone(), ALL, "w", stop.clone()),
         writer(client.clone(), AB, "v", stop.clone()),
     ];
-    let share = DynamicShare::new(ShareFilter::Scope(scope(A)));
+    let share = DynamicShare::new(ShareFilter::Scope(only(A)));
     let store = Versions {
         partial,
         ..Default::default()
@@ -275,23 +230,23 @@ async fn run_share(partial: bool) {
     // Grow by team-b: the part alone is listed.
     lists.lock().clear();
     let generation = share.change(
-        Some(ShareFilter::Scope(scope(AB))),
-        ShareChange::new().listing(scope(B)),
+        Some(ShareFilter::Scope(only(AB))),
+        ShareChange::new().listing(only(B)),
     );
     tokio::time::timeout(Duration::from_secs(10), share.listed(generation))
         .await
         .expect("the part listed");
     tokio::time::sleep(Duration::from_millis(300)).await;
     // Read the part afresh (what a barrier asks for), nothing else.
-    let generation = share.change(None, ShareChange::new().listing(scope(B)));
+    let generation = share.change(None, ShareChange::new().listing(only(B)));
     tokio::time::timeout(Duration::from_secs(10), share.listed(generation))
         .await
         .expect("the part listed afresh");
     tokio::time::sleep(Duration::from_millis(300)).await;
     // Shrink to team-b: nothing listed, team-a dropped.
     let generation = share.change(
-        Some(ShareFilter::Scope(scope(B))),
-        ShareChange::new().dropping(scope(A)),
+        Some(ShareFilter::Scope(only(B))),
+        ShareChange::new().dropping(only(A)),
     );
     tokio::time::timeout(Duration::from_secs(10), share.listed(generation))
         .await
@@ -355,12 +310,12 @@ async fn a_store_that_cannot_replace_a_part_lists_the_whole_share() {
 async fn the_store_follows_the_server_through_every_step() {
     let cluster = TestCluster::builder().start().await.expect("test cluster");
     let client = cluster.client();
-    namespaces(&client, &["team-a", "team-b", "team-c"]).await;
+    create_namespaces(&client, &["team-a", "team-b", "team-c"]).await;
     const A: &[&str] = &["team-a"];
     const AB: &[&str] = &["team-a", "team-b"];
     const B: &[&str] = &["team-b"];
     const ALL: &[&str] = &["team-a", "team-b", "team-c"];
-    let share = DynamicShare::new(ShareFilter::Scope(scope(A)));
+    let share = DynamicShare::new(ShareFilter::Scope(only(A)));
     let store = Versions {
         partial: true,
         ..Default::default()
@@ -379,14 +334,14 @@ async fn the_store_follows_the_server_through_every_step() {
     };
     let steps: [(Option<ShareFilter>, ShareChange, &[&str]); 4] = [
         (
-            Some(ShareFilter::Scope(scope(AB))),
-            ShareChange::new().listing(scope(B)),
+            Some(ShareFilter::Scope(only(AB))),
+            ShareChange::new().listing(only(B)),
             AB,
         ),
-        (None, ShareChange::new().listing(scope(A)), AB),
+        (None, ShareChange::new().listing(only(A)), AB),
         (
-            Some(ShareFilter::Scope(scope(B))),
-            ShareChange::new().dropping(scope(A)),
+            Some(ShareFilter::Scope(only(B))),
+            ShareChange::new().dropping(only(A)),
             B,
         ),
         (

@@ -3,6 +3,8 @@
 //! whose part list and watch work lists nothing else. Against a scripted lister-watcher, on
 //! tokio's paused clock (an idle runtime jumps to the next timer, so a backoff shows as time).
 
+mod common;
+
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,55 +12,16 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
-use kcm_reflector::shard::ShardScope;
-use kcm_reflector::share::{DynamicShare, ShareChange, ShareFilter};
+
 use kcm_reflector::{
-    CancellationToken, DeltaProducer, ListOptions, ListerWatcher, Reflector, ReflectorConfig,
-    WatchOptions, WatchStream,
+    CancellationToken, DeltaProducer, DynamicShare, ListOptions, ListerWatcher, Reflector,
+    ReflectorConfig, ShareChange, ShareFilter, WatchOptions, WatchStream,
 };
-use kube::api::ObjectMeta;
-use kube::core::{ObjectList, Status, TypeMeta};
+use kube::core::ObjectList;
 use parking_lot::Mutex;
 use tokio::time::Instant;
 
-fn cm(ns: &str, name: &str, rv: &str) -> ConfigMap {
-    ConfigMap {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            namespace: Some(ns.into()),
-            resource_version: Some(rv.into()),
-            ..ObjectMeta::default()
-        },
-        ..ConfigMap::default()
-    }
-}
-
-fn page(rv: &str, items: Vec<ConfigMap>) -> ObjectList<ConfigMap> {
-    ObjectList {
-        types: TypeMeta {
-            api_version: "v1".into(),
-            kind: "ConfigMapList".into(),
-        },
-        metadata: ListMeta {
-            resource_version: Some(rv.into()),
-            ..ListMeta::default()
-        },
-        items,
-    }
-}
-
-fn expired() -> kube::Error {
-    kube::Error::Api(
-        Status {
-            code: 410,
-            reason: "Expired".into(),
-            message: "too old resource version (injected)".into(),
-            ..Status::default()
-        }
-        .boxed(),
-    )
-}
+use common::{api_error, cm, only, page};
 
 /// Lists answer from the script (then hang); the first watch sent with the selector
 /// `fail_watch_with` fails with a 410, every other stays open and silent. Every call is
@@ -114,7 +77,7 @@ impl ListerWatcher<ConfigMap> for Scripted {
         }
         async move {
             if fail {
-                Err(expired())
+                Err(api_error(410, "Expired"))
             } else {
                 Ok(futures::stream::pending().boxed())
             }
@@ -127,12 +90,6 @@ impl ListerWatcher<ConfigMap> for Scripted {
     }
 }
 
-fn only(names: &'static [&'static str]) -> ShardScope {
-    ShardScope::new(names.join("+"), move |m: &ObjectMeta| {
-        m.namespace.as_deref().is_some_and(|ns| names.contains(&ns))
-    })
-}
-
 /// Runs a reflector on share `a`, grows it by `b`, and returns the calls after the first list,
 /// each with its time since the change.
 async fn grow(fail_joint_watch: bool) -> Vec<(Duration, String)> {
@@ -140,14 +97,14 @@ async fn grow(fail_joint_watch: bool) -> Vec<(Duration, String)> {
     let fake = Scripted {
         lists: Mutex::new(
             [
-                page("10", vec![cm("a", "x", "9")]),
-                page("20", vec![cm("b", "y", "19")]),
-                page("30", vec![cm("a", "x", "9"), cm("b", "y", "19")]),
+                page("10", None, vec![cm("a", "x", "9")]),
+                page("20", None, vec![cm("b", "y", "19")]),
+                page("30", None, vec![cm("a", "x", "9"), cm("b", "y", "19")]),
             ]
             .into(),
         ),
         // The joint watch (the new share's selector) starts at the rest's 10.
-        fail_watch_with: Mutex::new(fail_joint_watch.then(|| "a+b".to_string())),
+        fail_watch_with: Mutex::new(fail_joint_watch.then(|| "only(a,b)".to_string())),
         calls: calls.clone(),
         selector: None,
     };
@@ -198,9 +155,9 @@ async fn a_step_lists_the_part_alone_and_watches_on() {
         [
             // The part listed alone, consistently (the rest's watch goes on meanwhile; this
             // list answers before it is opened).
-            "list rv=\"\" selector=b",
+            "list rv=\"\" selector=only(b)",
             // One watch of the new share from where the parts meet.
-            "watch rv=\"10\" selector=a+b",
+            "watch rv=\"10\" selector=only(a,b)",
         ]
     );
 }
@@ -212,12 +169,12 @@ async fn a_joint_watch_that_fails_before_the_parts_meet_lists_the_whole_share_at
     assert_eq!(
         names,
         [
-            "list rv=\"\" selector=b",
+            "list rv=\"\" selector=only(b)",
             // 410: the rest's 10 was compacted.
-            "watch rv=\"10\" selector=a+b",
+            "watch rv=\"10\" selector=only(a,b)",
             // The whole share, consistently, at once.
-            "list rv=\"\" selector=a+b",
-            "watch rv=\"30\" selector=a+b",
+            "list rv=\"\" selector=only(a,b)",
+            "watch rv=\"30\" selector=only(a,b)",
         ]
     );
     let relist_after = calls[2].0;

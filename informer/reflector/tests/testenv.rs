@@ -2,6 +2,8 @@
 //! deletes, relist tombstones after a watch outage, 410 after compaction, streaming list and its
 //! fallback.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -9,26 +11,17 @@ use std::time::Duration;
 
 use futures::{Stream, StreamExt, TryStreamExt};
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
-use kcm_reflector::list::list_pages;
+
 use kcm_reflector::{
-    ApiListerWatcher, BackoffConfig, CancellationToken, CountingMetrics, DeletedObject, Delta,
-    Reflector, ReflectorConfig,
+    ApiListerWatcher, CancellationToken, CountingMetrics, DeletedObject, Delta, Reflector,
+    ReflectorConfig, list_pages,
 };
-use kcm_testenv::{ApiError, HookDecision, RequestHook, RequestInfo, TestCluster};
+use kcm_testenv::{ApiError, HookDecision, RequestHook, RequestInfo};
 use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, PostParams};
 
-const NS: &str = "default";
+use common::{cluster, fast_backoff};
 
-async fn cluster() -> TestCluster {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_test_writer()
-        .try_init();
-    TestCluster::builder()
-        .start()
-        .await
-        .expect("test cluster starts")
-}
+const NS: &str = "default";
 
 fn cm(name: &str, value: &str) -> Lease {
     Lease {
@@ -57,14 +50,6 @@ async fn create_many(api: &Api<Lease>, n: usize) {
         .try_collect::<Vec<_>>()
         .await
         .expect("create");
-}
-
-fn fast_backoff() -> BackoffConfig {
-    BackoffConfig {
-        initial: Duration::from_millis(20),
-        cap: Duration::from_millis(100),
-        ..BackoffConfig::default()
-    }
 }
 
 /// key → resourceVersion of what the server holds now.

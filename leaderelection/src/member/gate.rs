@@ -1,34 +1,7 @@
-//! The write side of a sharded member's share (`docs/sharding.md` §5, §6): the namespaces its
-//! controllers may write now (the handover's *active* set), and the writes in flight, so that a
-//! namespace leaving the share can be *drained* before the member acknowledges the new ring.
-//!
-//! A write passes the gate with [`ShareGate::begin_write`] right before it is sent (the
-//! [`FenceLayer`](crate::FenceLayer) does it for every namespaced write): the check and the
-//! registration of the write as in flight are one step, so once [`set_active`](ShareGate::set_active)
-//! has removed a range, no new write of it starts, and [`drained`](ShareGate::drained) waits for
-//! the ones already sent to be answered. A sync that is still running when its namespace leaves
-//! the share can no longer write; its refused writes fail with [`Fenced`](crate::Fenced).
-//!
-//! ```
-//! use kcm_leaderelection::share_gate::ShareGate;
-//! use kcm_sharding::{ShardRange, ShardRanges, hash_field};
-//!
-//! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() {
-//! let gate = ShareGate::new();
-//! assert!(!gate.allows("team-a"), "a new member owns nothing");
-//! gate.set_active(ShardRanges::full());
-//! let write = gate.begin_write("team-a").expect("team-a is active");
-//! // team-a leaves the share: no new write starts, the one in flight is waited for.
-//! let h = hash_field("team-a");
-//! let lost = ShardRanges::from_ranges([ShardRange::new(h, u128::from(h) + 1).unwrap()]);
-//! gate.set_active(ShardRanges::full().difference(&lost));
-//! assert!(gate.begin_write("team-a").is_err());
-//! assert!(!gate.is_drained(&lost));
-//! drop(write); // answered
-//! gate.drained(&lost).await;
-//! # }
-//! ```
+//! The write side of a member's share (`docs/sharding.md`, "Membership" and "Handover
+//! protocol"): the namespaces its controllers may write now (the handover's *active* set), and
+//! the writes in flight, so that a namespace leaving the share can be *drained* before the
+//! member acknowledges the new ring.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -39,6 +12,34 @@ use parking_lot::Mutex;
 use tokio::sync::Notify;
 
 /// A member's share as its writes see it. Cloning shares it.
+///
+/// A write passes the gate with [`ShareGate::begin_write`] right before it is sent (the
+/// [`FenceLayer`](crate::FenceLayer) does it for every namespaced write): the check and the
+/// registration of the write as in flight are one step, so once [`set_active`](ShareGate::set_active)
+/// has removed a range, no new write of it starts, and [`drained`](ShareGate::drained) waits for
+/// the ones already sent to be answered. A sync that is still running when its namespace leaves
+/// the share can no longer write; its refused writes fail with [`Fenced`](crate::Fenced).
+///
+/// ```
+/// use kcm_leaderelection::ShareGate;
+/// use kcm_sharding::{ShardRange, ShardRanges, hash_field};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let gate = ShareGate::new();
+/// assert!(!gate.allows("team-a"), "a new member owns nothing");
+/// gate.set_active(ShardRanges::full());
+/// let write = gate.begin_write("team-a").expect("team-a is active");
+/// // team-a leaves the share: no new write starts, the one in flight is waited for.
+/// let h = hash_field("team-a");
+/// let lost = ShardRanges::from_ranges([ShardRange::new(h, u128::from(h) + 1).unwrap()]);
+/// gate.set_active(ShardRanges::full().difference(&lost));
+/// assert!(gate.begin_write("team-a").is_err());
+/// assert!(!gate.is_drained(&lost));
+/// drop(write); // answered
+/// gate.drained(&lost).await;
+/// # }
+/// ```
 #[derive(Clone, Default)]
 pub struct ShareGate {
     inner: Arc<Inner>,
@@ -167,16 +168,7 @@ impl ShareGate {
 /// The namespace a request to the Kubernetes API writes in, from its path
 /// (`/api/v1/namespaces/{ns}/…` or `/apis/{group}/{version}/namespaces/{ns}/…`); `None` for
 /// cluster-scoped paths, including a namespace object itself (`/api/v1/namespaces/{ns}`).
-///
-/// ```
-/// use kcm_leaderelection::share_gate::namespace_of_path;
-///
-/// assert_eq!(namespace_of_path("/api/v1/namespaces/team-a/pods"), Some("team-a"));
-/// assert_eq!(namespace_of_path("/apis/apps/v1/namespaces/b/replicasets/web/status"), Some("b"));
-/// assert_eq!(namespace_of_path("/api/v1/namespaces/team-a"), None);
-/// assert_eq!(namespace_of_path("/api/v1/nodes/n1"), None);
-/// ```
-pub fn namespace_of_path(path: &str) -> Option<&str> {
+pub(crate) fn namespace_of_path(path: &str) -> Option<&str> {
     let mut parts = path.trim_start_matches('/').split('/');
     let rest = match parts.next()? {
         "api" => {

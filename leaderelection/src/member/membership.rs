@@ -1,5 +1,6 @@
-//! Membership of a ring of active-active replicas, on Leases (the sharding of
-//! `docs/sharding.md` §5).
+//! Membership of a ring of active-active replicas, on Leases (`docs/sharding.md`,
+//! "Membership"; each Lease renewed as client-go's `tools/leaderelection/leaderelection.go`
+//! renews a leader's).
 //!
 //! Every member holds a Lease of its own, `<ring>-<identity>` in the ring's namespace, labelled
 //! [`RING_LABEL`]` = <ring>`, renewed every retry period like a leader's lease, and carrying in
@@ -7,34 +8,6 @@
 //! (empty: none). Each renewal opens the member's [`WriteFence`] for the fence window, exactly
 //! as the leader elector does, so a member that was paused or cut off stops writing before any
 //! other member may judge it gone.
-//!
-//! A member learns the others from a list of the ring's Leases ([`Membership::observe`]).
-//! Liveness is judged as client-go judges a leader's lease: by the observer's own monotonic
-//! clock, a member is live until the lease duration after the instant the observer saw its
-//! Lease *change* (a new resourceVersion); `renewTime` is never compared with the local clock,
-//! so clock skew between machines cannot make a live member look gone. Which namespaces a
-//! member owns, and the handover when the live set changes, are decided elsewhere (the ring and
-//! the handover of `kcm-sharding`); this module only says who is there and what each has
-//! acknowledged.
-//!
-//! The `live` flag is that leader-election rule and nothing more. It is **not** enough to hand
-//! a member's namespaces to another: an observer whose Lease watch stalls can judge a live
-//! member gone by time alone (`docs/sharding.md` §5, found by the handover's model checker).
-//! The handover expires a member only once the observer's own later write is in its view:
-//! feed the Leases to `kcm_sharding::Liveness` for that decision.
-//!
-//! ```no_run
-//! use kcm_leaderelection::membership::{Membership, MembershipConfig};
-//!
-//! # async fn demo(client: kube::Client) -> anyhow::Result<()> {
-//! let member = Membership::new(client, MembershipConfig::new("kube-system", "kcm", "node-a_1234"))?;
-//! member.renew().await?; // creates or renews this member's Lease; opens its fence
-//! let view = member.observe().await?;
-//! for m in view.live() {
-//!     println!("{} (applied ring {:?})", m.identity, m.applied_ring);
-//! }
-//! # Ok(()) }
-//! ```
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -138,6 +111,34 @@ struct Seen {
 }
 
 /// One member of a ring: its own Lease, its fence, and its judgement of the others.
+///
+/// A member learns the others from a list of the ring's Leases ([`Membership::observe`]).
+/// Liveness is judged as client-go judges a leader's lease: by the observer's own monotonic
+/// clock, a member is live until the lease duration after the instant the observer saw its
+/// Lease *change* (a new resourceVersion); `renewTime` is never compared with the local clock,
+/// so clock skew between machines cannot make a live member look gone. Which namespaces a
+/// member owns, and the handover when the live set changes, are decided elsewhere (the ring and
+/// the handover of `kcm-sharding`); this module only says who is there and what each has
+/// acknowledged.
+///
+/// The `live` flag is that leader-election rule and nothing more. It is **not** enough to hand
+/// a member's namespaces to another: an observer whose Lease watch stalls can judge a live
+/// member gone by time alone (`docs/sharding.md`, "Membership", found by the handover's model checker).
+/// The handover expires a member only once the observer's own later write is in its view:
+/// feed the Leases to `kcm_sharding::Liveness` for that decision.
+///
+/// ```no_run
+/// use kcm_leaderelection::{Membership, MembershipConfig};
+///
+/// # async fn demo(client: kube::Client) -> anyhow::Result<()> {
+/// let member = Membership::new(client, MembershipConfig::new("kube-system", "kcm", "node-a_1234"))?;
+/// member.renew().await?; // creates or renews this member's Lease; opens its fence
+/// let view = member.observe().await?;
+/// for m in view.live() {
+///     println!("{} (applied ring {:?})", m.identity, m.applied_ring);
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct Membership {
     api: Api<Lease>,
@@ -151,7 +152,7 @@ pub struct Membership {
 
 /// A Lease name for `identity` in `ring`: DNS-1123 (lowercase alphanumerics and `-`), at most
 /// 253 characters.
-pub fn lease_name(ring: &str, identity: &str) -> String {
+pub(crate) fn lease_name(ring: &str, identity: &str) -> String {
     let cleaned: String = identity
         .chars()
         .map(|c| {

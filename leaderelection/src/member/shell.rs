@@ -1,63 +1,21 @@
 //! One replica of a namespace-sharded controller: the I/O shell around the handover protocol
-//! (`docs/sharding.md` §5, §6).
-//!
-//! A [`ShardMember`] owns the replica's membership Lease ([`Membership`]), judges the other
-//! members' liveness ([`Liveness`]), feeds both to the [`Handover`] state machine, and carries
-//! out what it asks:
-//!
-//! | handover action | what the shell does |
-//! | --- | --- |
-//! | `StopTaking` | the [`ShareGate`] refuses the ranges' writes at once; controllers gate their workers with [`ShardMember::gate`] |
-//! | `WaitDrain` | waits until no write of the ranges is in flight ([`ShareGate::drained`]) |
-//! | `Forget`, `Relist` | the informers following [`ShardMember::share`] list and watch the new share; objects that left it vanish from the caches as deletes |
-//! | `Acknowledge` | the next Lease renewal, sent at once, carries the ring's fingerprint |
-//! | `Start` | every informer lists afresh (a consistent read issued now); when all have, the ranges become active and their objects are delivered to the controllers again (`on_activate`) |
-//!
-//! Every `retry_period` the member renews its Lease (opening its write fence for
-//! `lease_duration` × (1 − margin) from the renewal's start) and lists the ring's Leases; a
-//! closed fence is reported to the handover as `FenceClosed`, also when a renewal answered
-//! after the fence had closed (the contract of §5). Leaving ([`ShardMember::leave`]) empties
-//! the share and deletes the Lease once the caller's controllers have stopped.
-//!
-//! ```no_run
-//! use std::sync::Arc;
-//! use kcm_leaderelection::membership::MembershipConfig;
-//! use kcm_leaderelection::shard_member::ShardMember;
-//! use tokio_util::sync::CancellationToken;
-//!
-//! # async fn demo(client: kube::Client) -> anyhow::Result<()> {
-//! let config = MembershipConfig::new("kube-system", "my-controller", "pod-0_1234");
-//! let member = ShardMember::new(client, config, kcm_sharding::DEFAULT_VNODES)?;
-//! // Informers: ReflectorConfig::default().dynamic_share(member.share())
-//! // Client:    FenceLayer::new(member.fence()).with_share(member.gate())
-//! // Workers:   pool.gate(move |key| gate.allows(&key.namespace))
-//! let stop = CancellationToken::new();
-//! let on_activate = Arc::new(|ranges: &kcm_sharding::ShardRanges| {
-//!     println!("now active: {ranges}"); // e.g. factory.redeliver_where(...)
-//! });
-//! member.run(on_activate, stop.clone()).await;
-//! // ... stop the controllers, then:
-//! member.leave().await?;
-//! # Ok(()) }
-//! ```
+//! (`docs/sharding.md`, "Handover protocol" and "The shell").
 
 use std::num::NonZeroU32;
 use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kcm_reflector::shard::ShardScope;
-use kcm_reflector::share::{DynamicShare, ShareChange, ShareFilter};
+use kcm_reflector::{DynamicShare, ShardScope, ShareChange, ShareFilter};
 use kcm_sharding::{
-    Action, Event, Handover, LeaseRecord, Liveness, RingFingerprint, ShardFilter, ShardKey,
-    ShardRanges, hash_field,
+    Action, Event, Handover, LeaseRecord, Liveness, RingFingerprint, ShardRanges, hash_field,
 };
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::fence::WriteFence;
-use crate::membership::{Membership, MembershipConfig, MembershipError};
-use crate::share_gate::ShareGate;
+use crate::member::gate::ShareGate;
+use crate::member::membership::{Membership, MembershipConfig, MembershipError};
 
 /// Called with the ranges that just became active (after their fresh list).
 pub type OnActivate = Arc<dyn Fn(&ShardRanges) + Send + Sync>;
@@ -81,7 +39,46 @@ pub struct MemberStatus {
     pub renew_failures: u64,
 }
 
-/// One replica of a namespace-sharded controller (see the [module docs](self)).
+/// One replica of a namespace-sharded controller.
+///
+/// A [`ShardMember`] owns the replica's membership Lease ([`Membership`]), judges the other
+/// members' liveness ([`Liveness`]), feeds both to the [`Handover`] state machine, and carries
+/// out what it asks:
+///
+/// | handover action | what the shell does |
+/// | --- | --- |
+/// | `StopTaking` | the [`ShareGate`] refuses the ranges' writes at once; controllers gate their workers with [`ShardMember::gate`] |
+/// | `WaitDrain` | waits until no write of the ranges is in flight ([`ShareGate::drained`]) |
+/// | `Forget`, `Relist` | the informers following [`ShardMember::share`] list and watch the new share; objects that left it vanish from the caches as deletes |
+/// | `Acknowledge` | the next Lease renewal, sent at once, carries the ring's fingerprint |
+/// | `Start` | every informer lists afresh (a consistent read issued now); when all have, the ranges become active and their objects are delivered to the controllers again (`on_activate`) |
+///
+/// Every `retry_period` the member renews its Lease (opening its write fence for
+/// `lease_duration` × (1 − margin) from the renewal's start) and lists the ring's Leases; a
+/// closed fence is reported to the handover as `FenceClosed`, also when a renewal answered
+/// after the fence had closed (the contract of `docs/sharding.md`, "Membership"). Leaving ([`ShardMember::leave`]) empties
+/// the share and deletes the Lease once the caller's controllers have stopped.
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use kcm_leaderelection::{MembershipConfig, ShardMember};
+/// use tokio_util::sync::CancellationToken;
+///
+/// # async fn demo(client: kube::Client) -> anyhow::Result<()> {
+/// let config = MembershipConfig::new("kube-system", "my-controller", "pod-0_1234");
+/// let member = ShardMember::new(client, config, kcm_sharding::DEFAULT_VNODES)?;
+/// // Informers: ReflectorConfig::default().dynamic_share(member.share())
+/// // Client:    FenceLayer::new(member.fence()).with_share(member.gate())
+/// // Workers:   pool.gate(move |key| gate.allows(&key.namespace))
+/// let stop = CancellationToken::new();
+/// let on_activate = Arc::new(|ranges: &kcm_sharding::ShardRanges| {
+///     println!("now active: {ranges}"); // e.g. factory.redeliver_where(...)
+/// });
+/// member.run(on_activate, stop.clone()).await;
+/// // ... stop the controllers, then:
+/// member.leave().await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct ShardMember {
     membership: Membership,
@@ -323,14 +320,14 @@ impl Shell<'_> {
                 let lost = before.difference(&ranges);
                 let mut change = ShareChange::new();
                 if !gained.is_empty() {
-                    change = change.listing(part_scope(&gained));
+                    change = change.listing(ShardScope::namespaces(&gained));
                 }
                 if !lost.is_empty() {
-                    change = change.dropping(part_scope(&lost));
+                    change = change.dropping(ShardScope::namespaces(&lost));
                 }
                 self.member
                     .share
-                    .change(Some(share_filter(&ranges)), change);
+                    .change(Some(ShareFilter::namespaces(&ranges)), change);
             }
             Action::Acknowledge(ring) => {
                 tracing::info!(member = %me, ring = %ring.map_or_else(|| "none".to_string(), |r| r.to_string()), "acknowledging the ring");
@@ -340,10 +337,10 @@ impl Shell<'_> {
                 tracing::info!(member = %me, ring = %ring, ranges = ranges.len(), fraction = ranges.fraction(), "barrier passed; listing the gained namespaces afresh");
                 // A consistent list of the gained ranges alone, issued now; the rest of the
                 // share is watched on.
-                let generation = self
-                    .member
-                    .share
-                    .change(None, ShareChange::new().listing(part_scope(&ranges)));
+                let generation = self.member.share.change(
+                    None,
+                    ShareChange::new().listing(ShardScope::namespaces(&ranges)),
+                );
                 let share = self.member.share.clone();
                 let tx = self.events.0.clone();
                 tokio::spawn(async move {
@@ -380,35 +377,6 @@ impl Shell<'_> {
             renew_failures: self.status.renew_failures,
         };
         self.member.status.send_replace(self.status.clone());
-    }
-}
-
-/// What the informers list and watch for `ranges` of the namespace hash space.
-pub fn share_filter(ranges: &ShardRanges) -> ShareFilter {
-    match ShardFilter::new(ShardKey::Namespace, ranges) {
-        ShardFilter::Everything => ShareFilter::Everything,
-        ShardFilter::Nothing => ShareFilter::Nothing,
-        ShardFilter::Ranges(selector) => {
-            let wire = selector.to_string();
-            ShareFilter::Scope(ShardScope::new(wire, move |meta: &ObjectMeta| {
-                selector.matches_hash(hash_field(meta.namespace.as_deref().unwrap_or_default()))
-            }))
-        }
-    }
-}
-
-/// `ranges` as a part of a share: their selector (empty for the whole space: no selector)
-/// and the same test on the client.
-fn part_scope(ranges: &ShardRanges) -> ShardScope {
-    match ShardFilter::new(ShardKey::Namespace, ranges) {
-        ShardFilter::Ranges(selector) => {
-            let wire = selector.to_string();
-            ShardScope::new(wire, move |meta: &ObjectMeta| {
-                selector.matches_hash(hash_field(meta.namespace.as_deref().unwrap_or_default()))
-            })
-        }
-        ShardFilter::Everything => ShardScope::new("", |_: &ObjectMeta| true),
-        ShardFilter::Nothing => ShardScope::new("", |_: &ObjectMeta| false),
     }
 }
 

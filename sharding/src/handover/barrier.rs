@@ -1,4 +1,4 @@
-//! §6 step 5, the barrier: when a member that acknowledged a ring may start on what it gains.
+//! Handover step 5, the barrier: when a member that acknowledged a ring may start on what it gains.
 
 use super::view::View;
 use super::waiting::Waiting;

@@ -36,7 +36,7 @@ pub enum Event {
     /// this answer reopens it. A new member's fence is closed until its first write is answered
     /// in time. The machine then drops everything and clears its acknowledgement: an
     /// acknowledgement may be relied on only while the fence has stayed open since it was sent
-    /// (docs/sharding.md §6), and the machine cannot see the fence otherwise.
+    /// (`docs/sharding.md`, "Handover protocol"), and the machine cannot see the fence otherwise.
     FenceClosed,
     /// Leave the ring gracefully: stop and drain everything, then delete the Lease.
     Leave,

@@ -1,4 +1,4 @@
-//! One member's handover state machine: docs/sharding.md §6 as a pure decision (events in,
+//! One member's handover state machine: `docs/sharding.md` ("Handover protocol") as a pure decision (events in,
 //! actions out, no I/O, no clock).
 
 use std::num::NonZeroU32;
@@ -14,7 +14,7 @@ use crate::ring::{Ring, RingFingerprint};
 /// Where a member is in its life on the ring.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Phase {
-    /// Applying the ring of the live members its view shows (§6 steps 1–5).
+    /// Applying the ring of the live members its view shows (handover steps 1–5).
     Member,
     /// Its fence closed: it dropped everything and clears its Lease's acknowledgement before
     /// anything else; then it is a member again, without acknowledgement.
@@ -41,14 +41,14 @@ struct Target {
     share: ShardRanges,
 }
 
-/// One member's handover state machine (docs/sharding.md §6); the [crate docs](crate) walk
+/// One member's handover state machine (`docs/sharding.md`, "Handover protocol"); the [crate docs](crate) walk
 /// through a join with it.
 ///
 /// Feed it every [`Event`] with [`handle`](Handover::handle) and perform the [`Action`]s it
 /// returns, in order; consult [`active`](Handover::active) in the write fence before every write.
 /// It keeps these invariants, checked by the model tests over many interleavings:
 ///
-/// - `active` is only ever extended after a barrier (§6 step 5) and a fresh list, and only by
+/// - `active` is only ever extended after a barrier (handover step 5) and a fresh list, and only by
 ///   ranges of the ring it has acknowledged;
 /// - it acknowledges a ring only when everything it still holds (active or draining) is in its
 ///   share of that ring, and writes at most one acknowledgement at a time;

@@ -1,4 +1,4 @@
-//! The handover protocol (docs/sharding.md §6) as a pure state machine: how a member moves from
+//! The handover protocol (`docs/sharding.md`, "Handover protocol") as a pure state machine: how a member moves from
 //! one ring to the next so that no namespace ever has two active owners.
 //!
 //! A member's [`Handover`] takes [`Event`]s (its Lease informer's [`View`] with the membership

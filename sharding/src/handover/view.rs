@@ -4,13 +4,13 @@
 use crate::ring::RingFingerprint;
 
 /// The membership Leases of a ring as a member's informer shows them at one point of the Lease
-/// history (a consistent prefix, docs/sharding.md §5), with the membership layer's liveness
+/// history (a consistent prefix, `docs/sharding.md`, "Membership"), with the membership layer's liveness
 /// judgement of each.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct View {
     /// How far into the Lease history the view reaches: the highest Lease `resourceVersion` seen
     /// (the informer's last list, event or bookmark). Compared with the version an
-    /// acknowledgement was written at, it tells whether the view contains that write (§6 b1).
+    /// acknowledgement was written at, it tells whether the view contains that write (the barrier's b1).
     pub version: u64,
     /// One entry per Lease present in the view, in any order.
     pub members: Vec<MemberLease>,

@@ -1,5 +1,5 @@
 //! What keeps a member from holding its whole share: for logs, metrics and a stuck-ring
-//! condition (docs/sharding.md §6, liveness).
+//! condition (`docs/sharding.md`, "Handover protocol", liveness).
 
 use std::fmt;
 

@@ -155,21 +155,22 @@ impl<'a> Lexer<'a> {
     }
 }
 
+/// Every token of `s` with its literal, up to and including [`Token::EndOfString`].
+pub(crate) fn lex_all(s: &str) -> Vec<(Token, String)> {
+    let mut lexer = Lexer::new(s);
+    let mut out = Vec::new();
+    loop {
+        let (t, lit) = lexer.lex();
+        out.push((t, lit));
+        if t == Token::EndOfString {
+            return out;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn lex_all(s: &str) -> Vec<(Token, String)> {
-        let mut l = Lexer::new(s);
-        let mut out = Vec::new();
-        loop {
-            let (t, lit) = l.lex();
-            out.push((t, lit));
-            if t == Token::EndOfString {
-                return out;
-            }
-        }
-    }
 
     // Port of upstream TestLexer.
     #[test]

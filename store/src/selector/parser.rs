@@ -1,7 +1,7 @@
 //! Parser for the label selector string syntax (apimachinery `labels.Parser`).
 
 use super::error::SelectorError;
-use super::lexer::{Lexer, Token};
+use super::lexer::{Token, lex_all};
 use super::requirement::{Operator, Requirement, validate_label_key};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -218,16 +218,10 @@ impl Parser {
 
 /// Parses a selector string into its requirements, sorted by key.
 pub(crate) fn parse(s: &str) -> Result<Vec<Requirement>, SelectorError> {
-    let mut lexer = Lexer::new(s);
-    let mut items = Vec::new();
-    loop {
-        let (t, lit) = lexer.lex();
-        items.push((t, lit));
-        if t == Token::EndOfString {
-            break;
-        }
-    }
-    let mut p = Parser { items, pos: 0 };
+    let mut p = Parser {
+        items: lex_all(s),
+        pos: 0,
+    };
     let mut reqs = p.parse()?;
     reqs.sort_by(|a, b| a.key().cmp(b.key()));
     Ok(reqs)

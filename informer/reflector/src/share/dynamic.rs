@@ -1,54 +1,6 @@
 //! A share that changes while reflectors run: what a sharded controller lists and watches when
-//! its ownership moves between replicas (`docs/sharding.md` §6).
-//!
-//! A [`DynamicShare`] is set by whoever decides the ownership (the handover's I/O shell) and
-//! followed by any number of reflectors ([`ReflectorConfig::dynamic_share`]). Every
-//! [`set`](DynamicShare::set) or [`relist`](DynamicShare::relist) starts a new *generation*: each
-//! following reflector ends its watch at once and lists afresh with a consistent read
-//! (`resourceVersion` unset), sending the new selector. Objects that left the share vanish from
-//! its store as deletes (tombstones), objects that joined arrive as adds.
-//! [`listed`](DynamicShare::listed) waits until every follower has completed a list of at least
-//! a given generation, i.e. a list *issued after* that generation began.
-//!
-//! [`change`](DynamicShare::change) starts a generation that says what moved
-//! ([`ShareChange`]): a follower then lists only the part that joined (or must be read afresh),
-//! drops the part that left without a request, and keeps watching the rest throughout, so the
-//! objects that stay in the share never pause; it lists the whole share when it cannot.
-//!
-//! [`ShareFilter::Nothing`] lists nothing at all (an empty share has no selector: the server
-//! rejects an empty one): the store is emptied and the follower counts as listed.
-//!
-//! [`ReflectorConfig::dynamic_share`]: crate::ReflectorConfig::dynamic_share
-//!
-//! ```
-//! use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-//! use kcm_reflector::shard::ShardScope;
-//! use kcm_reflector::share::{DynamicShare, ShareChange, ShareFilter};
-//!
-//! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() {
-//! let share = DynamicShare::new(ShareFilter::Nothing);
-//! assert_eq!(share.current().generation, 1);
-//! let generation = share.set(ShareFilter::Everything);
-//! assert_eq!(generation, 2);
-//! // No reflector follows it yet, so nothing is waited for.
-//! share.listed(generation).await;
-//!
-//! // Shrink to one namespace: nothing is listed, the other leaves the cache as deletes.
-//! let only = |ns: &'static str| {
-//!     ShardScope::new(format!("only({ns})"), move |m: &ObjectMeta| m.namespace.as_deref() == Some(ns))
-//! };
-//! let generation = share.change(
-//!     Some(ShareFilter::Scope(only("team-a"))),
-//!     ShareChange::new().dropping(ShardScope::new("", |m: &ObjectMeta| m.namespace.as_deref() != Some("team-a"))),
-//! );
-//! assert_eq!(generation, 3);
-//! // Read team-a afresh (a consistent list of that part alone), keeping the filter.
-//! let generation = share.change(None, ShareChange::new().listing(only("team-a")));
-//! assert!(share.current().change.is_some_and(|c| c.listed_part().is_some()));
-//! share.listed(generation).await;
-//! # }
-//! ```
+//! its ownership moves between replicas (`docs/sharding.md`, "Handover protocol"), the generations it goes
+//! through, and each reflector's side of it (its follower).
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -58,18 +10,7 @@ use parking_lot::Mutex;
 use tokio::sync::{Notify, watch};
 
 use crate::reflector_store::ReflectorStore;
-use crate::shard::ShardScope;
-
-/// What a share selects.
-#[derive(Clone, Debug)]
-pub enum ShareFilter {
-    /// Every object: no selector is sent.
-    Everything,
-    /// The objects of a shard scope: its selector is sent, and the client filters too.
-    Scope(ShardScope),
-    /// No object: nothing is listed or watched.
-    Nothing,
-}
+use crate::share::scope::{ShardScope, ShareFilter};
 
 /// One generation of a [`DynamicShare`].
 #[derive(Clone, Debug)]
@@ -136,6 +77,55 @@ impl ShareChange {
 }
 
 /// A share that can change while reflectors follow it. Cloning shares it.
+///
+/// A [`DynamicShare`] is set by whoever decides the ownership (the handover's I/O shell) and
+/// followed by any number of reflectors ([`ReflectorConfig::dynamic_share`]). Every
+/// [`set`](DynamicShare::set) or [`relist`](DynamicShare::relist) starts a new *generation*: each
+/// following reflector ends its watch at once and lists afresh with a consistent read
+/// (`resourceVersion` unset), sending the new selector. Objects that left the share vanish from
+/// its store as deletes (tombstones), objects that joined arrive as adds.
+/// [`listed`](DynamicShare::listed) waits until every follower has completed a list of at least
+/// a given generation, i.e. a list *issued after* that generation began.
+///
+/// [`change`](DynamicShare::change) starts a generation that says what moved
+/// ([`ShareChange`]): a follower then lists only the part that joined (or must be read afresh),
+/// drops the part that left without a request, and keeps watching the rest throughout, so the
+/// objects that stay in the share never pause; it lists the whole share when it cannot.
+///
+/// [`ShareFilter::Nothing`] lists nothing at all (an empty share has no selector: the server
+/// rejects an empty one): the store is emptied and the follower counts as listed.
+///
+/// [`ReflectorConfig::dynamic_share`]: crate::ReflectorConfig::dynamic_share
+/// [`ShareFilter::Nothing`]: crate::ShareFilter::Nothing
+///
+/// ```
+/// use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+/// use kcm_reflector::{DynamicShare, ShardScope, ShareChange, ShareFilter};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let share = DynamicShare::new(ShareFilter::Nothing);
+/// assert_eq!(share.current().generation, 1);
+/// let generation = share.set(ShareFilter::Everything);
+/// assert_eq!(generation, 2);
+/// // No reflector follows it yet, so nothing is waited for.
+/// share.listed(generation).await;
+///
+/// // Shrink to one namespace: nothing is listed, the other leaves the cache as deletes.
+/// let only = |ns: &'static str| {
+///     ShardScope::new(format!("only({ns})"), move |m: &ObjectMeta| m.namespace.as_deref() == Some(ns))
+/// };
+/// let generation = share.change(
+///     Some(ShareFilter::Scope(only("team-a"))),
+///     ShareChange::new().dropping(ShardScope::new("", |m: &ObjectMeta| m.namespace.as_deref() != Some("team-a"))),
+/// );
+/// assert_eq!(generation, 3);
+/// // Read team-a afresh (a consistent list of that part alone), keeping the filter.
+/// let generation = share.change(None, ShareChange::new().listing(only("team-a")));
+/// assert!(share.current().change.is_some_and(|c| c.listed_part().is_some()));
+/// share.listed(generation).await;
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct DynamicShare {
     inner: Arc<Inner>,

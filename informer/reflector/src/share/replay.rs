@@ -1,6 +1,6 @@
-//! Watching a share that grew from where its two parts meet (`docs/sharding.md` §8).
+//! Watching a share that grew from where its two parts meet (`docs/sharding.md`, "The shell": `Relist`).
 //!
-//! When a [`ShareChange`](crate::share::ShareChange) lists a part alone, the store holds the
+//! When a [`ShareChange`](super::dynamic::ShareChange) lists a part alone, the store holds the
 //! part as of the part's list (resourceVersion `part_rv`) and the rest as of the last event
 //! its watch delivered (`rest_rv`). One watch of the whole share then starts at the smaller
 //! of the two, and every event an object's part has already seen (its resourceVersion at or
@@ -13,7 +13,7 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::reflector_store::ReflectorStore;
-use crate::shard::ShardScope;
+use crate::share::scope::ShardScope;
 
 /// A resourceVersion as an integer, when it is well formed (digits, no leading zero, not
 /// "0") and fits in 64 bits.

@@ -1,47 +1,54 @@
-//! Listing and watching one share of a sharded resource (KEP-5866, server-side sharded list and
-//! watch; gate `ShardedListAndWatch`, alpha since Kubernetes v1.36).
+//! What a share selects (KEP-5866, server-side sharded list and watch; gate
+//! `ShardedListAndWatch`, alpha since Kubernetes v1.36): a [`ShardScope`] is a shard selector sent
+//! with every list page and watch and the same selection as a test on the client; a
+//! [`ShareFilter`] is a share's whole selection (everything, a scope, or nothing).
 //!
-//! A [`ShardScope`] is the share: the `shardSelector` the lister-watcher sends with every list
-//! page and watch (e.g. `shardRange(object.metadata.namespace, '0x0000000000000000',
-//! '0x8000000000000000')`), and the same selection as a predicate over an object's metadata.
 //! A server with the gate on filters and echoes the selector in the list's
 //! `metadata.shardInfo.selector`; a server without it (the gate is off by default, and servers
 //! before v1.36 do not know the parameter) ignores it silently and sends everything. The
-//! reflector therefore filters on the client **always** ([`ShardFilter`]): with the server's
+//! reflector therefore filters on the client **always** ([`ScopeFilter`]): with the server's
 //! help the client receives only its share, without it the client still stores only its share.
 //! A list behind a load balancer may be answered by another kube-apiserver than the watch, so
 //! one echo proves nothing about the next request.
-//!
-//! Building the selector and the predicate from a hash ring is `kcm-sharding`'s business; this
-//! module takes them as they are.
-//!
-//! ```
-//! use kcm_reflector::shard::ShardScope;
-//! use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-//!
-//! // A share of exactly the namespace "team-a" (a real share comes from a ring).
-//! let scope = ShardScope::new(
-//!     "shardRange(object.metadata.namespace, '0x0000000000000000', '0x8000000000000000')",
-//!     |meta: &ObjectMeta| meta.namespace.as_deref() == Some("team-a"),
-//! );
-//! let meta = |ns: &str| ObjectMeta { namespace: Some(ns.into()), ..Default::default() };
-//! assert!(scope.matches(&meta("team-a")));
-//! assert!(!scope.matches(&meta("team-b")));
-//! ```
 
 use std::fmt;
 use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kcm_sharding::{ShardFilter, ShardKey, ShardRanges, ShardSelector, hash_field};
 
 use crate::reflector_store::ReflectorStore;
 
 /// The query parameter carrying the shard selector on list and watch requests.
-pub const SHARD_SELECTOR_PARAM: &str = "shardSelector";
+pub(crate) const SHARD_SELECTOR_PARAM: &str = "shardSelector";
 
 type Predicate = Arc<dyn Fn(&ObjectMeta) -> bool + Send + Sync>;
 
-/// One share of a resource: the selector sent to the server and the same test on the client.
+/// A selection of objects by shard key: the shard selector sent to the server
+/// (`shardSelector`, e.g. `shardRange(object.metadata.namespace, '0x0000000000000000',
+/// '0x8000000000000000')`) and the same test on the client. A member's share is one
+/// ([`ShardScope::namespaces`]); so is a part of a share that moves ([`ShareChange`]).
+///
+/// ```
+/// use kcm_reflector::ShardScope;
+/// use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+/// use kcm_sharding::{ShardRange, ShardRanges, hash_field};
+///
+/// let meta = |ns: &str| ObjectMeta { namespace: Some(ns.into()), ..Default::default() };
+/// // The namespaces whose shard key is in the lower half of the hash space.
+/// let lower = ShardScope::namespaces(&ShardRanges::from_ranges([ShardRange::new(0, 1 << 63).unwrap()]));
+/// assert_eq!(
+///     lower.selector(),
+///     "shardRange(object.metadata.namespace, '0x0000000000000000', '0x8000000000000000')"
+/// );
+/// assert_eq!(lower.matches(&meta("team-a")), hash_field("team-a") < 1 << 63);
+///
+/// // Any selector with the same test written by hand (for a server that ignores selectors).
+/// let team_a = ShardScope::new("only(team-a)", |m: &ObjectMeta| m.namespace.as_deref() == Some("team-a"));
+/// assert!(team_a.matches(&meta("team-a")) && !team_a.matches(&meta("team-b")));
+/// ```
+///
+/// [`ShareChange`]: crate::ShareChange
 #[derive(Clone)]
 pub struct ShardScope {
     selector: String,
@@ -78,31 +85,71 @@ impl ShardScope {
     pub fn matches(&self, meta: &ObjectMeta) -> bool {
         (self.matches)(meta)
     }
+
+    /// The objects whose namespace hashes into `ranges` (kcm-sharding's shard key): their
+    /// selector, and the same test on the client. The whole hash space and the empty set have no
+    /// selector (the empty string: the lister-watcher's own selector is sent); their tests keep
+    /// everything and nothing.
+    pub fn namespaces(ranges: &ShardRanges) -> Self {
+        match ShardFilter::new(ShardKey::Namespace, ranges) {
+            ShardFilter::Ranges(selector) => Self::of_selector(selector),
+            ShardFilter::Everything => ShardScope::new("", |_: &ObjectMeta| true),
+            ShardFilter::Nothing => ShardScope::new("", |_: &ObjectMeta| false),
+        }
+    }
+
+    /// A namespace selector's wire form and its test.
+    fn of_selector(selector: ShardSelector) -> Self {
+        ShardScope::new(selector.to_string(), move |meta: &ObjectMeta| {
+            selector.matches_hash(hash_field(meta.namespace.as_deref().unwrap_or_default()))
+        })
+    }
 }
 
-/// Whether the server applied the shard selector of the last list, as its echo says.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ServerFiltering {
-    /// `metadata.shardInfo.selector` was present: the server sent only the share.
-    Applied,
-    /// No `shardInfo`: the server ignored the selector (gate off, or a server before v1.36)
-    /// and sent everything; the client filters.
-    NotApplied,
+/// What a share selects.
+#[derive(Clone, Debug)]
+pub enum ShareFilter {
+    /// Every object: no selector is sent.
+    Everything,
+    /// The objects of a shard scope: its selector is sent, and the client filters too.
+    Scope(ShardScope),
+    /// No object: nothing is listed or watched.
+    Nothing,
+}
+
+impl ShareFilter {
+    /// The share of the namespaces whose shard key is in `ranges`: everything for the whole
+    /// hash space (no selector sent), nothing for the empty set (nothing listed), a scope
+    /// otherwise (kcm-sharding's [`ShardFilter`] on the reflector's side).
+    pub fn namespaces(ranges: &ShardRanges) -> Self {
+        match ShardFilter::new(ShardKey::Namespace, ranges) {
+            ShardFilter::Everything => ShareFilter::Everything,
+            ShardFilter::Nothing => ShareFilter::Nothing,
+            ShardFilter::Ranges(selector) => ShareFilter::Scope(ShardScope::of_selector(selector)),
+        }
+    }
+
+    /// The selector this share sends (`None`: none).
+    pub(crate) fn selector(&self) -> Option<String> {
+        match self {
+            ShareFilter::Scope(scope) => Some(scope.selector().to_owned()),
+            ShareFilter::Everything | ShareFilter::Nothing => None,
+        }
+    }
+
+    /// Whether an object with this metadata is in the share.
+    pub(crate) fn matches(&self, meta: &ObjectMeta) -> bool {
+        match self {
+            ShareFilter::Everything => true,
+            ShareFilter::Scope(scope) => scope.matches(meta),
+            ShareFilter::Nothing => false,
+        }
+    }
 }
 
 /// The selector a list response says the server applied (`metadata.shardInfo.selector`), read
 /// from the response body without decoding its items; `None` when absent or not JSON.
-///
-/// ```
-/// use kcm_reflector::shard::shard_info_selector;
-///
-/// let body = br#"{"kind":"PodList","metadata":{"resourceVersion":"7",
-///     "shardInfo":{"selector":"shardRange(object.metadata.namespace, '0x0000000000000000', '0x8000000000000000')"}},
-///     "items":[]}"#;
-/// assert!(shard_info_selector(body).unwrap().starts_with("shardRange("));
-/// assert_eq!(shard_info_selector(br#"{"metadata":{},"items":[]}"#), None);
-/// ```
-pub fn shard_info_selector(list_body: &[u8]) -> Option<String> {
+pub(crate) fn shard_info_selector(list_body: &[u8]) -> Option<String> {
     #[derive(serde::Deserialize)]
     struct List {
         #[serde(default)]
@@ -125,32 +172,33 @@ pub fn shard_info_selector(list_body: &[u8]) -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
-/// A [`ReflectorStore`] that passes on only the objects of a share: adds, updates and deletes
-/// of others are dropped, and a replace keeps only the share's objects.
+/// A [`ReflectorStore`] that passes on only the objects of a scope: adds, updates and deletes
+/// of others are dropped, and a replace keeps only the scope's objects.
 #[derive(Debug)]
-pub struct ShardFilter<'a, S> {
+pub(crate) struct ScopeFilter<'a, S> {
     inner: &'a mut S,
     scope: &'a ShardScope,
     dropped: u64,
 }
 
-impl<'a, S> ShardFilter<'a, S> {
+impl<'a, S> ScopeFilter<'a, S> {
     /// Filters what reaches `inner` by `scope`.
-    pub fn new(inner: &'a mut S, scope: &'a ShardScope) -> Self {
-        ShardFilter {
+    pub(crate) fn new(inner: &'a mut S, scope: &'a ShardScope) -> Self {
+        ScopeFilter {
             inner,
             scope,
             dropped: 0,
         }
     }
 
-    /// How many objects were dropped (not in the share).
-    pub fn dropped(&self) -> u64 {
+    /// How many objects were dropped (not in the scope).
+    #[cfg(test)]
+    fn dropped(&self) -> u64 {
         self.dropped
     }
 }
 
-impl<K: kube::Resource, S: ReflectorStore<K>> ReflectorStore<K> for ShardFilter<'_, S> {
+impl<K: kube::Resource, S: ReflectorStore<K>> ReflectorStore<K> for ScopeFilter<'_, S> {
     fn add(&mut self, obj: K) {
         if self.scope.matches(obj.meta()) {
             self.inner.add(obj);
@@ -258,7 +306,7 @@ mod tests {
     fn only_the_share_reaches_the_store() {
         let scope = ShardScope::new("sel", |m: &ObjectMeta| m.namespace.as_deref() == Some("a"));
         let mut recorder = Recorder::default();
-        let mut filter = ShardFilter::new(&mut recorder, &scope);
+        let mut filter = ScopeFilter::new(&mut recorder, &scope);
         filter.replace(vec![cm("a", "1"), cm("b", "2"), cm("a", "3")], "10".into());
         filter.add(cm("b", "4"));
         filter.add(cm("a", "5"));
@@ -278,6 +326,40 @@ mod tests {
                 "bookmark 20"
             ]
         );
+    }
+
+    #[test]
+    fn namespace_scopes_and_filters_follow_the_ring_ranges() {
+        use kcm_sharding::ShardRange;
+        let meta = |ns: &str| ObjectMeta {
+            namespace: Some(ns.into()),
+            ..Default::default()
+        };
+        let lower = ShardRanges::from_ranges([ShardRange::new(0, 1 << 63).unwrap()]);
+        let wire =
+            "shardRange(object.metadata.namespace, '0x0000000000000000', '0x8000000000000000')";
+        let scope = ShardScope::namespaces(&lower);
+        assert_eq!(scope.selector(), wire);
+        for ns in ["", "default", "kube-system", "team-a", "team-b"] {
+            assert_eq!(scope.matches(&meta(ns)), hash_field(ns) < 1 << 63, "{ns:?}");
+        }
+        let ShareFilter::Scope(filtered) = ShareFilter::namespaces(&lower) else {
+            panic!("half the space is a scope");
+        };
+        assert_eq!(filtered.selector(), wire);
+        assert!(matches!(
+            ShareFilter::namespaces(&ShardRanges::full()),
+            ShareFilter::Everything
+        ));
+        assert!(matches!(
+            ShareFilter::namespaces(&ShardRanges::new()),
+            ShareFilter::Nothing
+        ));
+        // A part of the whole space or of nothing sends no selector of its own.
+        let all = ShardScope::namespaces(&ShardRanges::full());
+        let none = ShardScope::namespaces(&ShardRanges::new());
+        assert_eq!((all.selector(), none.selector()), ("", ""));
+        assert!(all.matches(&meta("x")) && !none.matches(&meta("x")));
     }
 
     #[test]

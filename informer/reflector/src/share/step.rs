@@ -1,4 +1,4 @@
-//! A follower's step from one generation of a [`DynamicShare`](crate::share::DynamicShare) to
+//! A follower's step from one generation of a [`DynamicShare`](super::dynamic::DynamicShare) to
 //! the next without listing the whole share again ([`ShareChange`]).
 //!
 //! 1. The dropped part leaves the store as deletes (tombstones), without a request.
@@ -10,19 +10,20 @@
 //!
 //! Anything unexpected (a store that cannot replace a part, resourceVersions that are not
 //! integers, a watch that needs a relist, a list that fails) makes the follower list the whole
-//! share afresh instead, as a plain [`DynamicShare::set`](crate::share::DynamicShare::set) does.
+//! share afresh instead, as a plain [`DynamicShare::set`](super::dynamic::DynamicShare::set) does.
 
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::list::{list_page_size, list_pages_of};
 use crate::lister_watcher::ListerWatcher;
-use crate::reflector::{Reflector, Watchable};
 use crate::reflector_store::ReflectorStore;
-use crate::shard::{ShardFilter, ShardScope};
-use crate::share::{Share, ShareChange, ShareFilter};
-use crate::share_replay::{Replay, parse_rv};
-use crate::watch::WatchParts;
+use crate::share::dynamic::{Share, ShareChange};
+use crate::share::replay::{Replay, parse_rv};
+use crate::share::scope::{ScopeFilter, ShardScope, ShareFilter};
+use crate::state::{ListWatch, Parts};
+use crate::watch::watch_loop;
+use crate::watchable::Watchable;
 
 /// How a step ended.
 pub(crate) enum Step {
@@ -34,119 +35,100 @@ pub(crate) enum Step {
     Fallback(&'static str),
 }
 
-/// Whether an object with this metadata is in `filter`.
-fn in_filter(
-    filter: &ShareFilter,
-    meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
-) -> bool {
-    match filter {
-        ShareFilter::Everything => true,
-        ShareFilter::Scope(scope) => scope.matches(meta),
-        ShareFilter::Nothing => false,
+/// Steps from `old` to `new` by `change` (see the module's documentation).
+pub(crate) async fn step_share<K, L, S>(
+    parts: &mut Parts<L>,
+    store: &mut S,
+    rx: &mut watch::Receiver<Share>,
+    (old, new): (&ShareFilter, &ShareFilter),
+    change: &ShareChange,
+    cancel: &CancellationToken,
+) -> Step
+where
+    K: Watchable,
+    L: ListerWatcher<K>,
+    S: ReflectorStore<K>,
+{
+    if matches!(old, ShareFilter::Nothing) || matches!(new, ShareFilter::Nothing) {
+        return Step::Fallback("the share was or becomes empty");
     }
-}
-
-/// The selector a filter sends.
-pub(crate) fn selector_of(filter: &ShareFilter) -> Option<String> {
-    match filter {
-        ShareFilter::Scope(scope) => Some(scope.selector().to_owned()),
-        ShareFilter::Everything | ShareFilter::Nothing => None,
+    if parts.state.last_sync_rv_unavailable || parse_rv(&parts.state.last_sync_rv).is_none() {
+        return Step::Fallback("no integer resourceVersion to watch on from");
     }
-}
-
-impl<K: Watchable, L: ListerWatcher<K>> Reflector<K, L> {
-    /// Steps from `old` to `new` by `change` (see the module's documentation).
-    pub(crate) async fn step_share<S: ReflectorStore<K>>(
-        &mut self,
-        store: &mut S,
-        rx: &mut watch::Receiver<Share>,
-        (old, new): (&ShareFilter, &ShareFilter),
-        change: &ShareChange,
-        cancel: &CancellationToken,
-    ) -> Step {
-        if matches!(old, ShareFilter::Nothing) || matches!(new, ShareFilter::Nothing) {
-            return Step::Fallback("the share was or becomes empty");
-        }
-        if self.state.last_sync_rv_unavailable || parse_rv(&self.state.last_sync_rv).is_none() {
-            return Step::Fallback("no integer resourceVersion to watch on from");
-        }
-        if let Some(dropped) = &change.drop {
-            let part = |o: &K| dropped.matches(o.meta());
-            let rv = self.state.last_sync_rv.clone();
-            if !store.replace_part(&part, Vec::new(), &rv) {
-                return Step::Fallback("the store cannot replace a part");
-            }
-        }
-        let Some(part) = change.list.clone() else {
-            self.lw.set_shard_selector(selector_of(new));
-            return Step::Applied(None);
-        };
-        // The rest: the new share without the part, watched with the old selector.
-        let kept = {
-            let new = new.clone();
-            let part = part.clone();
-            ShardScope::new(selector_of(old).unwrap_or_default(), move |meta| {
-                in_filter(&new, meta) && !part.matches(meta)
-            })
-        };
-        let page_size = list_page_size(self.config.page_size, self.state.paginated_result, "");
-        let name = self.config.name.clone();
-        let listed = {
-            let Reflector {
-                lw, config, state, ..
-            } = self;
-            let lw: &L = lw;
-            let mut parts = WatchParts { lw, config, state };
-            let mut rest = ShardFilter::new(store, &kept);
-            let list = list_pages_of(lw, "", page_size, Some(part.selector()));
-            tokio::select! {
-                biased;
-                () = cancel.cancelled() => return Step::Interrupted,
-                _ = rx.changed() => return Step::Interrupted,
-                listed = list => listed,
-                _ = parts.watch_loop(&mut rest, None, cancel) => {
-                    if cancel.is_cancelled() {
-                        return Step::Interrupted;
-                    }
-                    return Step::Fallback("the watch of the rest ended");
-                }
-            }
-        };
-        let list = match listed {
-            Ok(list) => list,
-            Err(err) => {
-                tracing::debug!(reflector = %name, error = %err, "listing the part failed");
-                return Step::Fallback("listing the part failed");
-            }
-        };
-        let (Some(part_rv), Some(rest_rv)) = (
-            parse_rv(&list.resource_version),
-            parse_rv(&self.state.last_sync_rv),
-        ) else {
-            return Step::Fallback("resourceVersions are not integers");
-        };
-        if list.items.iter().any(|o| o.meta().name.is_none()) {
-            return Step::Fallback("a listed object has no name");
-        }
-        let items: Vec<K> = list
-            .items
-            .into_iter()
-            .filter(|o| part.matches(o.meta()))
-            .collect();
-        let count = items.len();
-        let in_part = |o: &K| part.matches(o.meta());
-        if !store.replace_part(&in_part, items, &list.resource_version) {
+    if let Some(dropped) = &change.drop {
+        let part = |o: &K| dropped.matches(o.meta());
+        let rv = parts.state.last_sync_rv.clone();
+        if !store.replace_part(&part, Vec::new(), &rv) {
             return Step::Fallback("the store cannot replace a part");
         }
-        self.config.metrics.listed(&name, count);
-        self.lw.set_shard_selector(selector_of(new));
-        let replay = Replay {
-            part,
-            part_rv,
-            rest_rv,
-        };
-        self.state.set_last_sync_rv(&replay.start().to_string());
-        tracing::debug!(reflector = %name, items = count, part_rv, rest_rv, "listed the part of the share alone");
-        Step::Applied(Some(replay))
     }
+    let Some(part) = change.list.clone() else {
+        parts.lw.set_shard_selector(new.selector());
+        return Step::Applied(None);
+    };
+    // The rest: the new share without the part, watched with the old selector.
+    let kept = {
+        let new = new.clone();
+        let part = part.clone();
+        ShardScope::new(old.selector().unwrap_or_default(), move |meta| {
+            new.matches(meta) && !part.matches(meta)
+        })
+    };
+    let page_size = list_page_size(parts.config.page_size, parts.state.paginated_result, "");
+    let name = parts.config.name.clone();
+    let listed = {
+        let Parts { lw, config, state } = parts;
+        let lw: &L = lw;
+        let mut rest_parts = ListWatch { lw, config, state };
+        let mut rest = ScopeFilter::new(store, &kept);
+        let list = list_pages_of(lw, "", page_size, Some(part.selector()));
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Step::Interrupted,
+            _ = rx.changed() => return Step::Interrupted,
+            listed = list => listed,
+            _ = watch_loop(&mut rest_parts, &mut rest, None, cancel) => {
+                if cancel.is_cancelled() {
+                    return Step::Interrupted;
+                }
+                return Step::Fallback("the watch of the rest ended");
+            }
+        }
+    };
+    let list = match listed {
+        Ok(list) => list,
+        Err(err) => {
+            tracing::debug!(reflector = %name, error = %err, "listing the part failed");
+            return Step::Fallback("listing the part failed");
+        }
+    };
+    let (Some(part_rv), Some(rest_rv)) = (
+        parse_rv(&list.resource_version),
+        parse_rv(&parts.state.last_sync_rv),
+    ) else {
+        return Step::Fallback("resourceVersions are not integers");
+    };
+    if list.items.iter().any(|o| o.meta().name.is_none()) {
+        return Step::Fallback("a listed object has no name");
+    }
+    let items: Vec<K> = list
+        .items
+        .into_iter()
+        .filter(|o| part.matches(o.meta()))
+        .collect();
+    let count = items.len();
+    let in_part = |o: &K| part.matches(o.meta());
+    if !store.replace_part(&in_part, items, &list.resource_version) {
+        return Step::Fallback("the store cannot replace a part");
+    }
+    parts.config.metrics.listed(&name, count);
+    parts.lw.set_shard_selector(new.selector());
+    let replay = Replay {
+        part,
+        part_rv,
+        rest_rv,
+    };
+    parts.state.set_last_sync_rv(&replay.start().to_string());
+    tracing::debug!(reflector = %name, items = count, part_rv, rest_rv, "listed the part of the share alone");
+    Step::Applied(Some(replay))
 }

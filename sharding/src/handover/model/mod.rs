@@ -1,4 +1,4 @@
-//! Model checking of docs/sharding.md §6's claim: no hash is ever in the active set of two
+//! Model checking of the claim of `docs/sharding.md` ("Handover protocol"): no hash is ever in the active set of two
 //! members at once (as their write fences allow it), and once faults stop every hash gets
 //! exactly one active owner.
 //!

@@ -151,7 +151,7 @@ fn set_stall(world: &mut World, i: usize, channel: Channel, stalled: bool) {
     world.nodes[i].stalled_until[channel as usize] = if stalled { u64::MAX / 2 } else { 0 };
 }
 
-/// The schedule that breaks docs/sharding.md §5 as first drafted (live = a change observed
+/// The schedule that breaks `docs/sharding.md` ("Membership") as first drafted (live = a change observed
 /// within LD by the observer's clock), with LD 1000 ticks, for two members j and m on a formed
 /// ring. The same schedule is harmless under [`Liveness`](crate::Liveness).
 fn observer_clock_schedule(rule: Rule) -> (Result<(), String>, World) {

@@ -22,7 +22,7 @@ use crate::ring::{Ring, RingFingerprint};
 pub(crate) enum Rule {
     /// [`Liveness`]: expiry anchored at an own write in the view.
     Anchored,
-    /// docs/sharding.md §5 as drafted: not live LD after the last observed change, by the
+    /// `docs/sharding.md` ("Membership") as drafted: not live LD after the last observed change, by the
     /// observer's clock alone.
     ObserverClock,
 }
