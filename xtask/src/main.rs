@@ -1,7 +1,9 @@
 //! `cargo xtask`: the project's developer commands.
 //!
 //! - `cargo xtask ci`: format check, the house rules, clippy with `-D warnings`, every test
-//!   (unit, integration, doctests) of the workspace. This is the command CI runs.
+//!   (unit, integration, doctests) of the workspace, the documentation, the public API against
+//!   its baselines, packaging. This is the command CI runs.
+//! - `cargo xtask api [--bless]`: each library crate's public items against `api/<crate>.txt`.
 //! - `cargo xtask house`: the house rules alone (module circles, crate layers, file lengths, the
 //!   upstream map, citations).
 //! - `cargo xtask demo [--exit]`: the main job — a rollout on an embedded cluster.
@@ -9,6 +11,7 @@
 //!   or on any cluster (`cargo xtask e2e --help`).
 //! - `cargo xtask bench <name>`: run a benchmark workload; each prints one JSON line per workload.
 
+mod api;
 mod bench;
 mod chaos;
 mod ci;
@@ -20,6 +23,7 @@ mod e2e;
 mod house;
 mod observe;
 mod reaper;
+mod svg;
 mod timestamps;
 mod upstream;
 mod workspace;
@@ -29,7 +33,10 @@ use std::process::ExitCode;
 const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
-  ci                 fmt check + house rules + clippy -D warnings + all tests (what CI runs)
+  ci                 fmt check + house rules + clippy -D warnings + all tests + docs +
+                     public API check + packaging (what CI runs)
+  api [--bless]      each library crate's public items against api/<crate>.txt (--bless
+                     rewrites the baselines)
   house              the house rules: no module circle, no upward crate arrow, no file over
                      600 lines, every library file in docs/upstream-map.md, no citation of a
                      document outside the repository
@@ -56,6 +63,7 @@ fn main() -> ExitCode {
     reaper::install();
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci::run(&args[1..]),
+        Some("api") => api::run(&args[1..]),
         Some("chaos") => chaos::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("demo") => demo::run(&args[1..]),

@@ -9,6 +9,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use crate::cluster::Cluster;
+use crate::svg::{self, PALETTE, xml_escape};
 
 /// One ReplicaSet at one instant.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -169,11 +170,6 @@ pub fn render(s: &Sample) -> String {
     out
 }
 
-/// The colours of the SVG lines here and in the bench plots, in order.
-pub(crate) const PALETTE: &[&str] = &[
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
-];
-
 /// Writes an SVG timeline: spec replicas of every ReplicaSet and the Deployment's available
 /// replicas over time, with optional vertical markers for story steps.
 pub fn write_timeline(
@@ -197,8 +193,8 @@ pub fn write_timeline(
     let x = |t: f64| left + (t / t_max) * (w - left - right);
     let y = |v: f64| top + (1.0 - v / y_max) * (h - top - bottom);
     let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
-         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{left}\" y=\"22\" font-size=\"15\">{}</text>\n",
+        "{}<text x=\"{left}\" y=\"22\" font-size=\"15\">{}</text>\n",
+        svg::open(w, h),
         xml_escape(title)
     );
     // axes and grid
@@ -267,11 +263,7 @@ pub fn write_timeline(
                 format!("{:.1},{:.1}", x(s.t), y(v as f64))
             })
             .collect();
-        let _ = writeln!(
-            svg,
-            "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" points=\"{}\"/>",
-            points.join(" ")
-        );
+        svg::polyline(&mut svg, color, false, &points);
         let _ = writeln!(
             svg,
             "<rect x=\"{0}\" y=\"{1}\" width=\"12\" height=\"3\" fill=\"{color}\"/><text x=\"{2}\" y=\"{3}\">{4} replicas</text>",
@@ -287,11 +279,7 @@ pub fn write_timeline(
         .iter()
         .map(|s| format!("{:.1},{:.1}", x(s.t), y(s.available as f64)))
         .collect();
-    let _ = writeln!(
-        svg,
-        "<polyline fill=\"none\" stroke=\"black\" stroke-width=\"2\" stroke-dasharray=\"6 3\" points=\"{}\"/>",
-        points.join(" ")
-    );
+    svg::polyline(&mut svg, "black", true, &points);
     let _ = writeln!(
         svg,
         "<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"black\" stroke-dasharray=\"6 3\" stroke-width=\"2\"/><text x=\"{3}\" y=\"{4}\">available pods</text>",
@@ -307,13 +295,6 @@ pub fn write_timeline(
     }
     std::fs::write(path, svg)?;
     Ok(())
-}
-
-/// `s` safe inside SVG text.
-pub(crate) fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }
 
 #[cfg(test)]

@@ -12,6 +12,16 @@ use serde::Deserialize;
 pub(crate) const NOT_LIBRARIES: &[&str] =
     &["xtask", "kcm", "kcm-testenv-cli", "kcm-sample-controller"];
 
+/// `--workspace --exclude P` for every package of [`NOT_LIBRARIES`]: the library crates, as
+/// cargo selects them.
+pub(crate) fn library_selection() -> Vec<&'static str> {
+    let mut args = vec!["--workspace"];
+    for p in NOT_LIBRARIES {
+        args.extend(["--exclude", p]);
+    }
+    args
+}
+
 /// The workspace's packages.
 #[derive(Debug, Deserialize)]
 pub(crate) struct Workspace {

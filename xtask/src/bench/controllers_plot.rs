@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::controllers_args::DEFAULT_QPS;
 use super::table::median;
-use crate::observe::{PALETTE, xml_escape};
+use crate::svg::{self, PALETTE, xml_escape};
 
 /// One line of the plot: a side at one QPS and namespace count.
 #[derive(Debug, Clone, PartialEq)]
@@ -209,10 +209,10 @@ pub fn svg(series: &[Series]) -> String {
     let x = |v: f64| left + ax.fraction(v) * (w - left - right);
     let y = |v: f64| top + (1.0 - ay.fraction(v)) * (h - top - bottom);
     let scale = |a: &Axis| if a.log { "log scale" } else { "linear" };
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
-         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
-         <text x=\"{left}\" y=\"22\" font-size=\"15\">Controller CPU (create + rollout) against N: kcm and kube-controller-manager v1.37.2</text>\n\
+    let mut svg = svg::open(w, h);
+    let _ = write!(
+        svg,
+        "<text x=\"{left}\" y=\"22\" font-size=\"15\">Controller CPU (create + rollout) against N: kcm and kube-controller-manager v1.37.2</text>\n\
          <text x=\"{left}\" y=\"38\" fill=\"#555\">medians of every run kept; N Deployments × 10 pods; `cargo xtask bench controllers`</text>\n"
     );
     let (x0, x1, y0, y1) = (left, w - right, h - bottom, top);
@@ -270,11 +270,7 @@ pub fn svg(series: &[Series]) -> String {
             .iter()
             .map(|p| format!("{:.1},{:.1}", x(p.deployments as f64), y(p.cpu_s)))
             .collect();
-        let _ = writeln!(
-            svg,
-            "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"{dash} points=\"{}\"/>",
-            points.join(" ")
-        );
+        svg::polyline(&mut svg, color, s.side == "upstream", &points);
         for p in &s.points {
             // A lower bound is hollow, with an arrow up: the rollout was stopped at the limit.
             let (fill, at_least, arrow) = if p.lower_bound {

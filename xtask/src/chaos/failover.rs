@@ -91,36 +91,24 @@ fn args() -> Vec<String> {
     ]
 }
 
+/// What the JSONPath `template` prints of the Lease, trimmed; `None` when kubectl fails.
+fn lease_fields(c: &Cluster, template: &str) -> Option<String> {
+    let output = format!("jsonpath={template}");
+    let out = c
+        .kubectl(&["-n", NS, "get", "lease", LEASE, "-o", &output])
+        .ok()?;
+    Some(out.trim().to_string())
+}
+
 fn holder(c: &Cluster) -> Option<String> {
-    c.kubectl(&[
-        "-n",
-        NS,
-        "get",
-        "lease",
-        LEASE,
-        "-o",
-        "jsonpath={.spec.holderIdentity}",
-    ])
-    .ok()
-    .map(|s| s.trim().to_string())
-    .filter(|s| !s.is_empty())
+    lease_fields(c, "{.spec.holderIdentity}").filter(|s| !s.is_empty())
 }
 
 /// The Lease's holder and when that holder acquired it (`spec.acquireTime`, written by the new
 /// leader with this host's clock), in seconds since the Unix epoch.
 fn holder_since(c: &Cluster) -> Option<(String, f64)> {
-    let out = c
-        .kubectl(&[
-            "-n",
-            NS,
-            "get",
-            "lease",
-            LEASE,
-            "-o",
-            "jsonpath={.spec.holderIdentity} {.spec.acquireTime}",
-        ])
-        .ok()?;
-    let (holder, acquired) = out.trim().split_once(' ')?;
+    let out = lease_fields(c, "{.spec.holderIdentity} {.spec.acquireTime}")?;
+    let (holder, acquired) = out.split_once(' ')?;
     Some((holder.to_string(), unix_seconds(acquired)?))
 }
 

@@ -9,6 +9,7 @@ use std::time::Duration;
 use super::plan::{KcmAction, Plan};
 use super::shares_log::read_ownership;
 use crate::cluster::{Cluster, Proc};
+use crate::e2e::FAST_LEASE_FLAGS;
 
 /// The Lease the replicas of a two-replica schedule compete for.
 pub(super) const LEASE: &str = "kcm-chaos";
@@ -40,14 +41,13 @@ impl<'a> Replicas<'a> {
         let n = kubeconfigs.len();
         // A sharded member's Lease is named after the ring; an elected replica's is the Lease.
         let lease_flags = |mode: &str, name: &str| -> Vec<String> {
-            vec![
+            let mut flags = vec![
                 mode.into(),
                 format!("--leader-elect-resource-name={name}"),
                 format!("--leader-elect-resource-namespace={ns}"),
-                "--leader-elect-lease-duration=3s".into(),
-                "--leader-elect-renew-deadline=2s".into(),
-                "--leader-elect-retry-period=500ms".into(),
-            ]
+            ];
+            flags.extend(FAST_LEASE_FLAGS.map(String::from));
+            flags
         };
         let args: Vec<String> = if plan.sharded {
             lease_flags("--sharding=namespace", RING)

@@ -10,7 +10,7 @@ use serde_json::json;
 use super::plan::ScenarioKind;
 use crate::cluster::wait_for;
 use crate::e2e::scenarios::{ALL, Kind, roll_to_never_ready};
-use crate::e2e::{Ctx, active_pods, complete, rolling, start_web, watch};
+use crate::e2e::{Ctx, active_pods, complete, rolling, scale_web, set_web_image, start_web, watch};
 use crate::observe::Sample;
 
 /// Runs `kind` in namespace `ns`; returns the samples of its Deployment for the timeline.
@@ -37,41 +37,18 @@ fn e2e(c: &Ctx, name: &str, ns: &str) -> anyhow::Result<Vec<Sample>> {
     }
 }
 
-fn set_image(c: &Ctx, ns: &str, image: &str) -> anyhow::Result<()> {
-    c.kubectl(&[
-        "-n",
-        ns,
-        "set",
-        "image",
-        "deployment/web",
-        &format!("app={image}"),
-    ])?;
-    Ok(())
-}
-
-fn scale(c: &Ctx, ns: &str, n: i64) -> anyhow::Result<()> {
-    c.kubectl(&[
-        "-n",
-        ns,
-        "scale",
-        "deployment/web",
-        &format!("--replicas={n}"),
-    ])?;
-    Ok(())
-}
-
 /// 6 replicas rolled to v2 and scaled to 10 while the rollout runs, then rolled to v3 and scaled
 /// to 4 while that rollout runs.
 fn scale_mid_rollout(c: &Ctx, ns: &str) -> anyhow::Result<Vec<Sample>> {
     let (r, mut obs) = start_web(c, ns, 6, rolling("2", "1"), (2, 1), |_| {})?;
-    set_image(c, ns, c.images.v(2))?;
+    set_web_image(c, ns, c.images.v(2))?;
     std::thread::sleep(Duration::from_millis(400));
-    scale(c, ns, 10)?;
+    scale_web(c, ns, 10)?;
     // Availability is checked against the new size only once the scale-up is done.
     watch(c, &r, &mut obs, false, |cl| complete(cl, ns, "web"))?;
-    set_image(c, ns, c.images.v(3))?;
+    set_web_image(c, ns, c.images.v(3))?;
     std::thread::sleep(Duration::from_millis(300));
-    scale(c, ns, 4)?;
+    scale_web(c, ns, 4)?;
     // The surge bound is against the new size only once kcm has seen it: until then (kcm may be
     // down) the ReplicaSets legitimately still sum to the old size.
     wait_for("kcm to observe the scale-down", c.timeout(), || {
@@ -98,12 +75,12 @@ fn proportional_two_old(c: &Ctx, ns: &str) -> anyhow::Result<Vec<Sample>> {
         let s = obs.observe(c, ns, "web")?.clone();
         Ok((s.rs.len() == 2 && s.rs.iter().map(|x| x.replicas).sum::<i64>() == 13).then_some(()))
     })?;
-    set_image(c, ns, c.images.v(3))?;
+    set_web_image(c, ns, c.images.v(3))?;
     wait_for("a third ReplicaSet", c.timeout(), || {
         let s = obs.observe(c, ns, "web")?.clone();
         Ok((s.rs.len() == 3 && s.rs.iter().map(|x| x.replicas).sum::<i64>() == 13).then_some(()))
     })?;
-    scale(c, ns, 20)?;
+    scale_web(c, ns, 20)?;
     // Only the surge bound holds while the new pods start.
     wait_for("proportional scaling to 23", c.timeout(), || {
         let s = obs.observe(c, ns, "web")?.clone();
@@ -160,7 +137,7 @@ fn node_failure(c: &Ctx, ns: &str) -> anyhow::Result<Vec<Sample>> {
         .to_string();
     node_down(c, &node, true)?;
     std::thread::sleep(Duration::from_millis(1500));
-    set_image(c, ns, c.images.v(2))?;
+    set_web_image(c, ns, c.images.v(2))?;
     // Pods on the down node never become available: only the surge bound holds meanwhile.
     let until = std::time::Instant::now() + Duration::from_secs(6);
     watch(c, &r, &mut obs, false, |_| {

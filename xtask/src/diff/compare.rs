@@ -93,18 +93,9 @@ pub fn snapshots(a: &Snapshot, b: &Snapshot) -> Vec<Difference> {
             json_diff(&format!("Pod/{k}"), Some(p), Some(q), &mut out);
         }
     }
-    let keys: BTreeSet<&String> = a.events.keys().chain(b.events.keys()).collect();
-    for k in keys {
-        let (x, y) = (a.events.get(k), b.events.get(k));
-        if x != y {
-            out.push(Difference {
-                what: format!("event {k}"),
-                upstream: x.map_or("-".into(), |c| format!("×{c}")),
-                kcm: y.map_or("-".into(), |c| format!("×{c}")),
-                because: None,
-            });
-        }
-    }
+    out.extend(count_differences("event", &a.events, &b.events, |c| {
+        c.map_or("-".into(), |c| format!("×{c}"))
+    }));
     out.dedup();
     out
 }
@@ -112,19 +103,9 @@ pub fn snapshots(a: &Snapshot, b: &Snapshot) -> Vec<Difference> {
 /// Differences of the controllers' writes: counts per (verb, resource, code), and the order of
 /// ReplicaSet scale writes.
 pub fn writes(a: &Writes, b: &Writes) -> Vec<Difference> {
-    let mut out = Vec::new();
-    let keys: BTreeSet<&String> = a.counts.keys().chain(b.counts.keys()).collect();
-    for k in keys {
-        let (x, y) = (a.counts.get(k), b.counts.get(k));
-        if x != y {
-            out.push(Difference {
-                what: format!("writes {k}"),
-                upstream: x.map_or("0".into(), |c| c.to_string()),
-                kcm: y.map_or("0".into(), |c| c.to_string()),
-                because: None,
-            });
-        }
-    }
+    let mut out = count_differences("writes", &a.counts, &b.counts, |c| {
+        c.map_or("0".into(), |c| c.to_string())
+    });
     if a.scale_order != b.scale_order {
         out.push(Difference {
             what: "order of ReplicaSet scale writes".into(),
@@ -134,6 +115,26 @@ pub fn writes(a: &Writes, b: &Writes) -> Vec<Difference> {
         });
     }
     out
+}
+
+/// One difference per key whose count differs between `a` (upstream) and `b` (kcm), named
+/// `what key`, each side's count as `show` writes it (`None`: the key is absent).
+fn count_differences<V: PartialEq>(
+    what: &str,
+    a: &BTreeMap<String, V>,
+    b: &BTreeMap<String, V>,
+    show: impl Fn(Option<&V>) -> String,
+) -> Vec<Difference> {
+    let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    keys.into_iter()
+        .filter(|k| a.get(*k) != b.get(*k))
+        .map(|k| Difference {
+            what: format!("{what} {k}"),
+            upstream: show(a.get(k)),
+            kcm: show(b.get(k)),
+            because: None,
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -44,6 +44,7 @@ use crate::observe::{Observer, Sample};
 
 mod beside_upstream;
 pub(crate) mod images;
+mod kcm_processes;
 mod options;
 mod ported_deployment;
 mod ported_deployment_adoption;
@@ -60,6 +61,14 @@ mod sharded;
 use images::{Images, restricted_security_context};
 
 pub(crate) use runner::run;
+
+/// The Lease timings of the scenarios' elected and sharded kcm replicas (and the chaos runs'):
+/// a dead leader or member is seen within seconds.
+pub(crate) const FAST_LEASE_FLAGS: [&str; 3] = [
+    "--leader-elect-lease-duration=3s",
+    "--leader-elect-renew-deadline=2s",
+    "--leader-elect-retry-period=500ms",
+];
 
 /// The scenarios that need no kcm process of their own, by name (`cargo xtask diff` runs them
 /// under upstream's controllers and under kcm).
@@ -363,6 +372,24 @@ fn with_own_kcm_stopped<T>(
     outcome
 }
 
+/// `kubectl set image`: Deployment `web`'s container `app` in `ns` to `image`.
+pub(crate) fn set_web_image(c: &Cluster, ns: &str, image: &str) -> anyhow::Result<()> {
+    let image = format!("app={image}");
+    c.kubectl(&["-n", ns, "set", "image", "deployment/web", &image])?;
+    Ok(())
+}
+
+/// `kubectl scale`: Deployment `web` in `ns` to `replicas`.
+pub(crate) fn scale_web(
+    c: &Cluster,
+    ns: &str,
+    replicas: impl std::fmt::Display,
+) -> anyhow::Result<()> {
+    let replicas = format!("--replicas={replicas}");
+    c.kubectl(&["-n", ns, "scale", "deployment/web", &replicas])?;
+    Ok(())
+}
+
 /// `kubectl set image` to `image`, then follows the rollout to completion.
 pub(crate) fn roll_image(
     c: &Ctx,
@@ -370,14 +397,7 @@ pub(crate) fn roll_image(
     obs: &mut Observer,
     image: &str,
 ) -> anyhow::Result<()> {
-    c.kubectl(&[
-        "-n",
-        &r.ns,
-        "set",
-        "image",
-        "deployment/web",
-        &format!("app={image}"),
-    ])?;
+    set_web_image(c, &r.ns, image)?;
     std::thread::sleep(Duration::from_millis(300));
     watch(c, r, obs, true, |c| complete(c, &r.ns, "web"))
 }

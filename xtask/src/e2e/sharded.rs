@@ -44,14 +44,8 @@ fn sharded(c: &Ctx, ns: &str) -> anyhow::Result<Vec<Sample>> {
         .to_string();
     let lease_ns = format!("--leader-elect-resource-namespace={ns}");
     let ring = format!("--leader-elect-resource-name={RING}");
-    let args = [
-        "--sharding=namespace",
-        &lease_ns,
-        &ring,
-        "--leader-elect-lease-duration=3s",
-        "--leader-elect-renew-deadline=2s",
-        "--leader-elect-retry-period=500ms",
-    ];
+    let mut args = vec!["--sharding=namespace", &lease_ns, &ring];
+    args.extend(super::FAST_LEASE_FLAGS);
     let names: Vec<String> = (0..REPLICAS).map(|i| format!("kcm-shard-{i}")).collect();
     let mut replicas = names
         .iter()

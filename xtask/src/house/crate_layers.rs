@@ -18,7 +18,9 @@ const LAYERS: &[&[&str]] = &[
     &["kcm-controller"],
     &["kcm-replicaset", "kcm-deployment"],
     &["kcm-manager"],
-    &["kcm", "kcm-sample-controller"],
+    &["kcm"],
+    // The sample runs kcm's controllers beside its own, as any binary on kcm-manager may.
+    &["kcm-sample-controller"],
     &["xtask"],
 ];
 
@@ -42,10 +44,7 @@ const FORBIDDEN: &[(&str, &str, &str)] = &[
 
 /// Broken rules the tree still has while a change is under way: reported, not failed on.
 /// Each entry must go as soon as the arrow does (the check then says so).
-pub(crate) const KNOWN_FAILURES: &[(&str, &str)] = &[
-    ("kcm-manager", "kcm-deployment"),
-    ("kcm-manager", "kcm-replicaset"),
-];
+pub(crate) const KNOWN_FAILURES: &[(&str, &str)] = &[];
 
 /// The layer arrows of the workspace: findings (rules broken) and notes (known failures).
 pub(crate) fn check(ws: &Workspace) -> (Vec<Finding>, Vec<String>) {
