@@ -16,12 +16,12 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::annotations::PodBehaviour;
-use super::clock::now_time;
 use super::config::SimConfig;
 use super::events;
 use super::informer::{Change, spawn_informer};
 use super::nodes::{NodeSet, SimNode};
 use super::pod_status::{Runtime, Stage, build_status};
+use super::timestamps::now_time;
 
 const RETRY: Duration = Duration::from_millis(100);
 

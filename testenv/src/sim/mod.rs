@@ -23,22 +23,21 @@
 //! ```
 
 pub mod annotations;
-mod clock;
 mod config;
+mod discovery;
 mod error;
 mod events;
 mod gc;
-mod gc_graph;
-mod gc_queue;
 mod informer;
-mod kinds;
 mod kubelet;
+mod metadata;
 mod namespace;
 pub mod node_control;
 mod nodes;
 mod pod_status;
 mod scheduler;
 mod simulation;
+mod timestamps;
 
 pub use annotations::PodBehaviour;
 pub use config::{SimArgs, SimConfig};

@@ -2,7 +2,11 @@
 //! shutdown.
 
 use std::sync::Arc;
+use std::time::Duration;
 
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kcm_informer::{BackoffConfig, InformerFactory, InformerOptions, ReflectorConfig};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -22,6 +26,11 @@ impl Simulation {
         let config = Arc::new(config);
         let nodes = Arc::new(nodes::NodeSet::new(config.nodes));
         let token = CancellationToken::new();
+        let reflector = reflector_config();
+        let factory = InformerFactory::new(
+            client.clone(),
+            InformerOptions::default().reflector(reflector.clone()),
+        );
         let mut tasks = Vec::new();
         if config.kubelet {
             nodes::register(&client, &nodes).await?;
@@ -54,19 +63,42 @@ impl Simulation {
             )));
         }
         if config.gc {
-            tasks.push(tokio::spawn(gc::run(client.clone(), token.clone())));
+            tasks.push(tokio::spawn(gc::run(
+                client.clone(),
+                factory.informer::<CustomResourceDefinition>(),
+                reflector.clone(),
+                config.events,
+                token.clone(),
+            )));
         }
         if config.namespace_controller {
-            tasks.push(tokio::spawn(namespace::run(client.clone(), token.clone())));
+            tasks.push(tokio::spawn(namespace::run(
+                client.clone(),
+                factory.informer::<Namespace>(),
+                config.max_grace,
+                token.clone(),
+            )));
         }
+        factory.start(&token);
         Ok(SimHandle {
             client,
             scheduler: config.scheduler,
             nodes,
+            factory,
             token,
             tasks,
         })
     }
+}
+
+/// The reflectors of the simulation back off from 20 ms up to 2 s between failed attempts
+/// (client-go: 800 ms up to 30 s), so that a test's injected faults heal quickly.
+fn reflector_config() -> ReflectorConfig {
+    ReflectorConfig::default().backoff(BackoffConfig {
+        initial: Duration::from_millis(20),
+        cap: Duration::from_secs(2),
+        ..BackoffConfig::default()
+    })
 }
 
 impl Simulation {
@@ -91,6 +123,7 @@ impl Simulation {
 pub struct SimHandle {
     client: kube::Client,
     nodes: Arc<nodes::NodeSet>,
+    factory: InformerFactory,
     scheduler: bool,
     token: CancellationToken,
     tasks: Vec<JoinHandle<()>>,
@@ -147,6 +180,7 @@ impl SimHandle {
         for t in self.tasks.drain(..) {
             let _ = t.await;
         }
+        self.factory.shutdown().await;
     }
 }
 

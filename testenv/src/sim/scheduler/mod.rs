@@ -20,11 +20,11 @@ mod filter;
 mod pod_counts;
 
 use super::annotations::PodBehaviour;
-use super::clock::now_time;
 use super::config::SimConfig;
 use super::events;
 use super::informer::{Cache, Change, key_of, spawn_informer};
 use super::nodes::NodeSet;
+use super::timestamps::now_time;
 pub use filter::DEFAULT_SCHEDULER;
 use filter::{Decision, decide, wants_scheduling};
 use pod_counts::PodCounts;
