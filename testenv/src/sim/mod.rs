@@ -23,24 +23,23 @@
 //! ```
 
 pub mod annotations;
+mod changes;
 mod config;
 mod discovery;
 mod error;
 mod events;
 mod gc;
-mod informer;
 mod kubelet;
 mod metadata;
 mod namespace;
 pub mod node_control;
 mod nodes;
-mod pod_status;
 mod scheduler;
 mod simulation;
 mod timestamps;
 
 pub use annotations::PodBehaviour;
-pub use config::{SimArgs, SimConfig};
+pub use config::{DEFAULT_MISSING_IMAGES, SimArgs, SimConfig};
 pub use error::SimError;
 pub use nodes::{NODE_LEASE_NAMESPACE, UNREACHABLE_TAINT};
 pub use scheduler::DEFAULT_SCHEDULER;

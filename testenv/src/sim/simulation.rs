@@ -1,10 +1,12 @@
 //! [`Simulation::start`] and the running [`SimHandle`]: which components run, node failures,
-//! shutdown.
+//! shutdown. The components share one kcm-informer [`InformerFactory`]: one informer per kind
+//! (pods, nodes, namespaces, CustomResourceDefinitions), as kube-controller-manager's controllers
+//! share theirs.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kcm_informer::{BackoffConfig, InformerFactory, InformerOptions, ReflectorConfig};
 use tokio::task::JoinHandle;
@@ -46,11 +48,13 @@ impl Simulation {
                 client.clone(),
                 nodes.clone(),
                 config.clone(),
+                factory.informer::<Pod>(),
                 token.clone(),
             )));
             tasks.push(tokio::spawn(node_control::run(
                 client.clone(),
                 nodes.clone(),
+                factory.informer::<Node>(),
                 token.clone(),
             )));
         }
@@ -59,6 +63,8 @@ impl Simulation {
                 client.clone(),
                 config.clone(),
                 nodes.clone(),
+                factory.informer::<Pod>(),
+                factory.informer::<Node>(),
                 token.clone(),
             )));
         }
