@@ -2,12 +2,16 @@
 //! heartbeats, a scheduler, kubelets, the garbage collector and the namespace controller.
 //!
 //! Every component talks to the server the way the real one talks to kube-apiserver: list + watch
-//! through a [`kube::Client`] (surviving 410 Gone and dropped connections), then writes — bindings,
-//! `/status` patches, deletes with preconditions, finalizer patches — each with its own
-//! resourceVersion, so controllers under test see the same intermediate states as in a real cluster.
+//! through kcm-informer's shared informers and kcm-reflector (surviving 410 Gone and dropped
+//! connections), work on kcm-workqueue queues, then writes — bindings, `/status` patches, deletes
+//! with preconditions, finalizer patches — each with its own resourceVersion, so controllers under
+//! test see the same intermediate states as in a real cluster. The garbage collector and the
+//! namespace controller find what to watch and empty through discovery, so they handle every kind
+//! the server serves, custom resources included.
 //!
 //! Pods can ask for special behaviour through annotations (see [`annotations`]), so a Deployment's
-//! template can produce slow, never-ready, crash-looping, failing or unschedulable pods.
+//! template can produce slow, never-ready, crash-looping, failing or unschedulable pods; images
+//! matching [`SimConfig::missing_images`] are never pulled (`ErrImagePull`, `ImagePullBackOff`).
 //!
 //! ```no_run
 //! # async fn demo(client: kube::Client) -> Result<(), Box<dyn std::error::Error>> {

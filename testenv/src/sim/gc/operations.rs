@@ -153,6 +153,12 @@ pub(crate) async fn delete_owner_refs(
             .filter(|r| !owner_uids.contains(&r.uid))
             .map(|r| json!(r.to_api()))
             .collect();
+        // No reference left: `null` removes the field (upstream marshals a nil slice).
+        let kept = if kept.is_empty() {
+            Value::Null
+        } else {
+            json!(kept)
+        };
         json!({"metadata": {"resourceVersion": live.resource_version, "ownerReferences": kept}})
     })
     .await
