@@ -41,7 +41,7 @@ use monitors::{Monitors, ResourceKey, key_of};
 use rest_mapper::RestMapper;
 
 /// How often discovery is read again without a CustomResourceDefinition change (upstream: 30 s).
-pub(crate) const RESYNC_PERIOD: Duration = Duration::from_secs(30);
+const RESYNC_PERIOD: Duration = Duration::from_secs(30);
 /// How long the workers wait for every monitor's first list before they start anyway.
 const INITIAL_SYNC_TIMEOUT: Duration = Duration::from_secs(5);
 /// Workers per queue (upstream `--concurrent-gc-syncs`: 20).
