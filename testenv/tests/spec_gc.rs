@@ -5,9 +5,7 @@
 
 mod common;
 
-use std::time::Duration;
-
-use common::crd::install;
+use common::crd::{install, wait_for};
 use common::server::Server;
 use common::{patch, req};
 use kcm_testenv::sim::{SimConfig, SimHandle, Simulation};
@@ -45,23 +43,6 @@ async fn controllers(env: &Server) -> Option<SimHandle> {
             .await
             .expect("simulation"),
     )
-}
-
-/// Poll `path` (up to 60 s: a real namespace controller waits 5 s, then 8 s between passes)
-/// until `done` holds for its 200 body.
-async fn wait_until(env: &Server, path: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let mut last = Value::Null;
-    for _ in 0..600 {
-        let r = req(env, "GET", path, None).await;
-        if r.code == 200 {
-            last = r.json();
-            if done(&last) {
-                return last;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("{path} never got there: {last}");
 }
 
 fn owned(group: &str, kind: &str, name: &str, owner: &Value, block: bool, fins: &[&str]) -> Value {
@@ -140,7 +121,7 @@ async fn custom_resources_are_collected_with_every_propagation_policy() {
         r.json()["metadata"]["finalizers"],
         json!(["foregroundDeletion"])
     );
-    wait_until(&env, &format!("{gadgets}/fg"), |g| {
+    wait_for(&env, &format!("{gadgets}/fg"), |g| {
         g["metadata"]["deletionTimestamp"].is_string()
     })
     .await;
@@ -205,7 +186,7 @@ async fn a_namespace_held_by_custom_content_reports_it_in_its_conditions() {
     assert_eq!(req(&env, "POST", &widgets, Some(&body)).await.code, 201);
     req(&env, "DELETE", &format!("/api/v1/namespaces/{ns}"), None).await;
     let path = format!("/api/v1/namespaces/{ns}");
-    let terminating = wait_until(&env, &path, |n| {
+    let terminating = wait_for(&env, &path, |n| {
         n["status"]["conditions"].as_array().is_some_and(|cs| {
             cs.iter()
                 .any(|c| c["type"] == "NamespaceFinalizersRemaining" && c["status"] == "True")
