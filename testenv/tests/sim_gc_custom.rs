@@ -249,7 +249,6 @@ fn configmaps() -> ApiResource {
 
 /// What a controller written the kube-runtime way owns: a ConfigMap, under each policy.
 #[tokio::test]
-#[ignore = "needs T1's kinds"]
 async fn every_propagation_policy_on_a_configmap_owned_by_a_custom_resource() {
     let cluster = start_sim(fast_config()).await;
     let client = cluster.client();
@@ -291,7 +290,6 @@ async fn every_propagation_policy_on_a_configmap_owned_by_a_custom_resource() {
 
 /// A Secret owned by a Deployment goes with it.
 #[tokio::test]
-#[ignore = "needs T1's kinds"]
 async fn a_secret_owned_by_a_deployment_goes_with_it() {
     use k8s_openapi::api::apps::v1::Deployment;
     let cluster = start_sim(fast_config()).await;

@@ -291,7 +291,6 @@ async fn content_held_by_a_finalizer_shows_in_the_conditions() {
 
 /// ConfigMaps and Secrets go with their namespace.
 #[tokio::test]
-#[ignore = "needs T1's kinds"]
 async fn namespace_deletion_removes_configmaps_and_secrets() {
     use k8s_openapi::api::core::v1::{ConfigMap, Secret};
     let cluster = start_sim(fast_config()).await;
