@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use kcm_informer::informer::InformerObject;
+use kcm_informer::InformerObject;
 use kcm_informer::{EventHandlerFns, HandlerRegistration, InformerError, SharedIndexInformer};
 use tokio::sync::mpsc;
 

@@ -10,7 +10,7 @@
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kcm_reflector::lister_watcher::ResourceVersionMatch;
+use kcm_reflector::ResourceVersionMatch;
 use kcm_reflector::{ListOptions, ListerWatcher, WatchOptions, WatchStream};
 use kube::core::ObjectList;
 

@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use kcm_reflector::delta::into_arcs;
+use kcm_reflector::into_arcs;
 use kcm_reflector::{Reflector, ReflectorConfig, ReflectorStore, relist_tombstones};
 use kcm_store::{ObjectKey, Store};
 use tokio::sync::mpsc;
