@@ -1,4 +1,5 @@
-//! The reflector's list/watch algorithm against a scripted fake `ListerWatcher` (spec A.3–A.7):
+//! The reflector's list/watch algorithm against a scripted fake `ListerWatcher`
+//! (client-go `tools/cache/reflector.go`, `ListAndWatch` and `watchList`):
 //! which requests are made, with which resourceVersion/limit/continue, and which deltas result.
 
 mod common;
