@@ -6,7 +6,7 @@
 //! | --- | --- | --- |
 //! | [`api_write`] | — | one debug line (`-v=2`) per API write: verb, resource, key, reason, result |
 //! | [`expectations`] | `ControllerExpectations`, `UIDTrackingControllerExpectations` | pending creates/deletes per controller key, 5-minute TTL |
-//! | [`pod`] | — | [`PodView`], a ~12× smaller cached Pod |
+//! | [`pod_view`] | — | [`PodView`], a ~12× smaller cached Pod |
 //! | [`owner_index`] | `PodControllerIndex`, `FilterPodsByOwner`, the `controllerUID` index | pods and ReplicaSets by controller, orphans per namespace |
 //! | [`label_index`] | — | objects by the value of one label (`pod-template-hash`) |
 //! | [`related_pods`] | `getReplicaSetsWithSameController`, `getIndirectlyRelatedPods` | pods of a ReplicaSet's siblings, through the indexes |
@@ -19,6 +19,10 @@
 //! | [`event_recorder`], [`event_correlator`] | `tools/record` | core/v1 Events with aggregation, dedup and spam filtering |
 //! | [`worker`] | `processNextWorkItem` / `handleErr` | worker loop over `kcm-workqueue` |
 //! | [`sync_metrics`] | — | sync durations for a process-wide observer (metrics) |
+//! | [`consistency`] | `pkg/controller/util/consistency` | stale-controller consistency: a sync waits until the caches show the controller's own writes |
+//! | [`namespace_gate`] | — | which namespaces a sharded controller may sync ([`NamespaceGate`]) |
+//! | [`names`] | `getPodsPrefix` | object-name validation and generation |
+//! | [`error`] | `apierrors.Is*` | [`ControlError`] |
 //! | [`clock`] | `k8s.io/utils/clock` | real and fake clocks |
 //! | `testing` (feature `testing`) | — | a `kube::Client` over an in-process mock API server |
 //!

@@ -22,6 +22,7 @@
 //! | `backoff.rs`, `config.rs`, `error.rs`, `metrics.rs` | | the retry backoff, the builder, the errors, the metrics hook |
 //! | `lister_watcher.rs` | `listwatch.go` | the list and watch calls, on `kube::Client` |
 //! | `reflector_store.rs`, `delta.rs` | `ReflectorStore`, `delta_fifo.go`, `the_real_fifo.go` | where the output goes; deltas and tombstones |
+//! | `watchable.rs` | | [`Watchable`]: what a reflector can watch (k8s-openapi and projected types) |
 //! | `share/` | — | sharding: listing and watching a share, following it as it changes |
 //!
 //! # Sharding
