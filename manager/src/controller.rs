@@ -1,7 +1,8 @@
 //! A controller as a manager registers it ([`Controller`]: its `--controllers` name and
 //! aliases, the flags and feature gates it brings, and how to build it) and what it gets when
-//! it is built ([`ControllerContext`]), as kube-controller-manager's `ControllerDescriptor` and
-//! `ControllerContext` (`cmd/kube-controller-manager/app/controllermanager.go`).
+//! it is built ([`ControllerContext`]), as kube-controller-manager's `ControllerDescriptor`
+//! (`cmd/kube-controller-manager/app/controller_descriptor.go`) and `ControllerContext`
+//! (`cmd/kube-controller-manager/app/controllermanager.go`).
 
 use std::future::Future;
 use std::pin::Pin;

@@ -1,6 +1,6 @@
 //! The controllers a manager can run and what `--controllers` selects among them, with
-//! kube-controller-manager's rules (`cmd/kube-controller-manager/app/controllermanager.go`,
-//! `IsControllerEnabled`): an entry naming a controller (or an alias) enables it, `-name`
+//! kube-controller-manager's rules (`IsControllerEnabled` in
+//! `staging/src/k8s.io/controller-manager/app/helper.go`): an entry naming a controller (or an alias) enables it, `-name`
 //! disables it, the first entry naming it wins, and otherwise `*` enables it (every registered
 //! controller is on by default). Names of kube-controller-manager's other controllers are
 //! accepted and run nothing (kubeadm's `--controllers=*,bootstrapsigner,tokencleaner`).

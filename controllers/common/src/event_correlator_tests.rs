@@ -1,5 +1,5 @@
 //! Table tests for the correlator (after upstream `TestEventCorrelator` in
-//! `tools/record/events_cache_test.go`; vectors 48–50 of the client-go spec).
+//! `tools/record/events_cache_test.go`; and cases of `events_cache.go`'s aggregation and spam filter).
 
 use super::*;
 use crate::clock::{Clock, FakeClock};

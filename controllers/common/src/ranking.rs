@@ -11,7 +11,8 @@
 //! 4. lower `controller.kubernetes.io/pod-deletion-cost` first (gate `PodDeletionCost`, on);
 //! 5. higher rank (more related active pods on the same node) first;
 //! 6. both ready: more recently ready first, compared in log2 buckets of
-//!    nanoseconds since ready, UID as tie-break (`LogarithmicScaleDown`, GA);
+//!    nanoseconds since ready, UID as tie-break (formerly the `LogarithmicScaleDown` gate, now
+//!    unconditional);
 //!    an unset ready time sorts first;
 //! 7. more container restarts first (regular containers, then sidecars);
 //! 8. newer creation first, compared like rule 6;

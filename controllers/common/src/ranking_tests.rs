@@ -1,5 +1,5 @@
 //! Table tests for [`super`]: upstream `TestSortingActivePodsWithRanks`,
-//! `TestGetPodsToDelete` and the spec's derived vectors.
+//! `TestGetPodsToDelete`, and cases derived from `ActivePodsWithRanks.Less`'s rules.
 
 use std::sync::Arc;
 

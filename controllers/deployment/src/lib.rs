@@ -33,7 +33,7 @@
 //! |---|---|---|
 //! | `plan` | `sync.go`, `rolling.go`, `recreate.go`, `rollback.go`, `progress.go`, `syncDeployment`'s order | the decisions: free functions over k8s-openapi objects and an explicit `now`, returning plans; no I/O |
 //! | `controller` | `deployment_controller.go` and the I/O halves of the files above | informers, handlers, queue, workers, `syncDeployment` executing the plans, every API write |
-//! | `util` | `util/deployment_util.go`, `util/pod_util.go`, `controller_utils.go` | revisions, annotations, conditions, fenceposts, counting, sorting, the pod-template hash |
+//! | `util` | `util/deployment_util.go`, `pkg/controller/controller_utils.go` (`ComputeHash`) | revisions, annotations, conditions, fenceposts, counting, sorting, the pod-template hash |
 //! | `events` | (several) | event reasons and messages |
 //! | `config`, `features`, `error` | `NewDeploymentController`'s options, `pkg/features` | [`DeploymentControllerConfig`], [`FeatureGates`], [`DeploymentError`] |
 

@@ -1,6 +1,6 @@
 //! The enabled controllers, built on one shared informer factory and started as
-//! kube-controller-manager starts them (`StartControllers`,
-//! `cmd/kube-controller-manager/app/controllermanager.go`): each gets its own client, the
+//! kube-controller-manager starts them (`BuildControllers` and
+//! `RunControllers`, `cmd/kube-controller-manager/app/controllermanager.go`): each gets its own client, the
 //! informers start once all are built, then the controllers, `--controller-start-interval`
 //! (plus jitter) apart; `/readyz` waits for the caches. At exit they are cancelled together
 //! and given `--controller-shutdown-timeout` to finish.

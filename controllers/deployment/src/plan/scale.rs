@@ -1,5 +1,5 @@
-//! Resizing ReplicaSets: the pure halves of `scaleReplicaSet` /
-//! `scaleReplicaSetAndRecordEvent`, proportional `scale()` and `isScalingEvent`.
+//! Resizing ReplicaSets: the pure halves of `scaleReplicaSet` (which
+//! records the scaling event), proportional `scale()` and `isScalingEvent`.
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 
@@ -18,7 +18,7 @@ use crate::util::strategy::{is_rolling_update, max_surge};
 /// Which upstream resize helper a step stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ScaleKind {
-    /// `scaleReplicaSetAndRecordEvent`: nothing at all happens when the size is already right
+    /// `scaleReplicaSet`: nothing at all happens when the size is already right
     /// (annotations are not refreshed).
     IfSizeChanged,
     /// `scaleReplicaSet`: the replica annotations are refreshed even if the size is unchanged
@@ -90,7 +90,7 @@ pub(crate) fn scale_replica_set(rs: &ReplicaSet, new_scale: i32, d: &Deployment)
     }
 }
 
-/// `scaleReplicaSetAndRecordEvent`: no-op when the size is already `new_scale`, otherwise
+/// `scaleReplicaSet`: no-op when the size is already `new_scale`, otherwise
 /// [`scale_replica_set`].
 pub(crate) fn scale_replica_set_and_record_event(
     rs: &ReplicaSet,

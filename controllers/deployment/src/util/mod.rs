@@ -1,5 +1,5 @@
 //! Pure helpers of upstream `pkg/controller/deployment/util` (`deployment_util.go`, the hash of
-//! `controller_utils.go`/`pod_util.go`) and the ReplicaSet sort orders of `controller_utils.go`.
+//! `pkg/controller/controller_utils.go`, `ComputeHash`) and the ReplicaSet sort orders of `controller_utils.go`.
 //!
 //! Everything here is a free function over k8s-openapi types; nothing performs I/O.
 

@@ -1,5 +1,5 @@
 //! How many replicas a Deployment's ReplicaSets should have (upstream `deployment_util.go`:
-//! `NewRSNewReplicas`, `IsSaturated`, `GetProportion`, `getReplicaSetFraction`), from the
+//! `NewRSNewReplicas`, `IsSaturated`, `GetReplicaSetProportion`, `getReplicaSetFraction`), from the
 //! strategy arithmetic of [`strategy`](super::strategy) and the replica annotations.
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
@@ -62,7 +62,7 @@ pub(crate) fn is_saturated(d: &Deployment, rs: Option<&ReplicaSet>) -> bool {
     rs_replicas(rs) == want && desired == want && rs_available_replicas(rs) == want
 }
 
-/// `GetProportion`: the number of replicas `rs` should gain (or lose, negative) out of the
+/// `GetReplicaSetProportion`: the number of replicas `rs` should gain (or lose, negative) out of the
 /// `to_add` replicas of a proportional scaling pass of which `added` are already handed out.
 pub(crate) fn get_proportion(
     rs: Option<&ReplicaSet>,
