@@ -8,6 +8,8 @@
 //! - `testenv/src/registry/schema/definitions.rs`: the type schemas, every definition of
 //!   upstream's OpenAPI v3 documents in Go's module cache, descriptions left out
 //!   ([`gen_testenv_schemas`](super::gen_testenv_schemas)).
+//! - `testenv/src/registry/schema/go_fields.rs`: per struct field, its Go type and whether Go
+//!   omits it when empty ([`gen_testenv_gotypes`](super::gen_testenv_gotypes)).
 //!
 //! `--check` writes nothing and fails when a committed file differs from what would be written.
 
@@ -19,6 +21,7 @@ use serde_json::Value;
 
 use super::build::{self, Binaries};
 use super::control_plane::{self, ApiServerRun};
+use super::gen_testenv_gotypes as gotypes;
 use super::gen_testenv_schemas as schemas;
 use super::gen_testenv_table::{self as table, Discovery};
 
@@ -38,6 +41,8 @@ pub struct Generated {
 pub const TABLE_PATH: &str = "testenv/src/registry/builtin.rs";
 /// Where the type schemas go.
 pub const SCHEMAS_PATH: &str = "testenv/src/registry/schema/definitions.rs";
+/// Where the Go fields of the types go.
+pub const GO_FIELDS_PATH: &str = "testenv/src/registry/schema/go_fields.rs";
 
 /// `cargo xtask upstream gen-testenv [--check]`.
 pub fn run(check: bool) -> anyhow::Result<()> {
@@ -78,6 +83,9 @@ pub fn generate(bins: &Binaries, dir: &Path) -> anyhow::Result<Vec<Generated>> {
     })?;
     let definitions = schemas::read_definitions(&openapi)?;
     let schema_text = schemas::render(&bins.version, &definitions)?;
+    let cache = schemas::module_cache().context("no Go module cache")?;
+    let go_fields = gotypes::read_fields(&cache, &bins.version, &definitions)?;
+    let go_fields_text = gotypes::render(&bins.version, &go_fields);
 
     eprintln!(
         "xtask: starting etcd and kube-apiserver in {}",
@@ -96,6 +104,10 @@ pub fn generate(bins: &Binaries, dir: &Path) -> anyhow::Result<Vec<Generated>> {
         Generated {
             path: SCHEMAS_PATH,
             text: schema_text,
+        },
+        Generated {
+            path: GO_FIELDS_PATH,
+            text: go_fields_text,
         },
     ])
 }
