@@ -291,3 +291,65 @@ async fn check_k4_hpa_in_two_versions() {
     assert_eq!(l1["items"][0]["spec"]["targetCPUUtilizationPercentage"], 60);
     env.finish().await;
 }
+
+/// K5: generation and status separation of a kind without special code (an Ingress: nothing in
+/// a test cluster writes its status): a create's status is dropped, generation 1; a spec change
+/// moves the generation and keeps the status; a status write keeps the spec and the generation.
+#[tokio::test]
+async fn check_k5_generation_and_status_of_generic_kinds() {
+    let env = Server::start("kinds-status").await;
+    let ns = env.ns("k5").await;
+    let ings = format!("/apis/networking.k8s.io/v1/namespaces/{ns}/ingresses");
+    let backend = json!({"service": {"name": "web", "port": {"number": 80}}});
+    let r = req(
+        &env,
+        "POST",
+        &ings,
+        Some(
+            &json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+                     "metadata": {"name": "i"}, "spec": {"defaultBackend": backend},
+                     "status": {"loadBalancer": {"ingress": [{"ip": "10.9.9.9"}]}}}),
+        ),
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", String::from_utf8_lossy(&r.body));
+    let i = r.json();
+    assert_eq!(i["status"], json!({"loadBalancer": {}}));
+    assert_eq!(i["metadata"]["generation"], 1);
+    let path = format!("{ings}/i");
+    let r = patch(
+        &env,
+        &path,
+        "application/merge-patch+json",
+        &json!({"metadata": {"labels": {"a": "b"}}}),
+    )
+    .await;
+    assert_eq!(r.json()["metadata"]["generation"], 1);
+    let r = patch(
+        &env,
+        &path,
+        "application/merge-patch+json",
+        &json!({"spec": {"ingressClassName": "x"}, "status": {"loadBalancer": {"ingress": [{"ip": "10.1.1.1"}]}}}),
+    )
+    .await;
+    let i = r.json();
+    assert_eq!(
+        (i["metadata"]["generation"].clone(), i["status"].clone()),
+        (json!(2), json!({"loadBalancer": {}}))
+    );
+    let r = patch(
+        &env,
+        &format!("{path}/status"),
+        "application/merge-patch+json",
+        &json!({"spec": {"ingressClassName": "y"}, "status": {"loadBalancer": {"ingress": [{"ip": "10.1.1.1"}]}}}),
+    )
+    .await;
+    let i = r.json();
+    assert_eq!(i["spec"]["ingressClassName"], "x");
+    assert_eq!(
+        i["status"]["loadBalancer"]["ingress"],
+        json!([{"ip": "10.1.1.1"}])
+    );
+    assert_eq!(i["metadata"]["generation"], 2);
+    env.finish().await;
+}

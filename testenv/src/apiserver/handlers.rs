@@ -227,6 +227,7 @@ fn prepare_create(t: &Target, obj: &mut Value) -> ApiResult<()> {
     // defaulting happens at decode time upstream, before the strategy (QoS sees defaults)
     defaults::apply(id, obj);
     strategy::prepare_for_create(id, obj);
+    strategy::storage_round_trip(t.res, obj)?;
     let errs = validation::validate(id, obj, None, None);
     if !errs.is_empty() {
         return Err(ApiError::invalid_object(t.res, meta::name_of(obj), &errs));
@@ -311,6 +312,7 @@ pub fn update_in_txn(
     } else {
         defaults::apply(id, &mut new);
         strategy::prepare_for_update(id, sub, &old_v, &mut new);
+        strategy::storage_round_trip(res, &mut new)?;
         let errs = validation::validate(id, &new, Some(&old_v), sub);
         if !errs.is_empty() {
             return Err(ApiError::invalid_object(res, &name, &errs));

@@ -17,7 +17,7 @@ use base64::Engine;
 use serde_json::{Map, Value};
 
 use super::quantity;
-use super::schema::{Node, Path, Shape, Step, Type};
+use super::schema::{GoKind, Node, Omit, Path, Shape, Step, Type};
 
 /// Go's `resource.ErrFormatWrong`.
 const QUANTITY_FORMAT: &str =
@@ -290,6 +290,13 @@ fn decode_struct<'a>(node: Node<'a>, o: Map<String, Value>, path: &Path, st: &mu
     for (k, s) in &node.schema().properties {
         let child = Node::new(node.catalog(), s);
         let Some(d) = child.default() else {
+            // a nil slice or map Go writes as null (no omitempty)
+            let nil = node.go_field(k).is_some_and(|g| {
+                g.omit == Omit::Never && !g.pointer && matches!(g.kind, GoKind::Slice | GoKind::Map)
+            });
+            if nil && !out.contains_key(k) {
+                out.insert(k.clone(), Value::Null);
+            }
             continue;
         };
         let replaces_zero = out.get(k).is_some_and(|x| {

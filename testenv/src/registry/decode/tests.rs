@@ -144,6 +144,20 @@ fn empty_values_go_leaves_out() {
 }
 
 #[test]
+fn nil_slices_without_omitempty_are_null() {
+    // kube-apiserver answered an HPA create with "currentMetrics": null
+    let d = run(
+        ("autoscaling", "v2", "HorizontalPodAutoscaler"),
+        json!({"spec": {"maxReplicas": 3}}),
+    )
+    .expect("decodes");
+    assert_eq!(
+        d.value["status"],
+        json!({"currentMetrics": null, "desiredReplicas": 0})
+    );
+}
+
+#[test]
 fn values_come_out_as_go_writes_them() {
     let d = run(
         ("", "v1", "ResourceQuota"),
