@@ -353,3 +353,125 @@ async fn check_k5_generation_and_status_of_generic_kinds() {
     assert_eq!(i["metadata"]["generation"], 2);
     env.finish().await;
 }
+
+/// K6: the validation a controller author trips over on kinds without special code: each
+/// kind's name rule, selectors and their templates, restart policies, and the fields an update
+/// may not change, with kube-apiserver's Status texts.
+#[tokio::test]
+async fn check_k6_validation_of_generic_kinds() {
+    let env = Server::start("kinds-valid").await;
+    let ns = env.ns("k6").await;
+    let tmpl = json!({"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
+    let invalid = |r: &common::Resp| {
+        (
+            r.code,
+            r.json()["message"].as_str().unwrap_or("").to_string(),
+        )
+    };
+    let r = req(
+        &env,
+        "POST",
+        &format!("/apis/apps/v1/namespaces/{ns}/statefulsets"),
+        Some(
+            &json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "s1"},
+                     "spec": {"template": tmpl}}),
+        ),
+    )
+    .await;
+    assert_eq!(
+        invalid(&r),
+        (422, "StatefulSet.apps \"s1\" is invalid: [spec.selector: Required value, spec.template.metadata.labels: Invalid value: {\"a\":\"b\"}: `selector` does not match template `labels`]".to_string())
+    );
+    let r = req(
+        &env,
+        "POST",
+        &format!("/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles"),
+        Some(&json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "a/b"}})),
+    )
+    .await;
+    assert_eq!(
+        invalid(&r),
+        (422, "Role.rbac.authorization.k8s.io \"a/b\" is invalid: metadata.name: Invalid value: \"a/b\": may not contain '/'".to_string())
+    );
+    let long = "c".repeat(60);
+    let r = req(
+        &env,
+        "POST",
+        &format!("/apis/batch/v1/namespaces/{ns}/cronjobs"),
+        Some(&json!({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": long},
+                     "spec": {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": {"spec": {
+                         "restartPolicy": "Never", "containers": [{"name": "c", "image": "x"}]}}}}}})),
+    )
+    .await;
+    assert_eq!(
+        invalid(&r),
+        (
+            422,
+            format!(
+                "CronJob.batch \"{long}\" is invalid: metadata.name: Invalid value: \"{long}\": must be no more than 52 characters"
+            )
+        )
+    );
+    let r = req(
+        &env,
+        "POST",
+        &format!("/apis/batch/v1/namespaces/{ns}/jobs"),
+        Some(&json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j1"}, "spec": {"template": tmpl}})),
+    )
+    .await;
+    assert_eq!(
+        invalid(&r),
+        (422, "Job.batch \"j1\" is invalid: spec.template.spec.restartPolicy: Required value: valid values: \"OnFailure\", \"Never\"".to_string())
+    );
+    // immutable fields
+    let cms = format!("/api/v1/namespaces/{ns}/configmaps");
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "im"},
+                    "immutable": true, "data": {"a": "1"}});
+    assert_eq!(req(&env, "POST", &cms, Some(&cm)).await.code, 201);
+    let r = patch(
+        &env,
+        &format!("{cms}/im"),
+        "application/merge-patch+json",
+        &json!({"data": {"a": "2"}}),
+    )
+    .await;
+    assert_eq!(
+        invalid(&r),
+        (422, "ConfigMap \"im\" is invalid: data: Forbidden: field is immutable when `immutable` is set".to_string())
+    );
+    let dss = format!("/apis/apps/v1/namespaces/{ns}/daemonsets");
+    let ds = json!({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "d1"},
+                    "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": tmpl}});
+    assert_eq!(req(&env, "POST", &dss, Some(&ds)).await.code, 201);
+    let r = patch(
+        &env,
+        &format!("{dss}/d1"),
+        "application/merge-patch+json",
+        &json!({"spec": {"selector": {"matchLabels": {"a": "b", "c": "d"}},
+                         "template": {"metadata": {"labels": {"a": "b", "c": "d"}}}}}),
+    )
+    .await;
+    assert_eq!(
+        invalid(&r),
+        (422, "DaemonSet.apps \"d1\" is invalid: spec.selector: Invalid value: {\"matchLabels\":{\"a\":\"b\",\"c\":\"d\"}}: field is immutable".to_string())
+    );
+    let secrets = format!("/api/v1/namespaces/{ns}/secrets");
+    let s = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "stringData": {"k": "v"}});
+    let r = req(&env, "POST", &secrets, Some(&s)).await;
+    assert_eq!(
+        (r.code, r.json()["type"].clone(), r.json()["data"].clone()),
+        (201, json!("Opaque"), json!({"k": "dg=="}))
+    );
+    let r = patch(
+        &env,
+        &format!("{secrets}/s"),
+        "application/merge-patch+json",
+        &json!({"type": "kubernetes.io/tls"}),
+    )
+    .await;
+    assert_eq!(
+        invalid(&r),
+        (422, "Secret \"s\" is invalid: [type: Invalid value: \"kubernetes.io/tls\": field is immutable, data[tls.crt]: Required value, data[tls.key]: Required value]".to_string())
+    );
+    env.finish().await;
+}

@@ -3,6 +3,7 @@
 //! (`ImageVolume` on; `H2CContainerProbe` off; pod-level resource defaults deferred to the pod
 //! strategy by `PodLevelResourcesFixDefaulting`, and not done here).
 
+use base64::Engine;
 use serde_json::{Map, Value, json};
 
 use super::{Defaulter, default, default_int, default_str, obj_entry, str_of};
@@ -331,9 +332,20 @@ fn service(o: &mut Map<String, Value>) {
     }
 }
 
-/// `SetDefaults_Secret`.
+/// `SetDefaults_Secret`; and `stringData`, which upstream's conversion into the internal type
+/// writes over `data` (it is never stored).
 fn secret(o: &mut Map<String, Value>) {
     default_str(o, "type", "Opaque");
+    if let Some(Value::Object(strings)) = o.remove("stringData")
+        && !strings.is_empty()
+    {
+        let data = obj_entry(o, "data");
+        for (k, v) in strings {
+            let text = v.as_str().unwrap_or("");
+            let encoded = base64::engine::general_purpose::STANDARD.encode(text);
+            data.insert(k, Value::String(encoded));
+        }
+    }
 }
 
 /// `SetDefaults_PersistentVolume`.

@@ -241,6 +241,12 @@ fn core_kinds_as_kube_apiserver_answered() {
     );
     let secret = defaulted(StorageId::SECRETS, json!({}));
     assert_eq!(secret["type"], "Opaque");
+    let secret = defaulted(
+        StorageId::SECRETS,
+        json!({"data": {"a": "eA==", "k": "eA=="}, "stringData": {"k": "v"}}),
+    );
+    assert_eq!(secret["data"], json!({"a": "eA==", "k": "dg=="}));
+    assert!(secret.get("stringData").is_none());
     let pvc = defaulted(StorageId::PERSISTENTVOLUMECLAIMS, json!({"spec": {}}));
     assert_eq!(
         (&pvc["spec"]["volumeMode"], &pvc["status"]["phase"]),
