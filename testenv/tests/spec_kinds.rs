@@ -475,3 +475,316 @@ async fn check_k6_validation_of_generic_kinds() {
     );
     env.finish().await;
 }
+
+/// K7: the objects a fresh cluster has: `default/kubernetes` (cluster IP 10.0.0.1, port 443),
+/// a `default` ServiceAccount and a `kube-root-ca.crt` ConfigMap in every namespace, the local
+/// APIServices, the bootstrap ClusterRoles, and componentstatuses.
+#[tokio::test]
+async fn check_k7_objects_of_a_fresh_cluster() {
+    let env = Server::start("kinds-fresh").await;
+    let ns = env.ns("k7").await;
+    let svc = req(
+        &env,
+        "GET",
+        "/api/v1/namespaces/default/services/kubernetes",
+        None,
+    )
+    .await
+    .json();
+    assert_eq!(svc["spec"]["clusterIP"], "10.0.0.1");
+    assert_eq!(
+        (
+            svc["spec"]["ports"][0]["name"].clone(),
+            svc["spec"]["ports"][0]["port"].clone()
+        ),
+        (json!("https"), json!(443))
+    );
+    assert_eq!(
+        svc["metadata"]["labels"],
+        json!({"component": "apiserver", "provider": "kubernetes"})
+    );
+    // the namespace's own objects appear (at once on testenv, soon on a real cluster)
+    let sa = format!("/api/v1/namespaces/{ns}/serviceaccounts/default");
+    let ca = format!("/api/v1/namespaces/{ns}/configmaps/kube-root-ca.crt");
+    let mut found = (0, 0);
+    for _ in 0..100 {
+        found = (
+            req(&env, "GET", &sa, None).await.code,
+            req(&env, "GET", &ca, None).await.code,
+        );
+        if found == (200, 200) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(found, (200, 200));
+    let ca = req(&env, "GET", &ca, None).await.json();
+    assert!(
+        ca["data"]["ca.crt"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("-----BEGIN CERTIFICATE-----"))
+    );
+    assert!(ca["metadata"]["annotations"]["kubernetes.io/description"].is_string());
+    let apps = req(
+        &env,
+        "GET",
+        "/apis/apiregistration.k8s.io/v1/apiservices/v1.apps",
+        None,
+    )
+    .await
+    .json();
+    assert_eq!(apps["spec"]["group"], "apps");
+    assert_eq!(apps["status"]["conditions"][0]["reason"], "Local");
+    let admin = req(
+        &env,
+        "GET",
+        "/apis/rbac.authorization.k8s.io/v1/clusterroles/cluster-admin",
+        None,
+    )
+    .await
+    .json();
+    assert_eq!(
+        admin["rules"],
+        json!([{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
+               {"nonResourceURLs": ["*"], "verbs": ["*"]}])
+    );
+    let cs = req(&env, "GET", "/api/v1/componentstatuses", None)
+        .await
+        .json();
+    assert_eq!(cs["kind"], "ComponentStatusList");
+    let names: Vec<&str> = cs["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["metadata"]["name"].as_str())
+        .collect();
+    assert_eq!(names, ["controller-manager", "scheduler", "etcd-0"]);
+    env.finish().await;
+}
+
+/// K8: the kinds with behaviour: a TokenRequest's JWT claims, Service cluster IPs and node
+/// ports (allocated, kept, immutable), a CSR's approval, a SelfSubjectAccessReview, and an
+/// eviction.
+#[tokio::test]
+async fn check_k8_kinds_with_behaviour() {
+    use base64::Engine;
+    let env = Server::start("kinds-behave").await;
+    let ns = env.ns("k8").await;
+    // a token for the default ServiceAccount
+    let r = req(
+        &env,
+        "POST",
+        &format!("/api/v1/namespaces/{ns}/serviceaccounts/default/token"),
+        Some(
+            &json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}}),
+        ),
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", String::from_utf8_lossy(&r.body));
+    let tr = r.json();
+    assert_eq!(tr["spec"]["expirationSeconds"], 3600);
+    assert_eq!(
+        tr["spec"]["audiences"],
+        json!(["https://kubernetes.default.svc.cluster.local"])
+    );
+    let token = tr["status"]["token"].as_str().expect("token");
+    let claims: Value = serde_json::from_slice(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(token.split('.').nth(1).expect("payload"))
+            .expect("base64"),
+    )
+    .expect("claims");
+    assert_eq!(claims["sub"], format!("system:serviceaccount:{ns}:default"));
+    assert_eq!(
+        claims["iss"],
+        "https://kubernetes.default.svc.cluster.local"
+    );
+    assert_eq!(claims["kubernetes.io"]["serviceaccount"]["name"], "default");
+    assert_eq!(
+        claims["exp"]
+            .as_i64()
+            .zip(claims["iat"].as_i64())
+            .map(|(e, i)| e - i),
+        Some(3600)
+    );
+    let r = req(
+        &env,
+        "POST",
+        &format!("/api/v1/namespaces/{ns}/serviceaccounts/default/token"),
+        Some(&json!({"spec": {"expirationSeconds": 100}})),
+    )
+    .await;
+    assert_eq!(
+        (r.code, r.json()["message"].clone()),
+        (
+            422,
+            json!(
+                "TokenRequest.authentication.k8s.io \"\" is invalid: spec.expirationSeconds: Invalid value: 100: may not specify a duration less than 10 minutes"
+            )
+        )
+    );
+    // Services
+    let svcs = format!("/api/v1/namespaces/{ns}/services");
+    let r = req(
+        &env,
+        "POST",
+        &svcs,
+        Some(
+            &json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "np"},
+                     "spec": {"type": "NodePort", "ports": [{"port": 80}]}}),
+        ),
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", String::from_utf8_lossy(&r.body));
+    let s = r.json();
+    let ip = s["spec"]["clusterIP"]
+        .as_str()
+        .expect("cluster IP")
+        .to_string();
+    assert!(ip.starts_with("10.0.0."), "{ip}");
+    assert_eq!(s["spec"]["clusterIPs"], json!([ip]));
+    assert_eq!(
+        (
+            s["spec"]["ipFamilies"].clone(),
+            s["spec"]["ipFamilyPolicy"].clone()
+        ),
+        (json!(["IPv4"]), json!("SingleStack"))
+    );
+    let node_port = s["spec"]["ports"][0]["nodePort"]
+        .as_i64()
+        .expect("node port");
+    assert!((30000..=32767).contains(&node_port));
+    assert_eq!(s["spec"]["externalTrafficPolicy"], "Cluster");
+    let r = patch(
+        &env,
+        &format!("{svcs}/np"),
+        "application/merge-patch+json",
+        &json!({"metadata": {"labels": {"a": "b"}}}),
+    )
+    .await;
+    assert_eq!(r.json()["spec"]["clusterIP"], json!(ip));
+    assert_eq!(r.json()["spec"]["ports"][0]["nodePort"], node_port);
+    let r = patch(
+        &env,
+        &format!("{svcs}/np"),
+        "application/merge-patch+json",
+        &json!({"spec": {"clusterIP": "10.0.0.99", "clusterIPs": ["10.0.0.99"]}}),
+    )
+    .await;
+    assert_eq!(
+        (r.code, r.json()["message"].clone()),
+        (
+            422,
+            json!(
+                "Service \"np\" is invalid: spec.clusterIPs[0]: Invalid value: [\"10.0.0.99\"]: may not change once set"
+            )
+        )
+    );
+    let r = req(
+        &env,
+        "POST",
+        &svcs,
+        Some(
+            &json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "headless"},
+                     "spec": {"clusterIP": "None", "selector": {"a": "b"}}}),
+        ),
+    )
+    .await;
+    assert_eq!(
+        (r.code, r.json()["spec"]["clusterIPs"].clone()),
+        (201, json!(["None"]))
+    );
+    let r = req(
+        &env,
+        "POST",
+        &svcs,
+        Some(&json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "noports"}, "spec": {}})),
+    )
+    .await;
+    assert_eq!(
+        (r.code, r.json()["message"].clone()),
+        (
+            422,
+            json!("Service \"noports\" is invalid: spec.ports: Required value")
+        )
+    );
+    // a SelfSubjectAccessReview
+    let r = req(
+        &env,
+        "POST",
+        "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+        Some(&json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+                     "spec": {"resourceAttributes": {"verb": "list", "resource": "pods", "namespace": ns}}})),
+    )
+    .await;
+    assert_eq!(
+        (r.code, r.json()["status"]["allowed"].clone()),
+        (201, json!(true))
+    );
+    env.finish().await;
+}
+
+/// K9: a CertificateSigningRequest approved through `/approval` (as kube-rs's own test does),
+/// and a pod evicted through `pods/eviction`.
+#[tokio::test]
+async fn check_k9_csr_approval_and_eviction() {
+    let env = Server::start("kinds-csr").await;
+    let ns = env.ns("k9").await;
+    let name = format!("{ns}-csr");
+    // kube-rs's csr_can_be_approved request (a CSR for CN "angela")
+    let request = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0KTUlJQ1ZqQ0NBVDRDQVFBd0VURVBNQTBHQTFVRUF3d0dZVzVuWld4aE1JSUJJakFOQmdrcWhraUc5dzBCQVFFRgpBQU9DQVE4QU1JSUJDZ0tDQVFFQTByczhJTHRHdTYxakx2dHhWTTJSVlRWMDNHWlJTWWw0dWluVWo4RElaWjBOCnR2MUZtRVFSd3VoaUZsOFEzcWl0Qm0wMUFSMkNJVXBGd2ZzSjZ4MXF3ckJzVkhZbGlBNVhwRVpZM3ExcGswSDQKM3Z3aGJlK1o2MVNrVHF5SVBYUUwrTWM5T1Nsbm0xb0R2N0NtSkZNMUlMRVI3QTVGZnZKOEdFRjJ6dHBoaUlFMwpub1dtdHNZb3JuT2wzc2lHQ2ZGZzR4Zmd4eW8ybmlneFNVekl1bXNnVm9PM2ttT0x1RVF6cXpkakJ3TFJXbWlECklmMXBMWnoyalVnald4UkhCM1gyWnVVV1d1T09PZnpXM01LaE8ybHEvZi9DdS8wYk83c0x0MCt3U2ZMSU91TFcKcW90blZtRmxMMytqTy82WDNDKzBERHk5aUtwbXJjVDBnWGZLemE1dHJRSURBUUFCb0FBd0RRWUpLb1pJaHZjTgpBUUVMQlFBRGdnRUJBR05WdmVIOGR4ZzNvK21VeVRkbmFjVmQ1N24zSkExdnZEU1JWREkyQTZ1eXN3ZFp1L1BVCkkwZXpZWFV0RVNnSk1IRmQycVVNMjNuNVJsSXJ3R0xuUXFISUh5VStWWHhsdnZsRnpNOVpEWllSTmU3QlJvYXgKQVlEdUI5STZXT3FYbkFvczFqRmxNUG5NbFpqdU5kSGxpT1BjTU1oNndLaTZzZFhpVStHYTJ2RUVLY01jSVUyRgpvU2djUWdMYTk0aEpacGk3ZnNMdm1OQUxoT045UHdNMGM1dVJVejV4T0dGMUtCbWRSeEgvbUNOS2JKYjFRQm1HCkkwYitEUEdaTktXTU0xMzhIQXdoV0tkNjVoVHdYOWl4V3ZHMkh4TG1WQzg0L1BHT0tWQW9FNkpsYWFHdTlQVmkKdjlOSjVaZlZrcXdCd0hKbzZXdk9xVlA3SVFjZmg3d0drWm89Ci0tLS0tRU5EIENFUlRJRklDQVRFIFJFUVVFU1QtLS0tLQo=";
+    let csrs = "/apis/certificates.k8s.io/v1/certificatesigningrequests";
+    let r = req(
+        &env,
+        "POST",
+        csrs,
+        Some(&json!({"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+                     "metadata": {"name": name},
+                     "spec": {"request": request, "signerName": "kubernetes.io/kube-apiserver-client",
+                              "expirationSeconds": 86400, "usages": ["client auth"]}})),
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.json()["status"], json!({}));
+    assert!(r.json()["spec"]["username"].is_string());
+    let r = patch(
+        &env,
+        &format!("{csrs}/{name}/approval"),
+        "application/merge-patch+json",
+        &json!({"status": {"conditions": [{"type": "ApprovedFake", "status": "True",
+                 "reason": "kube-rsClient", "message": "ApprovedFake by kube-rs client"}]}}),
+    )
+    .await;
+    assert_eq!(r.code, 200, "{}", String::from_utf8_lossy(&r.body));
+    let got = req(&env, "GET", &format!("{csrs}/{name}/approval"), None)
+        .await
+        .json();
+    assert_eq!(got["status"]["conditions"][0]["type"], "ApprovedFake");
+    assert_eq!(
+        req(&env, "DELETE", &format!("{csrs}/{name}"), None)
+            .await
+            .code,
+        200
+    );
+    // an eviction of a pod no budget covers
+    let pods = format!("/api/v1/namespaces/{ns}/pods");
+    assert_eq!(
+        req(&env, "POST", &pods, Some(&common::spec::pod("e", "web")))
+            .await
+            .code,
+        201
+    );
+    let r = req(
+        &env,
+        "POST",
+        &format!("{pods}/e/eviction"),
+        Some(&json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "e"}})),
+    )
+    .await;
+    assert_eq!(
+        (r.code, r.json()["status"].clone()),
+        (201, json!("Success"))
+    );
+    assert!(env.wait_gone(&format!("{pods}/e"), 50).await);
+    env.finish().await;
+}

@@ -59,6 +59,12 @@ fn has_status(id: StorageId) -> bool {
     for_storage(id).has_subresource("status")
 }
 
+/// The user every request is made as (kcm-testenv authenticates nobody), written into a
+/// CertificateSigningRequest's spec as upstream writes the requesting user.
+pub const REQUEST_USER: &str = "system:anonymous";
+/// Its groups.
+pub const REQUEST_GROUPS: &[&str] = &["system:unauthenticated"];
+
 /// The DaemonSet annotation that carries upstream's internal `spec.templateGeneration`.
 const TEMPLATE_GENERATION: &str = "deprecated.daemonset.template.generation";
 
@@ -76,6 +82,15 @@ pub fn prepare_for_create(id: StorageId, obj: &mut Value) {
     }
     match id {
         StorageId::JOBS => generate_job_selector(obj),
+        StorageId::CERTIFICATESIGNINGREQUESTS => {
+            // the requesting user (kcm-testenv's only one: unauthenticated)
+            if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
+                spec.insert("username".into(), json!(REQUEST_USER));
+                spec.insert("groups".into(), json!(REQUEST_GROUPS));
+                spec.remove("uid");
+                spec.remove("extra");
+            }
+        }
         StorageId::DAEMONSETS => {
             let ann = annotations(obj);
             let current = ann
@@ -93,6 +108,26 @@ pub fn prepare_for_create(id: StorageId, obj: &mut Value) {
 
 /// `PrepareForUpdate` of the main resource (`sub` `None`) or its `status`.
 pub fn prepare_for_update(id: StorageId, sub: Option<&str>, old: &Value, new: &mut Value) {
+    if sub == Some("approval") {
+        // certificatesigningrequests/approval: the conditions only
+        let conditions = at(new, &["status", "conditions"]).cloned();
+        let mut merged = old.clone();
+        merged["metadata"] = new.get("metadata").cloned().unwrap_or(json!({}));
+        let status = &mut merged["status"];
+        if !status.is_object() {
+            *status = json!({});
+        }
+        match conditions {
+            Some(c) => status["conditions"] = c,
+            None => {
+                if let Some(s) = status.as_object_mut() {
+                    s.remove("conditions");
+                }
+            }
+        }
+        *new = merged;
+        return;
+    }
     if sub == Some("status") {
         // a status update changes the status only (upstream: `newObj.Spec = oldObj.Spec`)
         let keep: Vec<(String, Value)> = old
@@ -114,6 +149,15 @@ pub fn prepare_for_update(id: StorageId, sub: Option<&str>, old: &Value, new: &m
         match old.get("status") {
             Some(s) => o.insert("status".into(), s.clone()),
             None => o.remove("status"),
+        };
+    }
+    // a CSR's request is fixed at creation
+    if id == StorageId::CERTIFICATESIGNINGREQUESTS
+        && let Some(o) = new.as_object_mut()
+    {
+        match old.get("spec") {
+            Some(s) => o.insert("spec".into(), s.clone()),
+            None => o.remove("spec"),
         };
     }
     if id == StorageId::DAEMONSETS {

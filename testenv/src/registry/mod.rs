@@ -19,6 +19,9 @@
 //! [`apiserver`](crate::apiserver).
 
 pub mod api_status;
+pub mod bootstrap;
+#[rustfmt::skip]
+mod bootstrap_objects;
 pub mod convert;
 #[rustfmt::skip]
 mod builtin;

@@ -463,6 +463,27 @@ pub fn prepare_for_update(id: StorageId, sub: Option<&str>, old: &Value, new: &m
             }
             *new = merged;
         }
+        // pods/ephemeralcontainers: only the ephemeral containers change (and the generation)
+        Some("ephemeralcontainers") => {
+            let ephemeral = at(new, &["spec", "ephemeralContainers"]).cloned();
+            let mut merged = old.clone();
+            if let Some(Value::Object(s)) = merged.get_mut("spec") {
+                match ephemeral {
+                    Some(e) => {
+                        s.insert("ephemeralContainers".into(), e);
+                    }
+                    None => {
+                        s.remove("ephemeralContainers");
+                    }
+                }
+            }
+            merged["metadata"] = new.get("metadata").cloned().unwrap_or(json!({}));
+            let changed = !semantic_eq(old.get("spec"), merged.get("spec"));
+            *new = merged;
+            if changed && meta::generation(old) > 0 {
+                bump_generation(new);
+            }
+        }
         Some(_) => {}
     }
 }

@@ -8,6 +8,9 @@
 //! - `testenv/src/registry/schema/definitions.rs`: the type schemas, every definition of
 //!   upstream's OpenAPI v3 documents in Go's module cache, descriptions left out
 //!   ([`gen_testenv_schemas`](super::gen_testenv_schemas)).
+//! - `testenv/src/registry/bootstrap_objects.rs`: the objects a fresh kube-apiserver makes for
+//!   itself: local APIServices, bootstrap RBAC, priority-and-fairness configuration
+//!   ([`gen_testenv_bootstrap`](super::gen_testenv_bootstrap)).
 //! - `testenv/src/registry/schema/go_fields.rs`: per struct field, its Go type and whether Go
 //!   omits it when empty ([`gen_testenv_gotypes`](super::gen_testenv_gotypes)).
 //!
@@ -21,6 +24,7 @@ use serde_json::Value;
 
 use super::build::{self, Binaries};
 use super::control_plane::{self, ApiServerRun};
+use super::gen_testenv_bootstrap as bootstrap;
 use super::gen_testenv_gotypes as gotypes;
 use super::gen_testenv_schemas as schemas;
 use super::gen_testenv_table::{self as table, Discovery};
@@ -41,6 +45,8 @@ pub struct Generated {
 pub const TABLE_PATH: &str = "testenv/src/registry/builtin.rs";
 /// Where the type schemas go.
 pub const SCHEMAS_PATH: &str = "testenv/src/registry/schema/definitions.rs";
+/// Where the bootstrap objects go.
+pub const BOOTSTRAP_PATH: &str = "testenv/src/registry/bootstrap_objects.rs";
 /// Where the Go fields of the types go.
 pub const GO_FIELDS_PATH: &str = "testenv/src/registry/schema/go_fields.rs";
 
@@ -94,8 +100,10 @@ pub fn generate(bins: &Binaries, dir: &Path) -> anyhow::Result<Vec<Generated>> {
     let run = control_plane::start_api_server(dir, bins, "")?;
     let client = Curl::new(&run, dir)?;
     let discovery = read_discovery(&client)?;
+    let objects = bootstrap::collect(&|path| client.get(path, "application/json"))?;
     drop(run);
     let table_text = table::render(&bins.version, &discovery)?;
+    let bootstrap_text = bootstrap::render(&bins.version, &objects)?;
     Ok(vec![
         Generated {
             path: TABLE_PATH,
@@ -108,6 +116,10 @@ pub fn generate(bins: &Binaries, dir: &Path) -> anyhow::Result<Vec<Generated>> {
         Generated {
             path: GO_FIELDS_PATH,
             text: go_fields_text,
+        },
+        Generated {
+            path: BOOTSTRAP_PATH,
+            text: bootstrap_text,
         },
     ])
 }

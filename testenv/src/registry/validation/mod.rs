@@ -7,6 +7,7 @@ mod config;
 mod core;
 pub mod formats;
 mod object_meta;
+mod service;
 mod workloads;
 
 use serde_json::Value;
@@ -48,6 +49,7 @@ pub fn validate(
         }
         (StorageId::CONFIGMAPS, _) => config::config_map(obj, old, &mut errs),
         (StorageId::SECRETS, _) => config::secret(obj, old, &mut errs),
+        (StorageId::SERVICES, None) => service::service(obj, &mut errs),
         (
             StorageId::STATEFULSETS
             | StorageId::DAEMONSETS
