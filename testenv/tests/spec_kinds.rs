@@ -788,3 +788,118 @@ async fn check_k9_csr_approval_and_eviction() {
     assert!(env.wait_gone(&format!("{pods}/e"), 50).await);
     env.finish().await;
 }
+
+/// K10: a StatefulSet's and a ReplicationController's `/scale`, field selectors beyond name
+/// and namespace (a Secret's `type`, a Service's `spec.type`), and the Table of Services.
+#[tokio::test]
+async fn check_k10_scale_field_selectors_and_tables() {
+    let env = Server::start("kinds-scale").await;
+    let ns = env.ns("k10").await;
+    let tmpl = json!({"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
+    let sss = format!("/apis/apps/v1/namespaces/{ns}/statefulsets");
+    let ss = json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "s"},
+                    "spec": {"replicas": 0, "selector": {"matchLabels": {"a": "b"}}, "template": tmpl}});
+    assert_eq!(req(&env, "POST", &sss, Some(&ss)).await.code, 201);
+    let scale = req(&env, "GET", &format!("{sss}/s/scale"), None)
+        .await
+        .json();
+    assert_eq!(
+        (
+            scale["kind"].clone(),
+            scale["spec"]["replicas"].clone(),
+            scale["status"]["selector"].clone()
+        ),
+        (json!("Scale"), Value::Null, json!("a=b"))
+    );
+    let rcs = format!("/api/v1/namespaces/{ns}/replicationcontrollers");
+    let rc = json!({"apiVersion": "v1", "kind": "ReplicationController", "metadata": {"name": "r"},
+                    "spec": {"replicas": 0, "selector": {"a": "b"}, "template": tmpl}});
+    assert_eq!(req(&env, "POST", &rcs, Some(&rc)).await.code, 201);
+    let scale = req(&env, "GET", &format!("{rcs}/r/scale"), None)
+        .await
+        .json();
+    assert_eq!(scale["status"]["selector"], "a=b");
+    let secrets = format!("/api/v1/namespaces/{ns}/secrets");
+    for (name, ty) in [("plain", "Opaque"), ("auth", "kubernetes.io/basic-auth")] {
+        let s = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name},
+                       "type": ty, "stringData": {"username": "u"}});
+        assert_eq!(req(&env, "POST", &secrets, Some(&s)).await.code, 201);
+    }
+    let l = req(
+        &env,
+        "GET",
+        &format!("{secrets}?fieldSelector=type%3Dkubernetes.io%2Fbasic-auth"),
+        None,
+    )
+    .await
+    .json();
+    let names: Vec<&str> = l["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|i| i["metadata"]["name"].as_str())
+        .collect();
+    assert_eq!(names, ["auth"]);
+    let r = req(
+        &env,
+        "GET",
+        &format!("/api/v1/namespaces/{ns}/configmaps?fieldSelector=type%3Dx"),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (r.code, r.json()["message"].clone()),
+        (
+            400,
+            json!(
+                "\"type\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+            )
+        )
+    );
+    let t = common::request_full(
+        &env,
+        "GET",
+        "/api/v1/namespaces/default/services?fieldSelector=metadata.name%3Dkubernetes",
+        "application/json",
+        "application/json;as=Table;v=v1;g=meta.k8s.io",
+        b"",
+    )
+    .await
+    .json();
+    let cols: Vec<&str> = t["columnDefinitions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert_eq!(
+        cols,
+        [
+            "Name",
+            "Type",
+            "Cluster-IP",
+            "External-IP",
+            "Port(s)",
+            "Age",
+            "Selector"
+        ]
+    );
+    let cells = &t["rows"][0]["cells"];
+    assert_eq!(
+        (
+            cells[0].clone(),
+            cells[1].clone(),
+            cells[2].clone(),
+            cells[3].clone(),
+            cells[4].clone()
+        ),
+        (
+            json!("kubernetes"),
+            json!("ClusterIP"),
+            json!("10.0.0.1"),
+            json!("<none>"),
+            json!("443/TCP")
+        )
+    );
+    env.finish().await;
+}
