@@ -7,6 +7,7 @@ mod config;
 mod core;
 pub mod formats;
 mod object_meta;
+mod selector;
 mod service;
 mod workloads;
 

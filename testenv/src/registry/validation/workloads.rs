@@ -9,6 +9,7 @@
 use serde_json::Value;
 
 use super::core::{nonneg, pod_spec};
+use super::selector::label_selector;
 use crate::registry::StorageId;
 use crate::registry::api_status::{FieldError, go_quote};
 use crate::registry::meta::{at, semantic_eq};
@@ -115,6 +116,8 @@ fn selector_and_template(
                 ));
             }
         }
+        // an invalid selector is reported alone (upstream cannot match with it)
+        Some(sel) if !label_selector(sel, "spec.selector", errs) => {}
         Some(sel) if !selector_matches(sel, labels) => errs.push(FieldError::invalid(
             "spec.template.metadata.labels",
             json_text(labels),
