@@ -27,7 +27,13 @@ pub struct GoField {
     pub pointer: bool,
     /// `s` struct, `m` map, `l` slice, `p` anything else (after named types are resolved).
     pub kind: &'static str,
+    /// The field's number in the protobuf encoding (its `protobuf` tag; 0 without one).
+    pub proto: u32,
 }
+
+/// One field of a struct declaration: JSON name, type expression, JSON tag options, protobuf
+/// field number (0 without a `protobuf` tag).
+type StructField = (String, String, Vec<String>, u32);
 
 /// The Go declarations of one package: its name, imports, structs and other named types.
 #[derive(Debug, Default)]
@@ -37,8 +43,8 @@ struct Package {
     imports: HashMap<String, String>,
     /// Import alias (or last path element) → import path.
     import_paths: HashMap<String, String>,
-    /// Struct name → fields `(json name, type expression, tag options)`.
-    structs: HashMap<String, Vec<(String, String, Vec<String>)>>,
+    /// Struct name → fields `(json name, type expression, tag options, protobuf number)`.
+    structs: HashMap<String, Vec<StructField>>,
     /// Named non-struct type → its underlying type expression.
     named: HashMap<String, String>,
 }
@@ -145,9 +151,7 @@ fn parse_file(text: &str, pkg: &mut Package) {
 }
 
 /// The fields of a struct whose `{` was on the line before, up to its closing `}`.
-fn struct_fields<'a>(
-    lines: &mut impl Iterator<Item = &'a str>,
-) -> Vec<(String, String, Vec<String>)> {
+fn struct_fields<'a>(lines: &mut impl Iterator<Item = &'a str>) -> Vec<StructField> {
     let mut out = Vec::new();
     let mut depth = 1;
     for raw in lines {
@@ -178,7 +182,19 @@ fn struct_fields<'a>(
         let name = parts.next().unwrap_or("").to_string();
         let opts: Vec<String> = parts.map(str::to_string).collect();
         let words: Vec<&str> = decl.split_whitespace().collect();
-        // inline embedded structs (`metav1.TypeMeta `json:",inline"``) and hidden fields
+        let proto = tag
+            .split("protobuf:\"")
+            .nth(1)
+            .and_then(|r| r.split(',').nth(1))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        // an embedded struct without a JSON name is inlined by Go's JSON; the protobuf form
+        // nests it in a field of its own (`VolumeSource` in `Volume`). Embeds without a
+        // protobuf number (`metav1.TypeMeta`) and hidden fields are no fields.
+        if words.len() == 1 && name.is_empty() && proto != 0 {
+            out.push((String::new(), words[0].to_string(), opts, proto));
+            continue;
+        }
         if words.is_empty() || name.is_empty() || name == "-" {
             continue;
         }
@@ -188,7 +204,7 @@ fn struct_fields<'a>(
         } else {
             words[1..].join(" ")
         };
-        out.push((name, ty, opts));
+        out.push((name, ty, opts, proto));
     }
     out
 }
@@ -317,11 +333,16 @@ pub fn read_fields(
         by_dir: HashMap::new(),
     };
     let mut out = BTreeMap::new();
-    for (def, schema) in definitions {
-        if schema.get("properties").is_none() {
+    let mut todo: Vec<String> = definitions
+        .iter()
+        .filter(|(_, s)| s.get("properties").is_some())
+        .map(|(d, _)| d.clone())
+        .collect();
+    while let Some(def) = todo.pop() {
+        if out.contains_key(&def) {
             continue;
         }
-        let Some((dir, name)) = package_of(&pkgs.cache, &pkgs.version, def) else {
+        let Some((dir, name)) = package_of(&pkgs.cache, &pkgs.version, &def) else {
             continue;
         };
         let Some(pkg) = pkgs.get(&dir) else {
@@ -330,15 +351,35 @@ pub fn read_fields(
         let Some(fields) = pkg.structs.get(&name) else {
             continue;
         };
-        let typed: Vec<(String, String, Vec<String>, String)> = fields
+        let typed: Vec<(String, String, Vec<String>, u32, String)> = fields
             .iter()
-            .map(|(n, e, o)| {
+            .map(|(n, e, o, p)| {
                 let ty = qualify(e.trim_start_matches('*'), pkg);
-                (n.clone(), e.clone(), o.clone(), ty)
+                (n.clone(), e.clone(), o.clone(), *p, ty)
             })
             .collect();
         let mut m = BTreeMap::new();
-        for (json_name, expr, opts, ty) in typed {
+        for (json_name, expr, opts, proto, ty) in typed {
+            if json_name.is_empty() {
+                // an inline embed of this package: its own fields under its definition name
+                let Some(prefix) = def.rsplit_once('.').map(|(p, _)| p) else {
+                    continue;
+                };
+                let embedded = format!("{prefix}.{expr}");
+                m.insert(
+                    format!(",inline{proto}"),
+                    GoField {
+                        ty: embedded.clone(),
+                        elem: String::new(),
+                        omit: "",
+                        pointer: false,
+                        kind: "i",
+                        proto,
+                    },
+                );
+                todo.push(embedded);
+                continue;
+            }
             let pointer = expr.starts_with('*');
             let (kind, elem) = pkgs.resolve(&dir, &expr);
             let omitzero = opts.iter().any(|o| o == "omitzero");
@@ -357,10 +398,11 @@ pub fn read_fields(
                     },
                     pointer,
                     kind,
+                    proto,
                 },
             );
         }
-        out.insert(def.clone(), m);
+        out.insert(def, m);
     }
     if out.is_empty() {
         bail!("no Go struct found for the definitions (is the module cache complete?)");
@@ -369,7 +411,7 @@ pub fn read_fields(
 }
 
 /// The Rust source of `testenv/src/registry/schema/go_fields.rs`: one definition a line,
-/// each field `[type, elem, omit, pointer, kind]`.
+/// each field `[type, elem, omit, pointer, kind, protobuf number]`.
 pub fn render(version: &str, fields: &BTreeMap<String, BTreeMap<String, GoField>>) -> String {
     let mut body = String::from("{\n");
     for (i, (def, m)) in fields.iter().enumerate() {
@@ -378,7 +420,10 @@ pub fn render(version: &str, fields: &BTreeMap<String, BTreeMap<String, GoField>
         }
         let obj: serde_json::Map<String, Value> = m
             .iter()
-            .map(|(k, f)| (k.clone(), json!([f.ty, f.elem, f.omit, f.pointer, f.kind])))
+            .map(|(k, f)| {
+                let row = json!([f.ty, f.elem, f.omit, f.pointer, f.kind, f.proto]);
+                (k.clone(), row)
+            })
             .collect();
         body.push_str(&Value::String(def.clone()).to_string());
         body.push(':');
@@ -394,7 +439,7 @@ pub fn render(version: &str, fields: &BTreeMap<String, BTreeMap<String, GoField>
          // `cargo xtask upstream gen-testenv`.\n\
          \n\
          /// Per struct definition and JSON field: `[Go type, item or value type, omit (\"e\"\n\
-         /// omitempty, \"z\" omitzero), pointer, kind (s/m/l/p)]`, read by\n\
+         /// omitempty, \"z\" omitzero), pointer, kind (s/m/l/p), protobuf field number]`, read by\n\
          /// [`Catalog::go_field`](super::Catalog::go_field) on first use.\n\
          pub(super) const GO_FIELDS: &str = r##\"{body}\"##;"
     );
@@ -446,6 +491,7 @@ type Thing struct {
         assert_eq!(pkg.name, "v1");
         let port = &pkg.structs["ContainerPort"];
         assert_eq!(port.len(), 4);
+        assert_eq!((port[0].3, port[1].3, port[3].3), (1, 3, 0));
         assert_eq!(qualify(&port[2].1, &pkg), "v1.Protocol");
         assert_eq!(qualify(&port[3].1, &pkg), "*string");
         let thing = &pkg.structs["Thing"];

@@ -31,6 +31,10 @@ pub enum GoKind {
     Slice,
     /// Anything else (strings, numbers, booleans, named scalars).
     Other,
+    /// An embedded struct Go's JSON inlines and the protobuf form nests in a field of its own
+    /// (`VolumeSource` in `Volume`); its [`GoField::ty`] is its definition name, under which its
+    /// own fields are found.
+    Inline,
 }
 
 /// One field of a Go struct.
@@ -46,6 +50,8 @@ pub struct GoField {
     pub pointer: bool,
     /// The kind of the type.
     pub kind: GoKind,
+    /// The field's number in the protobuf encoding (0: none).
+    pub proto: u32,
 }
 
 impl GoField {
@@ -65,8 +71,14 @@ impl GoField {
                 "s" => GoKind::Struct,
                 "m" => GoKind::Map,
                 "l" => GoKind::Slice,
+                "i" => GoKind::Inline,
                 _ => GoKind::Other,
             },
+            proto: a
+                .get(5)
+                .and_then(Value::as_u64)
+                .and_then(|n| u32::try_from(n).ok())
+                .unwrap_or(0),
         })
     }
 
@@ -119,6 +131,26 @@ pub fn go_field(definition: &str, field: &str) -> Option<&'static GoField> {
     fields().get(definition)?.get(field)
 }
 
+/// The JSON field of `definition` whose protobuf field number is `number`, or the inline
+/// embed with that number ([`GoKind::Inline`], its JSON name empty).
+pub fn go_field_by_proto(
+    definition: &str,
+    number: u32,
+) -> Option<(&'static str, &'static GoField)> {
+    fields()
+        .get(definition)?
+        .iter()
+        .find(|(_, f)| f.proto == number)
+        .map(|(k, f)| {
+            let json = if f.kind == GoKind::Inline {
+                ""
+            } else {
+                k.as_str()
+            };
+            (json, f)
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -132,6 +164,7 @@ mod tests {
             (p.ty.as_str(), p.omit, p.pointer),
             ("v1.Protocol", Omit::Empty, false)
         );
+        assert_eq!(p.proto, 2);
         let limits = go_field("io.k8s.api.core.v1.ResourceRequirements", "limits").expect("limits");
         assert_eq!(
             (limits.ty.as_str(), limits.elem.as_str(), limits.kind),
@@ -156,6 +189,7 @@ mod tests {
             omit,
             pointer,
             kind,
+            proto: 0,
         };
         let empty = f(Omit::Empty, false, GoKind::Map);
         assert!(empty.omits(&json!({})));

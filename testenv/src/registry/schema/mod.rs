@@ -51,7 +51,7 @@ mod node;
 mod walk;
 
 pub use catalog::{Catalog, catalog};
-pub use go_field::{GoField, GoKind, Omit, go_field};
+pub use go_field::{GoField, GoKind, Omit, go_field, go_field_by_proto};
 pub use model::{Gvk, ListType, MapType, REF_PREFIX, Schema, Type};
 pub use node::{Node, QUANTITY, Shape};
 pub use walk::{Path, Step, visit_mut};
