@@ -93,16 +93,24 @@ impl ApiServer {
         let audited =
             self.audit.is_some() && !resource.is_empty() && audit::AUDITED_VERBS.contains(&verb);
         let received = audited.then(audit::timestamp);
+        let user = audited.then(|| {
+            let authorization = req
+                .headers()
+                .get(header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok());
+            super::tokens::request_user(&self.token_key, authorization)
+        });
         let request_uri = req
             .uri()
             .path_and_query()
             .map_or_else(|| path.clone(), |pq| pq.to_string());
         let audit = |code: u16| {
-            if let (Some(log), Some(received)) = (&self.audit, &received) {
+            if let (Some(log), Some(received), Some(user)) = (&self.audit, &received, &user) {
                 log.record(&audit::AuditEntry {
                     verb,
                     request_uri: &request_uri,
                     user_agent: &user_agent,
+                    user,
                     resource,
                     subresource: sub.as_deref(),
                     namespace: namespace.as_deref(),

@@ -1,8 +1,9 @@
 //! The resources kube-apiserver serves without storing them: the authentication and
 //! authorization reviews, core `bindings`, and `componentstatuses`.
 //!
-//! kcm-testenv authenticates nobody (every request is `system:anonymous`, as its audit log
-//! says) and authorizes everything: a SubjectAccessReview of any kind is allowed, the rules of
+//! kcm-testenv authenticates only the tokens it signed (for its audit log; every other request
+//! is `system:anonymous`), the reviews answer as for `system:anonymous`, and it authorizes
+//! everything: a SubjectAccessReview of any kind is allowed, the rules of
 //! a SelfSubjectRulesReview are everything. TokenReviews check the tokens this server signed
 //! ([`tokens`](super::tokens)). Upstream: `pkg/registry/authentication`,
 //! `pkg/registry/authorization`, `pkg/registry/core/pod/storage` (bindings),

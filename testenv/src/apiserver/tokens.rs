@@ -73,6 +73,33 @@ pub fn verify(key: &[u8], token: &str) -> Option<Value> {
     serde_json::from_slice(&bytes).ok()
 }
 
+/// The user a token this server signed authenticates as, if it holds and has not expired:
+/// `system:serviceaccount:<ns>:<name>` with its uid and the groups upstream's ServiceAccount
+/// authenticator gives (`pkg/serviceaccount/util.go`, `UserInfo`).
+pub fn user_of(key: &[u8], token: &str) -> Option<Value> {
+    let now = jiff::Timestamp::now().as_second();
+    let c = verify(key, token).filter(|c| c["exp"].as_i64().is_some_and(|e| e > now))?;
+    let ns = c["kubernetes.io"]["namespace"].as_str().unwrap_or("");
+    Some(json!({
+        "username": c["sub"],
+        "uid": c["kubernetes.io"]["serviceaccount"]["uid"],
+        "groups": ["system:serviceaccounts", format!("system:serviceaccounts:{ns}"),
+                   "system:authenticated"],
+    }))
+}
+
+/// The user of an `Authorization: Bearer` header carrying a token this server signed; any
+/// other request is `system:anonymous` (this server authenticates nothing else and refuses no
+/// credentials).
+pub fn request_user(key: &[u8], authorization: Option<&str>) -> Value {
+    authorization
+        .and_then(|a| a.strip_prefix("Bearer "))
+        .and_then(|t| user_of(key, t.trim()))
+        .unwrap_or_else(
+            || json!({"username": "system:anonymous", "groups": ["system:unauthenticated"]}),
+        )
+}
+
 /// `POST serviceaccounts/<name>/token`.
 pub fn token_request(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body>> {
     let ns = t.namespace.as_deref().unwrap_or("");
@@ -177,23 +204,12 @@ pub fn token_review(srv: &ApiServer, ctx: &Ctx) -> ApiResult<Response<Body>> {
         .and_then(|s| s.get("token"))
         .and_then(Value::as_str)
         .unwrap_or("");
-    let now = jiff::Timestamp::now().as_second();
-    let status = match verify(&srv.token_key, token)
-        .filter(|c| c["exp"].as_i64().is_some_and(|e| e > now))
-    {
-        Some(c) => {
-            let ns = c["kubernetes.io"]["namespace"].as_str().unwrap_or("");
-            json!({
-                "authenticated": true,
-                "user": {
-                    "username": c["sub"],
-                    "uid": c["kubernetes.io"]["serviceaccount"]["uid"],
-                    "groups": ["system:serviceaccounts", format!("system:serviceaccounts:{ns}"),
-                               "system:authenticated"],
-                },
-                "audiences": c["aud"],
-            })
-        }
+    let status = match user_of(&srv.token_key, token) {
+        Some(user) => json!({
+            "authenticated": true,
+            "user": user,
+            "audiences": verify(&srv.token_key, token).map_or(Value::Null, |c| c["aud"].clone()),
+        }),
         None => json!({"user": {}, "error": "invalid bearer token"}),
     };
     review["status"] = status;
@@ -213,6 +229,38 @@ mod tests {
             hex,
             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
         );
+    }
+
+    #[test]
+    fn requests_are_the_user_of_a_valid_token_or_anonymous() {
+        let later = jiff::Timestamp::now().as_second() + 600;
+        let claims = |exp: i64| {
+            json!({"sub": "system:serviceaccount:kube-system:deployment-controller", "exp": exp,
+                   "kubernetes.io": {"namespace": "kube-system",
+                                     "serviceaccount": {"name": "deployment-controller", "uid": "u1"}}})
+        };
+        let valid = format!("Bearer {}", sign(b"key", &claims(later)));
+        let expired = format!("Bearer {}", sign(b"key", &claims(1)));
+        let forged = format!("Bearer {}", sign(b"other", &claims(later)));
+        let anonymous =
+            json!({"username": "system:anonymous", "groups": ["system:unauthenticated"]});
+        let cases: Vec<(&str, Option<&str>, Value)> = vec![
+            (
+                "a valid token",
+                Some(&valid),
+                json!({"username": "system:serviceaccount:kube-system:deployment-controller",
+                       "uid": "u1",
+                       "groups": ["system:serviceaccounts", "system:serviceaccounts:kube-system",
+                                  "system:authenticated"]}),
+            ),
+            ("an expired token", Some(&expired), anonymous.clone()),
+            ("another server's token", Some(&forged), anonymous.clone()),
+            ("basic auth", Some("Basic dTpw"), anonymous.clone()),
+            ("no credentials", None, anonymous.clone()),
+        ];
+        for (name, header, want) in cases {
+            assert_eq!(request_user(b"key", header), want, "{name}");
+        }
     }
 
     #[test]
