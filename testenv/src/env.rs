@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::apiserver::audit::AuditLog;
 use crate::apiserver::metrics::{Metrics, RequestCounts};
-use crate::apiserver::{ApiServer, RequestHook, dispatch, handlers};
+use crate::apiserver::{ApiServer, RequestHook, cluster_objects, dispatch, handlers};
 use crate::registry;
 use crate::storage::Store;
 
@@ -41,6 +41,10 @@ pub struct TestEnvConfig {
     /// Append every answered write to this file as kube-apiserver's audit log would
     /// ([`audit`](crate::apiserver::audit)).
     pub audit_log_path: Option<PathBuf>,
+    /// Give every namespace its `default` ServiceAccount and `kube-root-ca.crt` ConfigMap, as
+    /// kube-controller-manager's serviceaccount and root-ca-cert-publisher controllers do. Turn
+    /// off when a real kube-controller-manager runs against this server.
+    pub namespace_defaults: bool,
 }
 
 impl Default for TestEnvConfig {
@@ -54,6 +58,7 @@ impl Default for TestEnvConfig {
             hook: None,
             namespace_cleanup: true,
             audit_log_path: None,
+            namespace_defaults: true,
         }
     }
 }
@@ -146,12 +151,16 @@ impl TestEnv {
             crd_controller: Default::default(),
             crd_finalizing: Default::default(),
             audit,
+            namespace_defaults: std::sync::atomic::AtomicBool::new(config.namespace_defaults),
+            token_key: rand::random(),
         });
+        cluster_objects::bootstrap(&srv);
         let ns_res = registry::find("", "v1", "namespaces")
             .ok_or_else(|| TestEnvError::Bootstrap("no namespaces".into()))?;
         for ns in BOOTSTRAP_NAMESPACES {
             handlers::create_value(&srv, ns_res, None, json!({"metadata": {"name": ns}}))
                 .map_err(|e| TestEnvError::Bootstrap(e.to_string()))?;
+            cluster_objects::namespace_defaults(&srv, ns);
         }
         let url = format!("http://{addr}");
         let (kubeconfig, owns_kubeconfig) = match &config.kubeconfig_path {

@@ -21,8 +21,8 @@ use super::http::{
 use super::routes::{self, Route, Target};
 use super::server::ApiServer;
 use super::{
-    audit, crd_controller, delete, discovery, handlers, list, metrics, protobuf, scale, table,
-    watch,
+    audit, crd_controller, delete, discovery, eviction, handlers, list, metrics, protobuf, reviews,
+    scale, table, tokens, watch,
 };
 use crate::registry::StorageId;
 use crate::registry::api_status::{ApiError, ApiResult};
@@ -93,16 +93,24 @@ impl ApiServer {
         let audited =
             self.audit.is_some() && !resource.is_empty() && audit::AUDITED_VERBS.contains(&verb);
         let received = audited.then(audit::timestamp);
+        let user = audited.then(|| {
+            let authorization = req
+                .headers()
+                .get(header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok());
+            super::tokens::request_user(&self.token_key, authorization)
+        });
         let request_uri = req
             .uri()
             .path_and_query()
             .map_or_else(|| path.clone(), |pq| pq.to_string());
         let audit = |code: u16| {
-            if let (Some(log), Some(received)) = (&self.audit, &received) {
+            if let (Some(log), Some(received), Some(user)) = (&self.audit, &received, &user) {
                 log.record(&audit::AuditEntry {
                     verb,
                     request_uri: &request_uri,
                     user_agent: &user_agent,
+                    user,
                     resource,
                     subresource: sub.as_deref(),
                     namespace: namespace.as_deref(),
@@ -298,6 +306,14 @@ impl ApiServer {
         if sub.is_none() && !t.res.is_custom() {
             verb_served(&t, verb)?;
         }
+        // resources kube-apiserver does not store: reviews, bindings, componentstatuses
+        if t.res.storage == StorageId::NONE {
+            return match (verb, sub.as_deref()) {
+                ("create", None) => reviews::create(&self, &t, &ctx),
+                ("get" | "list", None) => reviews::component_statuses(&t),
+                _ => Err(ApiError::method_not_allowed(method.as_str())),
+            };
+        }
         match (verb, sub.as_deref()) {
             ("list", None) => {
                 if ctx.wants_table() {
@@ -309,11 +325,19 @@ impl ApiServer {
             ("watch", None) => watch::watch(self.clone(), &t, &ctx),
             ("get", None) => handlers::get(&self, &t, &ctx),
             ("create", None) => handlers::create(&self, &t, &ctx),
-            ("update", None | Some("status" | "finalize")) => handlers::update(&self, &t, &ctx),
-            ("patch", None | Some("status")) => handlers::patch(&self, &t, &ctx),
+            ("update", None | Some("status" | "finalize" | "approval" | "ephemeralcontainers")) => {
+                handlers::update(&self, &t, &ctx)
+            }
+            ("patch", None | Some("status" | "approval" | "ephemeralcontainers")) => {
+                handlers::patch(&self, &t, &ctx)
+            }
             ("delete", None) => delete::delete(&self, &t, &ctx),
             ("deletecollection", None) => delete::delete_collection(&self, &t, &ctx),
-            ("get", Some("status")) => handlers::get(&self, &t, &ctx),
+            ("get", Some("status" | "approval" | "ephemeralcontainers")) => {
+                handlers::get(&self, &t, &ctx)
+            }
+            ("create", Some("token")) => tokens::token_request(&self, &t, &ctx),
+            ("create", Some("eviction")) => eviction::evict(&self, &t, &ctx),
             ("get" | "update" | "patch", Some("scale")) => scale::scale(&self, &t, verb, &ctx),
             ("create", Some("binding")) => scale::binding(&self, &t, &ctx),
             _ => Err(ApiError::method_not_allowed(method.as_str())),
@@ -328,21 +352,6 @@ impl ApiServer {
 fn verb_served(t: &Target, verb: &str) -> ApiResult<()> {
     let verbs = t.res.verbs;
     if verbs.contains(&verb) {
-        if t.res.storage == StorageId::NONE {
-            tracing::warn!(
-                resource = %t.res.qualified_resource(),
-                verb,
-                "kcm-testenv does not serve this resource's {verb} yet"
-            );
-            return Err(ApiError::new(
-                405,
-                "MethodNotAllowed",
-                format!(
-                    "{verb} is not supported on resources of kind {:?} by kcm-testenv",
-                    t.res.plural
-                ),
-            ));
-        }
         return Ok(());
     }
     let item_verbs = ["get", "update", "patch", "delete"];

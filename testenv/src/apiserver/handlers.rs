@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::http::{Body, Ctx, obj_response, parse_body, with_warnings};
 use super::routes::Target;
 use super::server::ApiServer;
-use super::table;
+use super::{cluster_objects, services, table};
 use crate::registry::api_status::{ApiError, ApiResult, FieldError, go_quote};
 use crate::registry::events_v1;
 use crate::registry::meta::{self, meta_mut};
@@ -227,6 +227,7 @@ fn prepare_create(t: &Target, obj: &mut Value) -> ApiResult<()> {
     // defaulting happens at decode time upstream, before the strategy (QoS sees defaults)
     defaults::apply(id, obj);
     strategy::prepare_for_create(id, obj);
+    strategy::storage_round_trip(t.res, obj)?;
     let errs = validation::validate(id, obj, None, None);
     if !errs.is_empty() {
         return Err(ApiError::invalid_object(t.res, meta::name_of(obj), &errs));
@@ -241,6 +242,9 @@ fn create_in_txn(txn: &mut Txn<'_>, t: &Target, mut obj: Value, dry: bool) -> Ap
     let gen_name = meta::meta_str(&obj, "generateName").to_string();
     let explicit = t.name.is_some() || gen_name.is_empty();
     admit_namespace(txn, t.res, &ns, meta::name_of(&obj))?;
+    if id == StorageId::SERVICES {
+        services::allocate(txn, t.res, &mut obj)?;
+    }
     let mut tries = 0;
     loop {
         let name = meta::name_of(&obj).to_string();
@@ -283,6 +287,10 @@ pub fn create(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body
     prepare_create(t, &mut obj)?;
     let dry = ctx.dry_run();
     let stored = srv.store.write(|txn| create_in_txn(txn, t, obj, dry))?;
+    if t.res.storage == StorageId::NAMESPACES && !dry {
+        let ns = stored.field("metadata.name").unwrap_or("").to_string();
+        cluster_objects::namespace_defaults(srv, &ns);
+    }
     Ok(with_warnings(obj_response(t.res, 201, &stored), &warnings))
 }
 
@@ -311,6 +319,11 @@ pub fn update_in_txn(
     } else {
         defaults::apply(id, &mut new);
         strategy::prepare_for_update(id, sub, &old_v, &mut new);
+        if id == StorageId::SERVICES && sub.is_none() {
+            services::keep_allocated(res, &old_v, &mut new)?;
+            services::allocate(txn, res, &mut new)?;
+        }
+        strategy::storage_round_trip(res, &mut new)?;
         let errs = validation::validate(id, &new, Some(&old_v), sub);
         if !errs.is_empty() {
             return Err(ApiError::invalid_object(res, &name, &errs));

@@ -19,20 +19,25 @@
 //! `delete` → `scale`, `crd_controller` → `dispatch`.
 
 pub mod audit;
+pub mod cluster_objects;
 pub mod crd_controller;
 pub mod delete;
 pub mod discovery;
 pub mod dispatch;
+pub mod eviction;
 pub mod handlers;
 pub mod hook;
 pub mod http;
 pub mod list;
 pub mod metrics;
 pub mod protobuf;
+pub mod reviews;
 pub mod routes;
 pub mod scale;
 pub mod server;
+pub mod services;
 pub mod table;
+pub mod tokens;
 pub mod watch;
 
 pub use hook::{HookDecision, RequestHook, RequestInfo};

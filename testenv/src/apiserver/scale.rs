@@ -15,8 +15,33 @@ use crate::registry::view::view_value;
 use crate::registry::{ResourceInfo, StorageId};
 use crate::storage::{ObjRef, key_of};
 
+/// The selector of a Scale's status: a label selector's text, or a ReplicationController's
+/// plain map as `labels.SelectorFromSet` writes it.
+fn scale_selector(sel: Option<&Value>) -> String {
+    let plain = sel
+        .and_then(Value::as_object)
+        .filter(|m| !m.contains_key("matchLabels") && !m.contains_key("matchExpressions"));
+    match plain {
+        Some(m) => m
+            .iter()
+            .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
+            .collect::<Vec<_>>()
+            .join(","),
+        None => selector_string(sel),
+    }
+}
+
 fn scale_doc(obj: &ObjRef) -> Value {
     let v = &obj.value();
+    let replicas = meta::at(v, &["spec", "replicas"])
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    // autoscaling/v1 ScaleSpec.replicas is omitempty: 0 is written as nothing
+    let spec = if replicas == 0 {
+        json!({})
+    } else {
+        json!({"replicas": replicas})
+    };
     json!({
         "kind": "Scale",
         "apiVersion": "autoscaling/v1",
@@ -27,10 +52,10 @@ fn scale_doc(obj: &ObjRef) -> Value {
             "resourceVersion": obj.rv.to_string(),
             "creationTimestamp": meta::meta_str(v, "creationTimestamp"),
         },
-        "spec": {"replicas": meta::at(v, &["spec", "replicas"]).and_then(Value::as_i64).unwrap_or(0)},
+        "spec": spec,
         "status": {
             "replicas": meta::at(v, &["status", "replicas"]).and_then(Value::as_i64).unwrap_or(0),
-            "selector": selector_string(meta::at(v, &["spec", "selector"])),
+            "selector": scale_selector(meta::at(v, &["spec", "selector"])),
         },
     })
 }

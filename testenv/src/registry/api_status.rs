@@ -262,6 +262,12 @@ impl ApiError {
         .with_details(json!({"name": name, "group": r.group, "kind": r.plural}))
     }
 
+    /// 404 naming the resource as `kind` (componentstatuses say `componentstatus`).
+    pub fn not_found_kind(kind: &str, name: &str) -> Self {
+        Self::new(404, "NotFound", format!("{kind} \"{name}\" not found"))
+            .with_details(json!({"name": name, "kind": kind}))
+    }
+
     /// 404 for a missing namespace.
     pub fn namespace_not_found(ns: &str) -> Self {
         Self::new(404, "NotFound", format!("namespaces \"{ns}\" not found"))

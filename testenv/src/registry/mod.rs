@@ -19,6 +19,9 @@
 //! [`apiserver`](crate::apiserver).
 
 pub mod api_status;
+pub mod bootstrap;
+#[rustfmt::skip]
+mod bootstrap_objects;
 pub mod convert;
 #[rustfmt::skip]
 mod builtin;
@@ -27,6 +30,7 @@ pub mod decode;
 pub mod defaults;
 pub mod events_v1;
 pub mod field_selector;
+pub mod kind_strategy;
 pub mod meta;
 pub mod patch;
 pub mod quantity;

@@ -6,6 +6,7 @@ mod columns;
 mod custom;
 mod human_duration;
 mod jsonpath;
+mod more_kinds;
 
 use http::{HeaderValue, Response, header};
 use serde_json::{Value, json};

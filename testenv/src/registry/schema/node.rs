@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use super::catalog::Catalog;
+use super::go_field::{GoField, go_field};
 use super::model::{ListType, MapType, Schema, Type};
 
 /// The definition name of upstream's `resource.Quantity`.
@@ -129,6 +130,11 @@ impl<'a> Node<'a> {
             .properties
             .get(name)
             .map(|s| Node::new(self.catalog, s))
+    }
+
+    /// The Go field behind the property `name` of this struct (upstream's built-in types only).
+    pub fn go_field(&self, name: &str) -> Option<&'static GoField> {
+        go_field(self.definition?, name)
     }
 
     /// The items of a list.
