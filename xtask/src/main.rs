@@ -16,6 +16,7 @@ mod demo;
 mod diff;
 mod e2e;
 mod observe;
+mod peer_tests;
 mod reaper;
 mod upstream;
 
@@ -40,6 +41,8 @@ commands:
                      seeded fault schedules (testenv faults, kcm kills, takeovers) with
                      invariant and convergence checks; a failure prints its replay command
   upstream build     build etcd, kube-apiserver, kube-controller-manager from upstream/ (Go)
+  peer-tests [--cluster testenv|upstream|both] [--only NAME,...]
+                     kube-rs's own cluster tests on kcm-testenv and on kube-apiserver, compared
   bench <name>...    run benchmark workloads (names: see `cargo xtask bench --list`)
 ";
 
@@ -55,6 +58,7 @@ fn main() -> ExitCode {
         Some("cluster") => cluster_up::run(&args[1..]),
         Some("diff") => diff::run(&args[1..]),
         Some("upstream") => upstream::run(&args[1..]),
+        Some("peer-tests") => peer_tests::run(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
