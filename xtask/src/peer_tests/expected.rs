@@ -5,6 +5,12 @@
 //!
 //! Tests that need a real kubelet (exec, logs, the kubelet's API) fail on kube-apiserver here
 //! too and stay on the list; the table in testenv/README.md marks them.
+//!
+//! The list is the run of 2026-12-07 on this branch (kcm-testenv as merged at 6d4b9a2: every
+//! built-in kind served, no server-side apply, aggregated discovery, metadata-only answers or
+//! the objects of a fresh cluster yet): 16 failures of 31 tests. The work of issue 36 still to
+//! land on main (server-side apply, aggregated discovery, `as=PartialObjectMetadata`, the
+//! subresources, the `default/kubernetes` Service) should take all but the kubelet entries off.
 
 use super::runner::TestId;
 
