@@ -32,7 +32,7 @@ mod workspace;
 
 use anyhow::bail;
 
-use crate::cluster::Cluster;
+use crate::cluster::{Cluster, build};
 use crate::upstream::{build as upstream_build, control_plane};
 use options::{Options, USAGE};
 use report::Row;
@@ -69,7 +69,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     };
 
     // kcm-testenv is also the upstream side's node simulation.
-    workspace::build_testenv()?;
+    build(&["kcm-testenv-cli"])?;
     let mut testenv_runs = None;
     if opts.clusters.testenv() {
         let dir = layout.root.join("testenv");

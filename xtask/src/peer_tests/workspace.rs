@@ -345,7 +345,7 @@ pub fn build(layout: &Layout) -> anyhow::Result<Vec<TestBinary>> {
 fn cargo_in(dir: &Path, args: &[&str], target: &Path) -> anyhow::Result<String> {
     eprintln!("xtask: $ (cd {}; cargo {})", dir.display(), args.join(" "));
     let mut cmd = Command::new("cargo");
-    without_cargo_run_env(&mut cmd);
+    crate::without_cargo_run_env(&mut cmd);
     let out = cmd
         .args(args)
         .current_dir(dir)
@@ -358,50 +358,6 @@ fn cargo_in(dir: &Path, args: &[&str], target: &Path) -> anyhow::Result<String> 
         bail!("`cargo {}` failed ({})", args.join(" "), out.status);
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-/// Builds the `kcm-testenv` binary of this repository (`cargo build --locked -p
-/// kcm-testenv-cli`), as [`without_cargo_run_env`] says.
-pub fn build_testenv() -> anyhow::Result<()> {
-    let args = ["build", "--locked", "-p", "kcm-testenv-cli"];
-    eprintln!("xtask: $ cargo {}", args.join(" "));
-    let mut cmd = Command::new("cargo");
-    without_cargo_run_env(&mut cmd);
-    let status = cmd
-        .args(args)
-        .current_dir(crate::workspace_root())
-        .stdin(Stdio::null())
-        .status()
-        .context("running cargo")?;
-    if !status.success() {
-        bail!("`cargo {}` failed ({status})", args.join(" "));
-    }
-    Ok(())
-}
-
-/// Drops the variables `cargo run` gives xtask about itself (`CARGO_MANIFEST_DIR`,
-/// `CARGO_PKG_NAME`, ...) from a nested cargo's environment. Build scripts such as ring's ask
-/// to rerun when these change, and cargo compares them with its own environment: a nested build
-/// that sees `CARGO_PKG_NAME=xtask` where the last `cargo build` saw none rebuilds ring and all
-/// that depends on it (about 2 minutes here), and the next `cargo xtask` rebuilds them back.
-fn without_cargo_run_env(cmd: &mut Command) {
-    for (key, _) in std::env::vars_os() {
-        let Some(key) = key.to_str() else { continue };
-        if is_cargo_run_var(key) {
-            cmd.env_remove(key);
-        }
-    }
-}
-
-/// The variables cargo sets for the binary it runs (not those that configure cargo itself,
-/// such as `CARGO_HOME` or `CARGO_TARGET_DIR`).
-fn is_cargo_run_var(key: &str) -> bool {
-    key.starts_with("CARGO_PKG_")
-        || key.starts_with("CARGO_MANIFEST_")
-        || matches!(
-            key,
-            "CARGO_CRATE_NAME" | "CARGO_BIN_NAME" | "CARGO_PRIMARY_PACKAGE" | "OUT_DIR"
-        )
 }
 
 #[cfg(test)]
@@ -439,30 +395,6 @@ kube = { path = "../kube", features = ["not", "this"] }
             ),
             None
         );
-    }
-
-    #[test]
-    fn nested_cargo_forgets_what_cargo_run_said_about_xtask() {
-        for key in [
-            "CARGO_MANIFEST_DIR",
-            "CARGO_MANIFEST_PATH",
-            "CARGO_PKG_NAME",
-            "CARGO_PKG_VERSION_MAJOR",
-            "CARGO_CRATE_NAME",
-            "CARGO_BIN_NAME",
-            "OUT_DIR",
-        ] {
-            assert!(is_cargo_run_var(key), "{key}");
-        }
-        for key in [
-            "CARGO_HOME",
-            "CARGO_TARGET_DIR",
-            "CARGO_INCREMENTAL",
-            "CARGO",
-            "PATH",
-        ] {
-            assert!(!is_cargo_run_var(key), "{key}");
-        }
     }
 
     #[test]
