@@ -483,3 +483,76 @@ spec:
     assert_eq!(image, "nginx:1.25");
     env.finish().await;
 }
+
+/// `kubectl apply --server-side` and `kubectl diff --server-side`: the apply patch with the
+/// field manager kubectl names, and its dry run. Ignored until kcm-testenv serves server-side
+/// apply (issue 36, branch `ssa`); passes on kube-apiserver (`-- --ignored`).
+#[tokio::test]
+#[ignore = "needs server-side apply in kcm-testenv (issue 36, branch ssa)"]
+async fn kubectl_apply_server_side() {
+    if Command::new("kubectl")
+        .arg("version")
+        .arg("--client")
+        .output()
+        .await
+        .is_err()
+    {
+        eprintln!("kubectl not installed; skipping");
+        return;
+    }
+    let mut env = Server::start("kubectlssa").await;
+    let ns = env.ns("x").await;
+    let k = Kubectl::new(env.kubeconfig(), &ns);
+    let f = k.file("d.yaml", DEPLOY);
+    assert_eq!(
+        k.ok(&["apply", "--server-side", "-f", &f]).await.trim(),
+        "deployment.apps/web serverside-applied"
+    );
+    let managers = k
+        .ok(&[
+            "get",
+            "deploy",
+            "web",
+            "--show-managed-fields",
+            "-o",
+            "jsonpath={.metadata.managedFields[*].manager}",
+        ])
+        .await;
+    assert!(
+        managers.split_whitespace().any(|m| m == "kubectl"),
+        "{managers}"
+    );
+    let f2 = k.file("d2.yaml", &DEPLOY.replace("nginx:1.25", "nginx:1.26"));
+    let out = k
+        .cmd(&["diff", "--server-side", "-f", &f2])
+        .output()
+        .await
+        .expect("run diff");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with('+') && l.trim_end().ends_with("image: nginx:1.26")),
+        "{text}"
+    );
+    assert_eq!(
+        k.ok(&["apply", "--server-side", "-f", &f2]).await.trim(),
+        "deployment.apps/web serverside-applied"
+    );
+    let image = k
+        .ok(&[
+            "get",
+            "deploy",
+            "web",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[0].image}",
+        ])
+        .await;
+    assert_eq!(image, "nginx:1.26");
+    env.finish().await;
+}
