@@ -415,6 +415,11 @@ spec:
         &format!("crd/widgets.{group}"),
     ])
     .await;
+    // kubectl finds it through aggregated discovery
+    let names = k
+        .ok(&["api-resources", "--api-group", &group, "-o", "name"])
+        .await;
+    assert_eq!(names.trim(), format!("widgets.{group}"));
     let api_version = format!("{group}/v1");
     // the CRD's document follows its establishment (a moment later on kube-apiserver)
     let mut out = String::new();

@@ -8,6 +8,7 @@ mod common;
 
 use common::crd::{install, namespaced_widgets, wait_for, widget};
 use common::server::Server;
+use common::spec::deployment;
 use common::{Watch, req, request_full};
 use serde_json::{Value, json};
 
@@ -152,6 +153,30 @@ async fn metadata_views_of_a_builtin_kind() {
         (200, &json!("PartialObjectMetadata"), &json!("y"))
     );
     assert!(v.get("spec").is_none());
+
+    // a subresource's own type: the Scale of a Deployment
+    let deploys = format!("/apis/apps/v1/namespaces/{ns}/deployments");
+    let r = req(
+        &env,
+        "POST",
+        &deploys,
+        Some(&deployment("d", json!({"app": "web"}))),
+    )
+    .await;
+    assert_eq!(r.code, 201);
+    let (code, _, v) = get(&env, &format!("{deploys}/d/scale"), POML).await;
+    assert_eq!(
+        (code, message(&v)),
+        (
+            406,
+            "you requested PartialObjectMetadataList, but the requested object is not a list (*autoscaling.Scale)"
+        )
+    );
+    let (code, _, v) = get(&env, &format!("{deploys}/d/scale"), POM).await;
+    assert_eq!(
+        (code, &v["kind"], &v["metadata"]["name"]),
+        (200, &json!("PartialObjectMetadata"), &json!("d"))
+    );
 
     // Tables are plain application/json too
     let (code, ct, t) = get(&env, &base, "application/json;as=Table;g=meta.k8s.io;v=v1").await;

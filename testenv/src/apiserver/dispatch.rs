@@ -387,6 +387,7 @@ impl ApiServer {
             }
         }
         let res = t.res;
+        let sub = t.sub.clone();
         let output = ctx.output.clone();
         let result = self.clone().serve(handler, t, verb, ctx).await;
         if res.storage == StorageId::CustomResourceDefinitions
@@ -400,7 +401,9 @@ impl ApiServer {
         }
         let result = match result {
             // a watch streams in its negotiated form already
-            Ok(r) if handler != Handler::Watch => Ok(output::finish(r, res, &output).await),
+            Ok(r) if handler != Handler::Watch => {
+                Ok(output::finish(r, res, sub.as_deref(), &output).await)
+            }
             Err(e) if e.code == 415 => {
                 loud(415, &e.message);
                 Err(e)

@@ -92,8 +92,12 @@ pub fn is_list(v: &Value) -> bool {
 }
 
 /// The Go type kube-apiserver names in its 406 texts: the internal type of a built-in kind
-/// (`*core.Pod`, `*apps.DeploymentList`) or the unstructured type of a custom resource.
-pub fn go_type(res: &ResourceInfo, list: bool) -> String {
+/// (`*core.Pod`, `*apps.DeploymentList`, a `scale` subresource's `*autoscaling.Scale`) or the
+/// unstructured type of a custom resource.
+pub fn go_type(res: &ResourceInfo, sub: Option<&str>, list: bool) -> String {
+    if sub == Some("scale") {
+        return "*autoscaling.Scale".to_string();
+    }
     if res.is_custom() {
         return if list {
             "*unstructured.UnstructuredList"
@@ -120,6 +124,7 @@ fn not_acceptable(message: String) -> ApiError {
 /// `group_version`. A Status passes unchanged.
 pub fn convert(
     res: &ResourceInfo,
+    sub: Option<&str>,
     v: &Value,
     kind: &str,
     group_version: &str,
@@ -132,15 +137,17 @@ pub fn convert(
         ("PartialObjectMetadata", false) => Ok(partial(v, group_version)),
         ("PartialObjectMetadata", true) => Err(not_acceptable(format!(
             "you requested PartialObjectMetadata, but the requested object is a list ({})",
-            go_type(res, true)
+            go_type(res, sub, true)
         ))),
         ("PartialObjectMetadataList", true) => Ok(partial_list(v, group_version)),
         // an unstructured object passes upstream's list check (it has list accessors) and
         // fails listing its items: a 500 without a reason
-        (_, false) if res.is_custom() => Err(ApiError::new(500, "", "content is not a list")),
+        (_, false) if res.is_custom() && sub.is_none() => {
+            Err(ApiError::new(500, "", "content is not a list"))
+        }
         _ => Err(not_acceptable(format!(
             "you requested PartialObjectMetadataList, but the requested object is not a list ({})",
-            go_type(res, false)
+            go_type(res, sub, false)
         ))),
     }
 }
@@ -195,6 +202,7 @@ mod tests {
         let deploy = registry::find("apps", "v1", "deployments").expect("deployments");
         let e = convert(
             pods,
+            None,
             &json!({"items": []}),
             "PartialObjectMetadata",
             "meta.k8s.io/v1",
@@ -209,6 +217,7 @@ mod tests {
         );
         let e = convert(
             deploy,
+            None,
             &pod(),
             "PartialObjectMetadataList",
             "meta.k8s.io/v1",
@@ -220,12 +229,20 @@ mod tests {
         );
         let status = json!({"kind": "Status", "apiVersion": "v1", "status": "Success"});
         assert_eq!(
-            convert(pods, &status, "PartialObjectMetadata", "meta.k8s.io/v1").ok(),
+            convert(
+                pods,
+                None,
+                &status,
+                "PartialObjectMetadata",
+                "meta.k8s.io/v1"
+            )
+            .ok(),
             Some(status)
         );
         let lease = registry::find("coordination.k8s.io", "v1", "leases").expect("leases");
-        assert_eq!(go_type(lease, true), "*coordination.LeaseList");
+        assert_eq!(go_type(lease, None, true), "*coordination.LeaseList");
+        assert_eq!(go_type(deploy, Some("scale"), false), "*autoscaling.Scale");
         let ev = registry::find("events.k8s.io", "v1", "events").expect("events");
-        assert_eq!(go_type(ev, false), "*core.Event");
+        assert_eq!(go_type(ev, None, false), "*core.Event");
     }
 }

@@ -24,6 +24,7 @@ fn is_json(r: &Response<Body>) -> bool {
 pub async fn finish(
     resp: Response<Body>,
     res: &ResourceInfo,
+    sub: Option<&str>,
     output: &Negotiated,
 ) -> Response<Body> {
     let partial = output
@@ -40,7 +41,7 @@ pub async fn finish(
         return Response::from_parts(parts, Full::new(bytes).boxed_unsync());
     };
     let (code, v) = match partial {
-        Some(c) => match metadata_view::convert(res, &v, &c.kind, &c.group_version()) {
+        Some(c) => match metadata_view::convert(res, sub, &v, &c.kind, &c.group_version()) {
             Ok(converted) => (parts.status.as_u16(), converted),
             Err(e) => {
                 let mut status = e.to_status();
@@ -111,7 +112,7 @@ mod tests {
         };
 
         let n = neg("application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1");
-        let (code, ct, b) = body(finish(res(&pod), pods, &n).await).await;
+        let (code, ct, b) = body(finish(res(&pod), pods, None, &n).await).await;
         assert_eq!((code, ct.as_str()), (201, "application/json"));
         assert_eq!(
             serde_json::from_str::<Value>(&b).ok(),
@@ -121,16 +122,17 @@ mod tests {
         );
 
         let n = neg("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1");
-        let (code, _, b) = body(finish(res(&pod), pods, &n).await).await;
+        let (code, _, b) = body(finish(res(&pod), pods, None, &n).await).await;
         assert_eq!(code, 406);
         assert!(b.contains("not a list (*core.Pod)"), "{b}");
 
-        let (code, ct, b) = body(finish(res(&pod), pods, &neg("application/yaml")).await).await;
+        let (code, ct, b) =
+            body(finish(res(&pod), pods, None, &neg("application/yaml")).await).await;
         assert_eq!((code, ct.as_str()), (201, "application/yaml"));
         assert_eq!(serde_yaml::from_str::<Value>(&b).ok(), Some(pod.clone()));
 
         // plain JSON passes untouched
-        let (_, _, b) = body(finish(res(&pod), pods, &neg("application/json")).await).await;
+        let (_, _, b) = body(finish(res(&pod), pods, None, &neg("application/json")).await).await;
         assert_eq!(serde_json::from_str::<Value>(&b).ok(), Some(pod));
     }
 }
