@@ -8,6 +8,7 @@ use common::crd::{CRDS, install, two_versions};
 use common::server::Server;
 use common::spec::AGG_ACCEPT;
 use common::{Resp, req, request_full, request_with};
+use kcm_testenv::registry::GROUPS;
 use serde_json::{Value, json};
 
 #[tokio::test]
@@ -44,27 +45,33 @@ async fn checks_01_06_discovery() {
     assert_eq!(r.json()["versions"], json!(["v1"]));
     assert_eq!(r.header("cache-control"), Some("no-cache, private"));
 
-    // testenv's groups, in kube-apiserver's order; a real server has more
+    // every built-in group of the generated table, in kube-apiserver's order, each with its
+    // versions, the preferred first (other checks' CRD groups may follow on a real server)
     let apis = req(&env, "GET", "/apis", None).await.json();
-    let groups = apis["groups"].as_array().expect("groups");
-    let ours = [
-        "apps",
-        "events.k8s.io",
-        "apiextensions.k8s.io",
-        "coordination.k8s.io",
-    ];
-    let names: Vec<&str> = groups
+    let groups: Vec<&Value> = apis["groups"]
+        .as_array()
+        .expect("groups")
         .iter()
-        .filter_map(|g| g["name"].as_str())
-        .filter(|n| !env.is_real() || ours.contains(n))
+        .filter(|g| {
+            !g["name"]
+                .as_str()
+                .unwrap_or("")
+                .ends_with(".checks.kcm-rs.io")
+        })
         .collect();
+    let names: Vec<&str> = groups.iter().filter_map(|g| g["name"].as_str()).collect();
+    let ours: Vec<&str> = GROUPS.iter().map(|g| g.name).collect();
     assert_eq!(names, ours);
-    assert!(
-        groups
-            .iter()
-            .filter(|g| ours.contains(&g["name"].as_str().unwrap_or("")))
-            .all(|g| g["preferredVersion"]["version"] == "v1")
-    );
+    for (g, ours) in groups.iter().zip(GROUPS) {
+        let versions: Vec<&str> = g["versions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v["version"].as_str())
+            .collect();
+        assert_eq!(versions, ours.versions, "{}", ours.name);
+        assert_eq!(g["preferredVersion"]["version"], ours.preferred());
+    }
     let apps = req(&env, "GET", "/apis/apps/v1", None).await.json();
     // built-in resources and subresources by name, as the installer lists them
     let names: Vec<&str> = apps["resources"]
@@ -271,18 +278,14 @@ async fn aggregated_discovery_documents() {
     let r = get_accept(&env, "/apis", AGG_V2).await;
     assert_eq!(r.header("content-type"), Some(AGG_V2));
     let l = r.json();
-    let ours = [
-        "apps",
-        "events.k8s.io",
-        "apiextensions.k8s.io",
-        "coordination.k8s.io",
-    ];
+    // every built-in group, in kube-apiserver's order (other checks' CRD groups may follow)
+    let ours: Vec<&str> = GROUPS.iter().map(|g| g.name).collect();
     let names: Vec<&str> = l["items"]
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(|g| g["metadata"]["name"].as_str())
-        .filter(|n| !env.is_real() || ours.contains(n))
+        .filter(|n| !n.ends_with(".checks.kcm-rs.io"))
         .collect();
     assert_eq!(names, ours);
     let apps = items_group(&l, "apps");

@@ -25,7 +25,8 @@ use super::{
     openapi, output, protobuf, restful, scale, table, unserved, watch,
 };
 use crate::registry::api_status::{ApiError, ApiResult};
-use crate::registry::{GROUPS, ResourceInfo, StorageId};
+use crate::registry::resources::is_builtin_group;
+use crate::registry::{ResourceInfo, StorageId};
 use unserved::Unserved;
 
 fn verb_of(method: &Method, route: &Route, query: &HashMap<String, String>) -> &'static str {
@@ -250,7 +251,7 @@ impl ApiServer {
                 ))
             }
             Route::ResourceList(g, _)
-                if (g.is_empty() || GROUPS.contains(&g.as_str()))
+                if (g.is_empty() || is_builtin_group(&g))
                     && !restful::accepts(&ctx.accept, restful::RESOURCE) =>
             {
                 loud(406, "no media type of the Accept header is served here");
@@ -317,13 +318,10 @@ impl ApiServer {
             return Err(ApiError::not_found(t.res, t.name.as_deref().unwrap_or("")));
         }
         let custom = t.res.is_custom();
-        let handler = pick(t.res, verb, sub).map_err(|why| {
-            loud(405, &unserved::verb(t.res, verb, sub, why));
-            if custom {
-                restful::method_not_supported(t.res, verb)
-            } else {
-                restful::method_not_allowed()
-            }
+        let handler = pick(t.res, verb, sub, t.name.is_some()).map_err(|why| {
+            let e = unserved::refusal(t.res, verb, sub, why);
+            loud(e.code, &unserved::verb(t.res, verb, sub, why));
+            e
         })?;
         let produces = if matches!(handler, Handler::List | Handler::Watch) {
             restful::COLLECTION
@@ -390,7 +388,7 @@ impl ApiServer {
         let sub = t.sub.clone();
         let output = ctx.output.clone();
         let result = self.clone().serve(handler, t, verb, ctx).await;
-        if res.storage == StorageId::CustomResourceDefinitions
+        if res.storage == StorageId::CUSTOMRESOURCEDEFINITIONS
             && result.is_ok()
             && matches!(
                 verb,
@@ -456,10 +454,18 @@ enum Handler {
     Binding,
 }
 
-/// The handler of a verb on a resource or subresource. `Err` is a 405: kube-apiserver answers
-/// it for a verb the resource does not serve; kcm-testenv also for a verb kube-apiserver serves
-/// and kcm-testenv does not implement (and says so in its log).
-fn pick(res: &ResourceInfo, verb: &str, sub: Option<&str>) -> Result<Handler, Unserved> {
+/// The handler of a verb on a resource or subresource (`item`: the path names an object).
+/// `Err` says why there is none: kube-apiserver refuses the verb as well (a 405; a 404 for an
+/// item path of a resource served only by collection verbs, as `bindings` and the reviews have
+/// no item routes; watching a resource that is only listed, `componentstatuses`, is a 405
+/// naming it), or kube-apiserver serves it and kcm-testenv does not (a resource kube-apiserver
+/// does not store, a subresource without a handler here).
+fn pick(
+    res: &ResourceInfo,
+    verb: &str,
+    sub: Option<&str>,
+    item: bool,
+) -> Result<Handler, Unserved> {
     // the CRD handler takes every verb of a custom resource (a terminating one answers its
     // creates with a 403), whatever discovery lists
     const CUSTOM: &[&str] = &[
@@ -472,6 +478,7 @@ fn pick(res: &ResourceInfo, verb: &str, sub: Option<&str>) -> Result<Handler, Un
         "update",
         "watch",
     ];
+    const ITEM_VERBS: &[&str] = &["get", "update", "patch", "delete"];
     let verbs = match sub {
         None if res.is_custom() => CUSTOM,
         None => res.verbs,
@@ -481,7 +488,14 @@ fn pick(res: &ResourceInfo, verb: &str, sub: Option<&str>) -> Result<Handler, Un
         },
     };
     if !verbs.contains(&verb) {
-        return Err(Unserved::Upstream);
+        return Err(match sub {
+            None if item && !ITEM_VERBS.iter().any(|v| verbs.contains(v)) => Unserved::NoItemRoutes,
+            None if verb == "watch" && verbs.contains(&"list") => Unserved::WatchOfList,
+            _ => Unserved::Upstream,
+        });
+    }
+    if sub.is_none() && res.storage == StorageId::NONE {
+        return Err(Unserved::Testenv);
     }
     Ok(match (verb, sub) {
         ("list", None) => Handler::List,

@@ -92,7 +92,7 @@ pub fn scale(srv: &ApiServer, t: &Target, verb: &str, ctx: &Ctx) -> ApiResult<Re
             None => scale_doc(&old),
         };
         let new_scale = match kind {
-            Some(k) => patch::apply(k, StorageId::Deployments, doc, &body)?,
+            Some(k) => patch::apply(k, StorageId::DEPLOYMENTS, doc, &body)?,
             None => body.clone(),
         };
         let replicas = meta::at(&new_scale, &["spec", "replicas"])

@@ -24,7 +24,8 @@ use sha2::{Digest as _, Sha512};
 use crate::apiserver::server::ApiServer;
 use crate::registry::custom::definition::condition_true;
 use crate::registry::meta::at;
-use crate::registry::{GROUPS, ServedResources, StorageId};
+use crate::registry::resources::is_builtin_group;
+use crate::registry::{ServedResources, StorageId};
 use crd_paths::CustomKind;
 use crd_schema::{Descriptions, kind_schema, list_schema, model_name};
 
@@ -58,7 +59,7 @@ impl Doc {
 fn crds(srv: &ApiServer) -> Vec<Value> {
     let (items, _) = srv
         .store
-        .snapshot(StorageId::CustomResourceDefinitions, "", &|_| true);
+        .snapshot(StorageId::CUSTOMRESOURCEDEFINITIONS, "", &|_| true);
     items
         .iter()
         .map(|o| o.value())
@@ -277,11 +278,7 @@ fn builtin_keys(served: &ServedResources) -> Vec<String> {
         "apis".into(),
         "version".into(),
     ];
-    for g in served
-        .groups()
-        .iter()
-        .filter(|g| GROUPS.contains(&g.name.as_str()))
-    {
+    for g in served.groups().iter().filter(|g| is_builtin_group(&g.name)) {
         keys.push(format!("apis/{}", g.name));
         keys.extend(g.versions.iter().map(|v| format!("apis/{}/{v}", g.name)));
     }
