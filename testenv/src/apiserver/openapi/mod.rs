@@ -1,16 +1,18 @@
 //! OpenAPI: `/openapi/v2` (one swagger document) and `/openapi/v3` (an index of documents,
 //! one per group version, each at `/openapi/v3/<path>?hash=<etag>`), as kube-apiserver v1.37.2
-//! publishes them: the built-in kinds' documents are upstream's own ([`upstream`], from the Go
-//! module cache, cut to what this server serves by [`filter`]), the custom resources' are built
-//! from their CRDs ([`crd_schema`], [`crd_paths`]) as the apiextensions-apiserver builds them.
+//! publishes them. The built-in kinds' documents are upstream's own when the Go module cache
+//! holds them ([`upstream`], cut to what this server serves by [`filter`]), else built from the
+//! generated definitions without descriptions ([`generated`]); the custom resources' are built
+//! from their CRDs ([`crd_schema`], [`paths`]) as the apiextensions-apiserver builds them.
 //! [`serve`] answers the requests (content negotiation, hashes, caching headers).
 //!
 //! Documents are built on the first request that needs them, never at start-up, and kept
 //! until the CRDs they depend on change.
 
-pub mod crd_paths;
 pub mod crd_schema;
 pub mod filter;
+pub mod generated;
+pub mod paths;
 pub mod serve;
 pub mod upstream;
 
@@ -22,12 +24,11 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest as _, Sha512};
 
 use crate::apiserver::server::ApiServer;
+use crate::registry::StorageId;
 use crate::registry::custom::definition::condition_true;
 use crate::registry::meta::at;
-use crate::registry::resources::is_builtin_group;
-use crate::registry::{ServedResources, StorageId};
-use crd_paths::CustomKind;
 use crd_schema::{Descriptions, kind_schema, list_schema, model_name};
+use paths::{Kind, Sub};
 
 /// A serialized document and its hash (upper-case hex SHA-512 of the bytes, as kube-openapi).
 #[derive(Debug)]
@@ -95,12 +96,12 @@ fn cached(key: String, build: impl FnOnce() -> Option<Arc<Doc>>) -> Option<Arc<D
     d
 }
 
-/// Say once that the built-in kinds have no documents without the module cache.
+/// Say once that the built-in kinds' documents are the generated ones, without descriptions.
 fn warn_without_module() {
     static ONCE: OnceLock<()> = OnceLock::new();
     ONCE.get_or_init(|| {
         tracing::warn!(
-            "kcm-testenv serves no OpenAPI documents of built-in kinds: they are read from {} in the Go module cache ($GOMODCACHE, $GOPATH/pkg/mod or ~/go/pkg/mod), which is not there (only custom resources are published)",
+            "kcm-testenv serves the built-in kinds' OpenAPI documents without descriptions: upstream's own are read from {} in the Go module cache ($GOMODCACHE, $GOPATH/pkg/mod or ~/go/pkg/mod), which is not there",
             upstream::MODULE
         );
     });
@@ -194,16 +195,54 @@ struct CustomKindOwned {
     scale: bool,
 }
 
+/// Every verb: the CRD handler serves them all.
+const CUSTOM_VERBS: &[&str] = &[
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+const SUBRESOURCE_VERBS: &[&str] = &["get", "patch", "update"];
+
 impl CustomKindOwned {
-    fn borrowed(&self) -> CustomKind<'_> {
-        CustomKind {
+    fn borrowed(&self) -> Kind<'_> {
+        let model = model_name(&self.group, &self.version, &self.kind);
+        let gvk = (
+            self.group.as_str(),
+            self.version.as_str(),
+            self.kind.as_str(),
+        );
+        let mut subresources = Vec::new();
+        if self.status {
+            subresources.push(Sub {
+                name: "status",
+                model: model.clone(),
+                gvk,
+                verbs: SUBRESOURCE_VERBS,
+            });
+        }
+        if self.scale {
+            subresources.push(Sub {
+                name: "scale",
+                model: paths::SCALE.to_string(),
+                gvk,
+                verbs: SUBRESOURCE_VERBS,
+            });
+        }
+        Kind {
             group: &self.group,
             version: &self.version,
             kind: &self.kind,
             plural: &self.plural,
             namespaced: self.namespaced,
-            status: self.status,
-            scale: self.scale,
+            list_model: model_name(&self.group, &self.version, &self.list_kind),
+            model,
+            verbs: CUSTOM_VERBS,
+            subresources,
         }
     }
 }
@@ -236,7 +275,7 @@ fn add_crd_version(
         list_schema(&k.group, &k.version, &k.kind, &k.list_kind, v2, d),
     );
     let describe = |n: &str| params.get(n).cloned();
-    paths.extend(crd_paths::paths(&k.borrowed(), v2, &describe));
+    paths.extend(paths::paths(&k.borrowed(), v2, &describe));
 }
 
 /// The v3 document of a custom resources' group version.
@@ -248,19 +287,21 @@ fn crd_v3(gv: (&str, &str), crds: &[&Value]) -> Value {
             add_crd_version(&cv, false, &mut schemas, &mut paths);
         }
     }
-    // the meta types the paths reach, from upstream's documents
+    // the meta types the paths reach: upstream's (described) where the module cache has its
+    // core document, else the generated ones
+    let mut table = generated::v3_schemas();
     if let Some(core) = upstream::v3("api/v1")
         && let Some(all) = core
             .pointer("/components/schemas")
             .and_then(Value::as_object)
     {
-        let mut table = all.clone();
-        table.extend(schemas);
-        let mut roots = BTreeSet::new();
-        filter::refs(&Value::Object(paths.clone()), &mut roots);
-        filter::prune(&mut table, "#/components/schemas/", &roots);
-        schemas = table;
+        table.extend(all.clone());
     }
+    table.extend(schemas);
+    let mut roots = BTreeSet::new();
+    filter::refs(&Value::Object(paths.clone()), &mut roots);
+    filter::prune(&mut table, "#/components/schemas/", &roots);
+    let schemas = table;
     json!({
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes CRD Swagger", "version": "v0.1.0"},
@@ -269,36 +310,26 @@ fn crd_v3(gv: (&str, &str), crds: &[&Value]) -> Value {
     })
 }
 
-/// The built-in documents' keys: `api`, `api/v1`, `apis`, `apis/<group>`, `apis/<group>/<v>`,
-/// `version`.
-fn builtin_keys(served: &ServedResources) -> Vec<String> {
-    let mut keys = vec![
-        "api".to_string(),
-        "api/v1".into(),
-        "apis".into(),
-        "version".into(),
-    ];
-    for g in served.groups().iter().filter(|g| is_builtin_group(&g.name)) {
-        keys.push(format!("apis/{}", g.name));
-        keys.extend(g.versions.iter().map(|v| format!("apis/{}/{v}", g.name)));
-    }
-    keys
-}
-
 /// Every v3 document served now, by key.
 pub fn v3_documents(srv: &ApiServer) -> BTreeMap<String, Arc<Doc>> {
     let mut out = BTreeMap::new();
-    if upstream::spec_dir().is_none() {
+    let module = upstream::spec_dir().is_some();
+    if !module {
         warn_without_module();
-    } else {
-        for key in builtin_keys(&srv.crds) {
-            let doc = cached(format!("v3 builtin {key}"), || {
-                let module = upstream::v3(&key)?;
-                filter::v3(&module, &srv.crds).map(|d| Doc::new(&d))
-            });
-            if let Some(d) = doc {
-                out.insert(key, d);
-            }
+    }
+    for key in generated::builtin_keys(&srv.crds) {
+        let doc = if module {
+            cached(format!("v3 builtin {key}"), || {
+                let doc = upstream::v3(&key)?;
+                filter::v3(&doc, &srv.crds).map(|d| Doc::new(&d))
+            })
+        } else {
+            cached(format!("v3 generated {key}"), || {
+                generated::v3(&key, &srv.crds).map(|d| Doc::new(&d))
+            })
+        };
+        if let Some(d) = doc {
+            out.insert(key, d);
         }
     }
     let crds = crds(srv);
@@ -341,10 +372,10 @@ pub fn v2_document(srv: &ApiServer) -> Arc<Doc> {
     let key = format!("v2 {}", fingerprint(&refs));
     let build = || {
         let mut doc = match upstream::swagger() {
-            Some(module) => cached_v2_base(&module, &srv.crds),
+            Some(module) => cached_v2_base(|| filter::v2(&module, &srv.crds)),
             None => {
                 warn_without_module();
-                json!({"swagger": "2.0", "info": {"title": "Kubernetes", "version": filter::INFO_VERSION}, "paths": {}, "definitions": {}})
+                cached_v2_base(|| generated::v2(&srv.crds))
             }
         };
         let mut schemas = Map::new();
@@ -365,7 +396,8 @@ pub fn v2_document(srv: &ApiServer) -> Arc<Doc> {
     cached(key, build).unwrap_or_else(|| Doc::new(&Value::Null))
 }
 
-fn cached_v2_base(module: &Value, served: &ServedResources) -> Value {
+/// The built-in part of the swagger document, built once (the built-in kinds do not change).
+fn cached_v2_base(build: impl FnOnce() -> Value) -> Value {
     static BASE: OnceLock<Value> = OnceLock::new();
-    BASE.get_or_init(|| filter::v2(module, served)).clone()
+    BASE.get_or_init(build).clone()
 }

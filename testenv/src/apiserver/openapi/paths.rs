@@ -1,22 +1,24 @@
-//! A custom resource version's paths as kube-apiserver publishes them: list (also across
-//! namespaces), create, delete collection, read, replace, delete and patch, and the `status`
-//! and `scale` subresources, with their parameters, bodies, responses, operation ids, tags,
-//! `x-kubernetes-action` and `x-kubernetes-group-version-kind`, in OpenAPI v3 or v2 form.
+//! A resource version's paths as kube-apiserver publishes them: list (also across
+//! namespaces), create, delete collection, read, replace, delete and patch, and the
+//! subresources (`status`, `scale`, the `create`-only ones such as `eviction` and `token`), each
+//! operation only where the resource serves its verb, with their parameters, bodies, responses,
+//! operation ids, tags, `x-kubernetes-action` and `x-kubernetes-group-version-kind`, in OpenAPI
+//! v3 or v2 form. Custom resources' paths are these; the built-in kinds' are when upstream's
+//! documents are not at hand ([`generated`](super::generated)).
 //!
 //! Behaviour of `buildRoute` in
 //! `staging/src/k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder/builder.go`, the
 //! operation ids and tags of `k8s.io/kube-openapi` (`util.ToValidOperationID`) and its
-//! hoisting of the parameters every operation of a path shares. Parameter descriptions are
+//! hoisting of the parameters every operation of a path shares, the route names of
+//! `staging/src/k8s.io/apiserver/pkg/endpoints/installer.go`. Parameter descriptions are
 //! upstream's own, looked up by name in its documents when the module cache has them.
 
 use serde_json::{Map, Value, json};
 
-use super::crd_schema::model_name;
-
-/// What the paths of one custom resource version need.
+/// What the paths of one resource version need.
 #[derive(Debug, Clone)]
-pub struct CustomKind<'a> {
-    /// API group.
+pub struct Kind<'a> {
+    /// API group (`""`: core).
     pub group: &'a str,
     /// Version.
     pub version: &'a str,
@@ -26,16 +28,62 @@ pub struct CustomKind<'a> {
     pub plural: &'a str,
     /// Namespaced or cluster-scoped.
     pub namespaced: bool,
-    /// Has the status subresource.
-    pub status: bool,
-    /// Has the scale subresource.
-    pub scale: bool,
+    /// The definition name of the kind (`io.k8s.api.apps.v1.Deployment`).
+    pub model: String,
+    /// The definition name of its list.
+    pub list_model: String,
+    /// The verbs the resource serves (an operation per verb served).
+    pub verbs: &'a [&'a str],
+    /// Its subresources.
+    pub subresources: Vec<Sub<'a>>,
+}
+
+/// A subresource of a [`Kind`].
+#[derive(Debug, Clone)]
+pub struct Sub<'a> {
+    /// `status`, `scale`, `eviction`, …
+    pub name: &'a str,
+    /// The definition name of its body.
+    pub model: String,
+    /// The group, version and kind its operations name.
+    pub gvk: (&'a str, &'a str, &'a str),
+    /// Its verbs (`get`, `update`, `patch`: read, replace, patch; `create`: a POST).
+    pub verbs: &'a [&'a str],
+}
+
+/// The tag and operation-id part of a group (`GetOperationIDAndTags` of
+/// `staging/src/k8s.io/apiserver/pkg/endpoints/openapi/openapi.go`): `core` for the core group,
+/// `.k8s.io` trimmed (`rbacAuthorization`, `RbacAuthorization`).
+pub fn group_part(group: &str) -> (String, String) {
+    let g = if group.is_empty() { "core" } else { group };
+    let g = g.strip_suffix(".k8s.io").unwrap_or(g);
+    (operation_id_part(g, false), operation_id_part(g, true))
+}
+
+/// The tag and operation-id part of a group version: `apps_v1` and `AppsV1`, `core_v1` and
+/// `CoreV1` for the core group.
+pub fn group_version(group: &str, version: &str) -> (String, String) {
+    let (tag, id) = group_part(group);
+    (
+        format!("{tag}_{}", operation_id_part(version, false)),
+        format!("{id}{}", operation_id_part(version, true)),
+    )
+}
+
+/// The root of a group version's paths: `/api/v1`, `/apis/apps/v1`.
+pub fn root(group: &str, version: &str) -> String {
+    if group.is_empty() {
+        format!("/api/{version}")
+    } else {
+        format!("/apis/{group}/{version}")
+    }
 }
 
 const STATUS: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.Status";
 const PATCH: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.Patch";
 const DELETE_OPTIONS: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions";
-const SCALE: &str = "io.k8s.api.autoscaling.v1.Scale";
+/// The definition of the `scale` subresource's body.
+pub const SCALE: &str = "io.k8s.api.autoscaling.v1.Scale";
 
 const LIST_OPTIONS: &[&str] = &[
     "allowWatchBookmarks",
@@ -101,7 +149,7 @@ fn article(kind: &str) -> &'static str {
 }
 
 /// One operation before rendering.
-struct Op {
+struct Op<'a> {
     method: &'static str,
     action: &'static str,
     id: String,
@@ -110,11 +158,13 @@ struct Op {
     body: Option<(String, bool)>,
     patch_body: bool,
     responses: Vec<(&'static str, &'static str, Option<String>)>,
+    /// The group, version and kind it names (the resource's when `None`).
+    gvk: Option<(&'a str, &'a str, &'a str)>,
 }
 
 struct Renderer<'a, 'b> {
     v2: bool,
-    kind: &'a CustomKind<'b>,
+    kind: &'a Kind<'b>,
     describe: &'a dyn Fn(&str) -> Option<String>,
 }
 
@@ -150,10 +200,10 @@ impl Renderer<'_, '_> {
         p
     }
 
-    fn operation(&self, op: &Op, params: &[&str]) -> Value {
+    fn operation(&self, op: &Op<'_>, params: &[&str]) -> Value {
         let k = self.kind;
         let mut o = json!({
-            "tags": [format!("{}_{}", operation_id_part(k.group, false), k.version)],
+            "tags": [group_version(k.group, k.version).0],
             "description": op.description,
             "operationId": op.id,
         });
@@ -207,13 +257,14 @@ impl Renderer<'_, '_> {
         }
         o["responses"] = Value::Object(responses);
         o["x-kubernetes-action"] = json!(op.action);
+        let (group, version, kind) = op.gvk.unwrap_or((k.group, k.version, k.kind));
         o["x-kubernetes-group-version-kind"] =
-            json!({"group": k.group, "version": k.version, "kind": k.kind});
+            json!({"group": group, "version": version, "kind": kind});
         o
     }
 
     /// A path item: parameters every operation shares hoisted to the path, with the path's own.
-    fn path_item(&self, ops: &[Op], path_params: &[&str]) -> Value {
+    fn path_item(&self, ops: &[Op<'_>], path_params: &[&str]) -> Value {
         let shared: Vec<&'static str> = ops
             .first()
             .map(|first| {
@@ -255,9 +306,9 @@ impl Renderer<'_, '_> {
     }
 }
 
-/// The paths of a custom resource version; `describe` gives a query parameter's description.
+/// The paths of a resource version; `describe` gives a query parameter's description.
 pub fn paths(
-    k: &CustomKind<'_>,
+    k: &Kind<'_>,
     v2: bool,
     describe: &dyn Fn(&str) -> Option<String>,
 ) -> Map<String, Value> {
@@ -266,23 +317,16 @@ pub fn paths(
         kind: k,
         describe,
     };
-    let gv = format!(
-        "{}{}",
-        operation_id_part(k.group, true),
-        operation_id_part(k.version, true)
-    );
+    let gv = group_version(k.group, k.version).1;
+    let serves = |verb: &str| k.verbs.contains(&verb);
     let scope = if k.namespaced { "Namespaced" } else { "" };
-    let kind_model = model_name(k.group, k.version, k.kind);
-    let list_model = model_name(k.group, k.version, &format!("{}List", k.kind));
     let ok = |t: &str| ("200", "OK", Some(t.to_string()));
     let unauthorized = || ("401", "Unauthorized", None);
+    let base = root(k.group, k.version);
     let root = if k.namespaced {
-        format!(
-            "/apis/{}/{}/namespaces/{{namespace}}/{}",
-            k.group, k.version, k.plural
-        )
+        format!("{base}/namespaces/{{namespace}}/{}", k.plural)
     } else {
-        format!("/apis/{}/{}/{}", k.group, k.version, k.plural)
+        format!("{base}/{}", k.plural)
     };
     let ns_params: &[&str] = if k.namespaced { &["namespace"] } else { &[] };
     let item_params: &[&str] = if k.namespaced {
@@ -299,31 +343,37 @@ pub fn paths(
         params: LIST_OPTIONS.to_vec(),
         body: None,
         patch_body: false,
-        responses: vec![ok(&list_model), unauthorized()],
+        responses: vec![ok(&k.list_model), unauthorized()],
+        gvk: None,
     };
-    if k.namespaced {
-        let all = format!("/apis/{}/{}/{}", k.group, k.version, k.plural);
+    if k.namespaced && serves("list") {
         let op = list(format!("list{gv}{}ForAllNamespaces", k.kind));
-        out.insert(all, r.path_item(&[op], &[]));
+        out.insert(format!("{base}/{}", k.plural), r.path_item(&[op], &[]));
     }
-    let collection = [
-        list(format!("list{gv}{scope}{}", k.kind)),
-        Op {
+    let mut collection = Vec::new();
+    if serves("list") {
+        collection.push(list(format!("list{gv}{scope}{}", k.kind)));
+    }
+    if serves("create") {
+        collection.push(Op {
             method: "post",
             action: "post",
             id: format!("create{gv}{scope}{}", k.kind),
             description: format!("create {} {}", article(k.kind), k.kind),
             params: WRITE_OPTIONS.to_vec(),
-            body: Some((kind_model.clone(), true)),
+            body: Some((k.model.clone(), true)),
             patch_body: false,
             responses: vec![
-                ok(&kind_model),
-                ("201", "Created", Some(kind_model.clone())),
-                ("202", "Accepted", Some(kind_model.clone())),
+                ok(&k.model),
+                ("201", "Created", Some(k.model.clone())),
+                ("202", "Accepted", Some(k.model.clone())),
                 unauthorized(),
             ],
-        },
-        Op {
+            gvk: None,
+        });
+    }
+    if serves("deletecollection") {
+        collection.push(Op {
             method: "delete",
             action: "deletecollection",
             id: format!("delete{gv}Collection{scope}{}", k.kind),
@@ -332,10 +382,14 @@ pub fn paths(
             body: None,
             patch_body: false,
             responses: vec![ok(STATUS), unauthorized()],
-        },
-    ];
-    out.insert(root.clone(), r.path_item(&collection, ns_params));
-    let item_ops = |sub: &str, sample: &str, with_delete: bool| -> Vec<Op> {
+            gvk: None,
+        });
+    }
+    if !collection.is_empty() {
+        out.insert(root.clone(), r.path_item(&collection, ns_params));
+    }
+    // the operations on an object (`sub` empty) or one of its subresources
+    let item_ops = |sub: &str, sample: &str, verbs: &[&str], gvk| -> Vec<Op<'_>> {
         let title = match sub {
             "" => String::new(),
             s => operation_id_part(s, true),
@@ -344,8 +398,27 @@ pub fn paths(
             "" => String::new(),
             s => format!(" {s} of"),
         };
-        let mut ops = vec![
-            Op {
+        let mut ops = Vec::new();
+        if !sub.is_empty() && verbs.contains(&"create") {
+            ops.push(Op {
+                method: "post",
+                action: "post",
+                id: format!("create{gv}{scope}{}{title}", k.kind),
+                description: format!("create {sub} of {} {}", article(k.kind), k.kind),
+                params: WRITE_OPTIONS.to_vec(),
+                body: Some((sample.to_string(), true)),
+                patch_body: false,
+                responses: vec![
+                    ok(sample),
+                    ("201", "Created", Some(sample.to_string())),
+                    ("202", "Accepted", Some(sample.to_string())),
+                    unauthorized(),
+                ],
+                gvk,
+            });
+        }
+        if verbs.contains(&"get") {
+            ops.push(Op {
                 method: "get",
                 action: "get",
                 id: format!("read{gv}{scope}{}{title}", k.kind),
@@ -354,8 +427,11 @@ pub fn paths(
                 body: None,
                 patch_body: false,
                 responses: vec![ok(sample), unauthorized()],
-            },
-            Op {
+                gvk,
+            });
+        }
+        if verbs.contains(&"update") {
+            ops.push(Op {
                 method: "put",
                 action: "put",
                 id: format!("replace{gv}{scope}{}{title}", k.kind),
@@ -368,9 +444,10 @@ pub fn paths(
                     ("201", "Created", Some(sample.to_string())),
                     unauthorized(),
                 ],
-            },
-        ];
-        if with_delete {
+                gvk,
+            });
+        }
+        if sub.is_empty() && verbs.contains(&"delete") {
             ops.push(Op {
                 method: "delete",
                 action: "delete",
@@ -384,143 +461,39 @@ pub fn paths(
                     ("202", "Accepted", Some(STATUS.to_string())),
                     unauthorized(),
                 ],
+                gvk,
             });
         }
-        ops.push(Op {
-            method: "patch",
-            action: "patch",
-            id: format!("patch{gv}{scope}{}{title}", k.kind),
-            description: format!("partially update{of} the specified {}", k.kind),
-            params: PATCH_OPTIONS.to_vec(),
-            body: Some((PATCH.to_string(), true)),
-            patch_body: true,
-            responses: vec![ok(sample), unauthorized()],
-        });
+        if verbs.contains(&"patch") {
+            ops.push(Op {
+                method: "patch",
+                action: "patch",
+                id: format!("patch{gv}{scope}{}{title}", k.kind),
+                description: format!("partially update{of} the specified {}", k.kind),
+                params: PATCH_OPTIONS.to_vec(),
+                body: Some((PATCH.to_string(), true)),
+                patch_body: true,
+                responses: vec![ok(sample), unauthorized()],
+                gvk,
+            });
+        }
         ops
     };
-    out.insert(
-        format!("{root}/{{name}}"),
-        r.path_item(&item_ops("", &kind_model, true), item_params),
-    );
-    if k.status {
-        out.insert(
-            format!("{root}/{{name}}/status"),
-            r.path_item(&item_ops("status", &kind_model, false), item_params),
-        );
+    let ops = item_ops("", &k.model, k.verbs, None);
+    if !ops.is_empty() {
+        out.insert(format!("{root}/{{name}}"), r.path_item(&ops, item_params));
     }
-    if k.scale {
-        out.insert(
-            format!("{root}/{{name}}/scale"),
-            r.path_item(&item_ops("scale", SCALE, false), item_params),
-        );
+    for s in &k.subresources {
+        let ops = item_ops(s.name, &s.model, s.verbs, Some(s.gvk));
+        if !ops.is_empty() {
+            out.insert(
+                format!("{root}/{{name}}/{}", s.name),
+                r.path_item(&ops, item_params),
+            );
+        }
     }
     out
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn widget() -> CustomKind<'static> {
-        CustomKind {
-            group: "probe.example.com",
-            version: "v1",
-            kind: "Widget",
-            plural: "widgets",
-            namespaced: true,
-            status: true,
-            scale: true,
-        }
-    }
-
-    #[test]
-    fn operation_ids() {
-        assert_eq!(
-            operation_id_part("probe.example.com", true),
-            "ProbeExampleCom"
-        );
-        assert_eq!(
-            operation_id_part("probe.example.com", false),
-            "probeExampleCom"
-        );
-        assert_eq!(operation_id_part("kcm-rs.io", true), "KcmRsIo");
-        assert_eq!(operation_id_part("v1beta1", true), "V1beta1");
-    }
-
-    #[test]
-    fn v3_paths_of_a_namespaced_kind() {
-        let p = paths(&widget(), false, &|_| None);
-        let keys: Vec<&String> = p.keys().collect();
-        assert_eq!(
-            keys,
-            [
-                "/apis/probe.example.com/v1/namespaces/{namespace}/widgets",
-                "/apis/probe.example.com/v1/namespaces/{namespace}/widgets/{name}",
-                "/apis/probe.example.com/v1/namespaces/{namespace}/widgets/{name}/scale",
-                "/apis/probe.example.com/v1/namespaces/{namespace}/widgets/{name}/status",
-                "/apis/probe.example.com/v1/widgets",
-            ]
-        );
-        let item = &p["/apis/probe.example.com/v1/namespaces/{namespace}/widgets/{name}"];
-        let names = |v: &Value| -> Vec<String> {
-            v.as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|p| p["name"].as_str().map(str::to_string))
-                .collect()
-        };
-        assert_eq!(names(&item["parameters"]), ["name", "namespace", "pretty"]);
-        assert_eq!(
-            item["patch"]["operationId"],
-            "patchProbeExampleComV1NamespacedWidget"
-        );
-        assert_eq!(
-            names(&item["patch"]["parameters"]),
-            ["dryRun", "fieldManager", "fieldValidation", "force"]
-        );
-        assert_eq!(item["patch"]["tags"], json!(["probeExampleCom_v1"]));
-        assert_eq!(item["delete"]["description"], "delete a Widget");
-        let all = &p["/apis/probe.example.com/v1/widgets"];
-        assert_eq!(
-            all["get"]["operationId"],
-            "listProbeExampleComV1WidgetForAllNamespaces"
-        );
-        assert!(all["get"].get("parameters").is_none());
-        assert_eq!(names(&all["parameters"]).len(), 12);
-        let col = &p["/apis/probe.example.com/v1/namespaces/{namespace}/widgets"];
-        assert_eq!(
-            col["delete"]["operationId"],
-            "deleteProbeExampleComV1CollectionNamespacedWidget"
-        );
-        assert_eq!(
-            col["get"]["responses"]["200"]["content"]["application/json"]["schema"]["$ref"],
-            "#/components/schemas/com.example.probe.v1.WidgetList"
-        );
-        let scale = &p["/apis/probe.example.com/v1/namespaces/{namespace}/widgets/{name}/scale"];
-        assert_eq!(
-            scale["get"]["description"],
-            "read scale of the specified Widget"
-        );
-        assert_eq!(
-            scale["put"]["operationId"],
-            "replaceProbeExampleComV1NamespacedWidgetScale"
-        );
-    }
-
-    #[test]
-    fn v2_paths_have_bodies_as_parameters() {
-        let mut k = widget();
-        k.namespaced = false;
-        k.kind = "Apple";
-        let p = paths(&k, true, &|n| (n == "pretty").then(|| "pretty".to_string()));
-        let col = &p["/apis/probe.example.com/v1/widgets"];
-        assert_eq!(col["post"]["description"], "create an Apple");
-        assert_eq!(col["post"]["parameters"][0]["in"], "body");
-        assert_eq!(col["post"]["schemes"], json!(["https"]));
-        assert_eq!(col["parameters"][0]["description"], "pretty");
-        assert_eq!(
-            col["post"]["responses"]["201"]["schema"]["$ref"],
-            "#/definitions/com.example.probe.v1.Apple"
-        );
-    }
-}
+mod tests;
