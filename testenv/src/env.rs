@@ -104,6 +104,7 @@ pub struct TestEnv {
     url: String,
     kubeconfig: PathBuf,
     owns_kubeconfig: bool,
+    config: kube::Config,
     client: kube::Client,
     task: Option<JoinHandle<()>>,
 }
@@ -181,7 +182,8 @@ impl TestEnv {
         let uri: http::Uri = url
             .parse()
             .map_err(|e| TestEnvError::Client(format!("{e}")))?;
-        let client = kube::Client::try_from(kube::Config::new(uri))
+        let config = kube::Config::new(uri);
+        let client = kube::Client::try_from(config.clone())
             .map_err(|e| TestEnvError::Client(e.to_string()))?;
         let task = tokio::spawn(dispatch::serve(srv.clone(), listener));
         Ok(TestEnv {
@@ -189,6 +191,7 @@ impl TestEnv {
             url,
             kubeconfig,
             owns_kubeconfig,
+            config,
             client,
             task: Some(task),
         })
@@ -207,6 +210,30 @@ impl TestEnv {
     /// A ready kube client (cheap to clone).
     pub fn client(&self) -> kube::Client {
         self.client.clone()
+    }
+
+    /// The client configuration of this server (plain HTTP, no credentials, namespace
+    /// `default`), for building clients of your own: another timeout, a user agent, a default
+    /// namespace, or [`kube::Client::try_from`] in a library that takes a `Config`.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use k8s_openapi::api::coordination::v1::Lease;
+    /// use kcm_testenv::{TestEnv, TestEnvConfig};
+    ///
+    /// let env = TestEnv::start(TestEnvConfig::default()).await?;
+    /// let mut config = env.config();
+    /// config.default_namespace = "kube-system".to_string();
+    /// let client = kube::Client::try_from(config)?;
+    /// let leases: kube::Api<Lease> = kube::Api::default_namespaced(client);
+    /// assert!(leases.list(&Default::default()).await?.items.is_empty());
+    /// env.shutdown().await;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn config(&self) -> kube::Config {
+        self.config.clone()
     }
 
     /// The kubeconfig file (context `kcm-testenv`, no auth).

@@ -9,6 +9,7 @@ use http::{HeaderValue, Response, StatusCode, header};
 use http_body_util::{BodyExt, Full, combinators::UnsyncBoxBody};
 use serde_json::Value;
 
+use super::negotiate::Negotiated;
 use crate::registry::api_status::{ApiError, ApiResult};
 use crate::registry::{ResourceInfo, view};
 use crate::storage::ObjRef;
@@ -27,6 +28,11 @@ pub struct Ctx {
     pub content_type: String,
     /// Request body.
     pub body: Bytes,
+    /// The negotiated answer: media type and conversion (`as=Table`,
+    /// `as=PartialObjectMetadata`, …) of the `Accept` header.
+    pub output: Negotiated,
+    /// `If-None-Match` header.
+    pub if_none_match: String,
 }
 
 impl Ctx {
@@ -36,7 +42,7 @@ impl Ctx {
     }
     /// Whether the client asked for a Table.
     pub fn wants_table(&self) -> bool {
-        self.accept.contains("as=Table")
+        self.output.converts_to("Table")
     }
     /// `dryRun=All`.
     pub fn dry_run(&self) -> bool {
