@@ -1,4 +1,4 @@
-//! Behaviour beyond the spec §12 list: binding, nodes, server-side apply rejection,
+//! Behaviour beyond the spec checks (`spec_*.rs`): binding, nodes, server-side apply rejection,
 //! dry run, deletecollection, Tables, metrics, HTTP errors, fault knobs.
 
 mod common;

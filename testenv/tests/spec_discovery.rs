@@ -1,4 +1,5 @@
-//! Spec §12 checks 1–6: URL layout and discovery (apiserver.md §1), over real HTTP.
+//! Spec checks 1–6 (README.md, "Agreement with kube-apiserver v1.37.2"): URL layout and
+//! discovery, over real HTTP.
 //! They run on an embedded TestEnv, or on a real kube-apiserver with `KCM_SPEC_SERVER` (see
 //! testenv/README.md, "Agreement with kube-apiserver v1.37.2").
 

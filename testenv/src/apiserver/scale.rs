@@ -1,4 +1,5 @@
-//! The `/scale` subresource (autoscaling/v1 Scale, spec §2.4) and `pods/binding`.
+//! The `/scale` subresource (autoscaling/v1 Scale: `pkg/registry/apps/deployment/storage/storage.go`,
+//! `ScaleREST`) and `pods/binding`.
 
 use http::Response;
 use serde_json::{Value, json};

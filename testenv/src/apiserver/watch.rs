@@ -1,4 +1,5 @@
-//! Watch: newline-delimited JSON events over a chunked response (spec §6).
+//! Watch: newline-delimited JSON events over a chunked response
+//! (`staging/src/k8s.io/apiserver/pkg/endpoints/handlers/watch.go`, `serveWatchHandler`).
 //!
 //! Each watcher runs as a task reading the shared history from its last delivered
 //! revision; event lines are serialized once per event and shared (`Bytes`). A watcher

@@ -1,4 +1,5 @@
-//! The metav1 `Status` error shapes of kube-apiserver (spec §3.4).
+//! The metav1 `Status` error shapes of kube-apiserver
+//! (`staging/src/k8s.io/apimachinery/pkg/api/errors/errors.go`).
 
 use serde_json::{Value, json};
 

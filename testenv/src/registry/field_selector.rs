@@ -1,5 +1,5 @@
-//! Field selectors (`k=v`, `k==v`, `k!=v`) with the per-kind field labels of spec §5
-//! (upstream: each kind's `GetAttrs` / `ToSelectableFields` in its registry strategy).
+//! Field selectors (`k=v`, `k==v`, `k!=v`) with the per-kind field labels
+//! (`staging/src/k8s.io/apimachinery/pkg/fields/selector.go`; each kind's `GetAttrs` / `ToSelectableFields` in its registry strategy).
 //!
 //! Label selectors are `kcm_store::Selector`, the apimachinery `labels.Parse` port.
 

@@ -34,6 +34,7 @@ pub mod kind_strategy;
 pub mod meta;
 pub mod patch;
 pub mod quantity;
+mod resource_info;
 pub mod resources;
 pub mod schema;
 pub mod strategy;

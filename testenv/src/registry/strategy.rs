@@ -1,5 +1,6 @@
 //! Per-kind registry strategies: decoding, create/update preparation, status separation
-//! (spec §2.3) and generation (spec §2.2).
+//! and generation (each kind's `pkg/registry/<group>/<kind>/strategy.go`, `PrepareForCreate`,
+//! `PrepareForUpdate`).
 
 use k8s_openapi::api::{apps::v1 as apps, coordination::v1 as coord, core::v1 as core};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;

@@ -1,4 +1,4 @@
-//! Server-side Table rendering for `kubectl get` (spec §9.3; upstream
+//! Server-side Table rendering for `kubectl get` (upstream
 //! `pkg/printers/internalversion/printers.go` and `apimachinery/pkg/util/duration`).
 
 mod cells;

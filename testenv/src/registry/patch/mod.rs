@@ -1,5 +1,5 @@
 //! PATCH: JSON merge patch (RFC 7386), JSON patch (RFC 6902) and strategic merge patch
-//! (spec §8). The patched document then goes through the normal update path.
+//! (`staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go`). The patched document then goes through the normal update path.
 
 pub mod strategic;
 

@@ -7,6 +7,23 @@ use super::catalog::Catalog;
 use super::go_field::{GoField, go_field};
 use super::model::{ListType, MapType, Schema, Type};
 
+/// Where navigation starts: the catalog's definitions as [`Node`]s (here, beside [`Node`], so
+/// that the catalog itself knows nothing of navigation).
+impl Catalog {
+    /// A definition as a [`Node`] to navigate from.
+    pub fn definition(&self, name: &str) -> Option<Node<'_>> {
+        let (name, schema) = self.entry(name)?;
+        Some(Node::new_named(self, schema, name))
+    }
+
+    /// The definition of a kind (`("apps", "v1", "Deployment")`), by its
+    /// `x-kubernetes-group-version-kind`.
+    pub fn kind(&self, group: &str, version: &str, kind: &str) -> Option<Node<'_>> {
+        let name = self.kind_definition(group, version, kind)?;
+        self.definition(name)
+    }
+}
+
 /// The definition name of upstream's `resource.Quantity`.
 pub const QUANTITY: &str = "io.k8s.apimachinery.pkg.api.resource.Quantity";
 

@@ -1,4 +1,4 @@
-//! Validation (spec §3.2; upstream `apps/validation`, `core/validation`,
+//! Validation (upstream `apps/validation`, `core/validation`,
 //! `apimachinery/pkg/api/validation`): object metadata and the kind-specific rules, with
 //! upstream's field paths, error types and texts.
 
