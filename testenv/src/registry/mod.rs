@@ -9,6 +9,8 @@
 //!   view of core Events; [`field_selector`]: the field labels each kind serves.
 //! - [`custom`]: custom resources (CRD validation, served versions, schema pruning,
 //!   defaulting and validation); [`view`]: objects as seen through the requested resource.
+//! - [`apply`]: server-side apply and field ownership (structured-merge-diff and the field
+//!   manager).
 //! - [`api_status`]: errors as metav1 `Status` objects with upstream's reasons and texts;
 //!   [`meta`]: object metadata accessors.
 //!
@@ -16,6 +18,7 @@
 //! [`apiserver`](crate::apiserver).
 
 pub mod api_status;
+pub mod apply;
 pub mod custom;
 pub mod defaults;
 pub mod events_v1;
