@@ -41,3 +41,9 @@ mod test_types;
 pub use field_manager::{ApplyError, FieldManager};
 pub use schema::{TypeResolver, TypedSchema};
 pub use set::Set;
+#[cfg(test)]
+mod field_manager_cases;
+#[cfg(test)]
+mod updater_cases;
+#[cfg(test)]
+mod updater_cases_owners;
