@@ -20,8 +20,8 @@ use super::http::{
 use super::routes::{self, Route, Target};
 use super::server::ApiServer;
 use super::{
-    audit, crd_controller, delete, discovery, handlers, list, metrics, protobuf, scale, table,
-    watch,
+    apply, audit, crd_controller, delete, discovery, handlers, list, metrics, protobuf, scale,
+    table, watch,
 };
 use crate::registry::StorageId;
 use crate::registry::api_status::{ApiError, ApiResult};
@@ -159,6 +159,7 @@ impl ApiServer {
             accept,
             content_type,
             body,
+            user_agent: user_agent.clone(),
         };
         let metric_res = if resource.is_empty() { "" } else { resource };
         let resp = self.clone().route(&method, route, verb, ctx).await;
@@ -305,6 +306,9 @@ impl ApiServer {
             ("get", None) => handlers::get(&self, &t, &ctx),
             ("create", None) => handlers::create(&self, &t, &ctx),
             ("update", None | Some("status" | "finalize")) => handlers::update(&self, &t, &ctx),
+            ("patch", None | Some("status")) if apply::is_apply(&ctx) => {
+                apply::patch(&self, &t, &ctx)
+            }
             ("patch", None | Some("status")) => handlers::patch(&self, &t, &ctx),
             ("delete", None) => delete::delete(&self, &t, &ctx),
             ("deletecollection", None) => delete::delete_collection(&self, &t, &ctx),

@@ -1,5 +1,6 @@
 //! Item and collection handlers: get, create, update (main resource and `status` /
-//! `finalize`), patch, and the shared update path every write goes through.
+//! `finalize`), patch, and the shared update path every write goes through. Creates, updates
+//! and patches are tracked in `metadata.managedFields` (server-side apply is `apply.rs`).
 
 use std::sync::Arc;
 
@@ -11,8 +12,10 @@ use super::routes::Target;
 use super::server::ApiServer;
 use super::table;
 use crate::registry::api_status::{ApiError, ApiResult, FieldError, go_quote};
+use crate::registry::apply::endpoint::{Writer, track};
 use crate::registry::events_v1;
 use crate::registry::meta::{self, meta_mut};
+use crate::registry::patch::options::WriteKind;
 use crate::registry::view::view_value;
 use crate::registry::{
     self, ResourceInfo, StorageId, custom, defaults, patch, strategy, validation,
@@ -32,7 +35,11 @@ pub fn decode_checked(res: &ResourceInfo, v: Value, ctx: &Ctx) -> ApiResult<(Val
 
 /// `decode_checked` for a patched object: with `fieldValidation=Strict` unknown fields are a
 /// 422 on the field `patch` whose value is the patched object, as upstream's patch handler.
-fn decode_patched(res: &ResourceInfo, v: Value, ctx: &Ctx) -> ApiResult<(Value, Vec<String>)> {
+pub(super) fn decode_patched(
+    res: &ResourceInfo,
+    v: Value,
+    ctx: &Ctx,
+) -> ApiResult<(Value, Vec<String>)> {
     decode_with(res, v, ctx, true)
 }
 
@@ -101,7 +108,7 @@ fn decode_with(
     }
 }
 
-fn url_ns(t: &Target) -> &str {
+pub(super) fn url_ns(t: &Target) -> &str {
     if t.res.namespaced {
         t.namespace.as_deref().unwrap_or("")
     } else {
@@ -109,12 +116,12 @@ fn url_ns(t: &Target) -> &str {
     }
 }
 
-fn url_name(t: &Target) -> &str {
+pub(super) fn url_name(t: &Target) -> &str {
     t.name.as_deref().unwrap_or("")
 }
 
 /// Fill the namespace from the URL; 400 when the body names another one.
-fn set_namespace(t: &Target, obj: &mut Value) -> ApiResult<()> {
+pub(super) fn set_namespace(t: &Target, obj: &mut Value) -> ApiResult<()> {
     let ns = url_ns(t).to_string();
     let m = meta_mut(obj);
     if !t.res.namespaced {
@@ -163,8 +170,13 @@ fn admit_namespace(txn: &Txn<'_>, res: &ResourceInfo, ns: &str, name: &str) -> A
     }
 }
 
-/// Prepare a decoded body for create: system metadata, strategy, defaults, validation.
-fn prepare_create(t: &Target, obj: &mut Value) -> ApiResult<()> {
+/// Prepare a decoded body for create: system metadata, defaults, managedFields (when a
+/// `writer` is given; an apply tracked them already), strategy, validation.
+pub(super) fn prepare_create(
+    t: &Target,
+    obj: &mut Value,
+    writer: Option<&Writer>,
+) -> ApiResult<()> {
     set_namespace(t, obj)?;
     let id = t.res.storage;
     let m = meta_mut(obj);
@@ -212,6 +224,7 @@ fn prepare_create(t: &Target, obj: &mut Value) -> ApiResult<()> {
             ));
         }
         // decoding defaulted it already
+        track_create(t, obj, writer);
         custom::strategy::prepare_for_create(cv, obj);
         let errs = custom::strategy::validate_object(t.res, cv, obj, None, None);
         if !errs.is_empty() {
@@ -222,6 +235,7 @@ fn prepare_create(t: &Target, obj: &mut Value) -> ApiResult<()> {
     }
     // defaulting happens at decode time upstream, before the strategy (QoS sees defaults)
     defaults::apply(id, obj);
+    track_create(t, obj, writer);
     strategy::prepare_for_create(id, obj);
     let errs = validation::validate(id, obj, None, None);
     if !errs.is_empty() {
@@ -230,8 +244,22 @@ fn prepare_create(t: &Target, obj: &mut Value) -> ApiResult<()> {
     Ok(())
 }
 
+/// Set managedFields for a create: defaulted, before the strategy, as upstream's create
+/// handler runs the field manager on the decoded object.
+fn track_create(t: &Target, obj: &mut Value, writer: Option<&Writer>) {
+    if let Some(w) = writer {
+        let new = std::mem::take(obj);
+        *obj = track(t.res, t.sub.as_deref(), &json!({}), new, w);
+    }
+}
+
 /// Store a prepared object under the write lock (admission, name clashes, generateName retries).
-fn create_in_txn(txn: &mut Txn<'_>, t: &Target, mut obj: Value, dry: bool) -> ApiResult<ObjRef> {
+pub(super) fn create_in_txn(
+    txn: &mut Txn<'_>,
+    t: &Target,
+    mut obj: Value,
+    dry: bool,
+) -> ApiResult<ObjRef> {
     let id = t.res.storage;
     let ns = meta::namespace_of(&obj).to_string();
     let gen_name = meta::meta_str(&obj, "generateName").to_string();
@@ -275,22 +303,39 @@ fn create_in_txn(txn: &mut Txn<'_>, t: &Target, mut obj: Value, dry: bool) -> Ap
 
 /// POST on a collection.
 pub fn create(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body>> {
+    ctx.check_write_options(WriteKind::Create)?;
     let (mut obj, warnings) = decode_checked(t.res, parse_body(ctx)?, ctx)?;
-    prepare_create(t, &mut obj)?;
+    prepare_create(t, &mut obj, Some(&ctx.writer()))?;
     let dry = ctx.dry_run();
     let stored = srv.store.write(|txn| create_in_txn(txn, t, obj, dry))?;
     Ok(with_warnings(obj_response(t.res, 201, &stored), &warnings))
 }
 
 /// The update path shared by PUT, PATCH, `/status`, `/scale` and `/finalize`: strategy,
-/// defaults, validation, no-op detection, finalizer-driven deletion.
+/// defaults, validation, no-op detection, finalizer-driven deletion. `managedFields` are
+/// left as `new` has them (see [`update_in_txn_as`]).
 pub fn update_in_txn(
+    txn: &mut Txn<'_>,
+    res: &ResourceInfo,
+    sub: Option<&str>,
+    old: &ObjRef,
+    new: Value,
+    dry: bool,
+) -> ApiResult<ObjRef> {
+    update_in_txn_as(txn, res, sub, old, new, dry, None)
+}
+
+/// [`update_in_txn`], with the write tracked in `metadata.managedFields` as `writer`'s
+/// (after defaulting, before the strategy, as upstream's update handler runs the field
+/// manager).
+pub fn update_in_txn_as(
     txn: &mut Txn<'_>,
     res: &ResourceInfo,
     sub: Option<&str>,
     old: &ObjRef,
     mut new: Value,
     dry: bool,
+    writer: Option<&Writer>,
 ) -> ApiResult<ObjRef> {
     let id = res.storage;
     let old_v = old.value();
@@ -298,6 +343,9 @@ pub fn update_in_txn(
     if let Some(cv) = res.custom {
         // the strategy sees both in the request's version; storage gets the storage version
         let old_view = view_value(res, &old_v);
+        if let Some(w) = writer {
+            new = track(res, sub, &old_view, new, w);
+        }
         custom::strategy::prepare_for_update(cv, sub, &old_view, &mut new);
         let errs = custom::strategy::validate_object(res, cv, &new, Some(&old_view), sub);
         if !errs.is_empty() {
@@ -306,6 +354,9 @@ pub fn update_in_txn(
         custom::strategy::to_storage_version(res, cv, &mut new);
     } else {
         defaults::apply(id, &mut new);
+        if let Some(w) = writer {
+            new = track(res, sub, &view_value(res, &old_v), new, w);
+        }
         strategy::prepare_for_update(id, sub, &old_v, &mut new);
         let errs = validation::validate(id, &new, Some(&old_v), sub);
         if !errs.is_empty() {
@@ -376,6 +427,8 @@ pub fn check_preconditions(
 
 /// PUT on an item, `status` or `finalize`.
 pub fn update(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body>> {
+    ctx.check_write_options(WriteKind::Update)?;
+    let writer = ctx.writer();
     let (mut new, warnings) = decode_checked(t.res, parse_body(ctx)?, ctx)?;
     let name = url_name(t).to_string();
     let body_name = meta::name_of(&new).to_string();
@@ -392,7 +445,7 @@ pub fn update(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body
         let Some(old) = txn.get(t.res.storage, &key) else {
             if sub.is_none() && strategy::allow_create_on_update(t.res.storage) {
                 let mut obj = new;
-                prepare_create(t, &mut obj)?;
+                prepare_create(t, &mut obj, Some(&writer))?;
                 return Ok((create_in_txn(txn, t, obj, dry)?, 201));
             }
             return Err(ApiError::not_found(t.res, &name));
@@ -403,7 +456,8 @@ pub fn update(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body
             &new,
             !strategy::allow_unconditional_update(t.res.storage),
         )?;
-        Ok((update_in_txn(txn, t.res, sub, &old, new, dry)?, 200))
+        let updated = update_in_txn_as(txn, t.res, sub, &old, new, dry, Some(&writer))?;
+        Ok((updated, 200))
     })?;
     Ok(with_warnings(obj_response(t.res, code, &obj), &warnings))
 }
@@ -411,9 +465,8 @@ pub fn update(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body
 /// PATCH on an item or its `status`.
 pub fn patch(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body>> {
     let kind = patch::PatchKind::from_content_type(&ctx.content_type)?;
-    if kind == patch::PatchKind::Apply {
-        return Err(patch::apply_unsupported());
-    }
+    ctx.check_write_options(WriteKind::Patch(kind == patch::PatchKind::Apply))?;
+    let writer = ctx.writer();
     if kind == patch::PatchKind::Strategic && t.res.is_custom() {
         return Err(patch::strategic_unsupported());
     }
@@ -431,31 +484,38 @@ pub fn patch(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body>
         let patched = patch::apply(kind, t.res.storage, doc, &body)?;
         let (mut new, w) = decode_patched(t.res, patched, ctx)?;
         warnings = w;
-        let body_name = meta::name_of(&new).to_string();
-        if body_name != name {
-            return Err(ApiError::bad_request(format!(
-                "the name of the object ({body_name}) does not match the name on the URL ({name})"
-            )));
-        }
-        set_namespace(t, &mut new)?;
-        // a patch carries no UID precondition (a PUT does): another uid in the patched object
-        // fails validation, as metadata.uid is immutable
-        let uid = meta::uid_of(&new).to_string();
-        if !uid.is_empty() && uid != meta::uid_of(&old.value()) {
-            return Err(ApiError::invalid_object(
-                t.res,
-                &name,
-                &[FieldError::invalid(
-                    "metadata.uid",
-                    go_quote(&uid),
-                    "field is immutable",
-                )],
-            ));
-        }
-        check_preconditions(t.res, &old, &new, false)?;
-        update_in_txn(txn, t.res, sub, &old, new, dry)
+        check_patched(t, &old, &mut new)?;
+        update_in_txn_as(txn, t.res, sub, &old, new, dry, Some(&writer))
     })?;
     Ok(with_warnings(obj_response(t.res, 200, &obj), &warnings))
+}
+
+/// A patched (or applied) object must keep its name, namespace and uid, and meet its
+/// `resourceVersion` precondition.
+pub(super) fn check_patched(t: &Target, old: &ObjRef, new: &mut Value) -> ApiResult<()> {
+    let name = url_name(t);
+    let body_name = meta::name_of(new).to_string();
+    if body_name != name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({body_name}) does not match the name on the URL ({name})"
+        )));
+    }
+    set_namespace(t, new)?;
+    // a patch carries no UID precondition (a PUT does): another uid in the patched object
+    // fails validation, as metadata.uid is immutable
+    let uid = meta::uid_of(new).to_string();
+    if !uid.is_empty() && uid != meta::uid_of(&old.value()) {
+        return Err(ApiError::invalid_object(
+            t.res,
+            name,
+            &[FieldError::invalid(
+                "metadata.uid",
+                go_quote(&uid),
+                "field is immutable",
+            )],
+        ));
+    }
+    check_preconditions(t.res, old, new, false)
 }
 
 /// Create an object directly (bootstrap and simulations): same defaults, validation and
@@ -473,6 +533,10 @@ pub fn create_value(
         sub: None,
     };
     let mut obj = decode_for_storage(res, body)?;
-    prepare_create(&t, &mut obj)?;
+    let writer = Writer {
+        manager: "kube-apiserver".into(),
+        now: meta::now_rfc3339(),
+    };
+    prepare_create(&t, &mut obj, Some(&writer))?;
     srv.store.write(|txn| create_in_txn(txn, &t, obj, false))
 }

@@ -7,8 +7,9 @@
 //! - [`http`]: the shared request context ([`Ctx`](http::Ctx)), body type and responses;
 //!   [`routes`]: URL → resource target.
 //! - The handlers, one concept each: [`handlers`] (get, create, update, patch), [`list`],
-//!   [`watch`], [`delete`], [`scale`] (`/scale` and `pods/binding`), [`table`] (server-side
-//!   printing), [`discovery`]; [`protobuf`] decodes protobuf request bodies.
+//!   [`watch`], [`delete`], [`scale`] (`/scale` and `pods/binding`), [`apply`] (server-side
+//!   apply), [`table`] (server-side printing), [`discovery`]; [`protobuf`] decodes protobuf
+//!   request bodies.
 //! - [`crd_controller`]: the CRD controllers kube-apiserver runs in-process (names,
 //!   Established, served resources, deleting a deleted CRD's objects).
 //! - [`metrics`]: request and watch-event counters (`/metrics`); [`audit`]: the audit log of
@@ -16,8 +17,9 @@
 //!
 //! Within this folder, files only import files listed before them in the dependency order
 //! `http`, `routes`, `metrics`, `audit`, `hook` → `server` → `list` → `table` → `handlers`, `watch`,
-//! `delete` → `scale`, `crd_controller` → `dispatch`.
+//! `delete` → `scale`, `apply`, `crd_controller` → `dispatch`.
 
+pub mod apply;
 pub mod audit;
 pub mod crd_controller;
 pub mod delete;

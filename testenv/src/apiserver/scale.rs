@@ -69,7 +69,7 @@ pub fn scale(srv: &ApiServer, t: &Target, verb: &str, ctx: &Ctx) -> ApiResult<Re
         None
     };
     if kind == Some(patch::PatchKind::Apply) {
-        return Err(patch::apply_unsupported());
+        return Err(ApiError::unsupported_media_type(&ctx.content_type));
     }
     if kind == Some(patch::PatchKind::Strategic) && custom.is_some() {
         return Err(patch::strategic_unsupported());

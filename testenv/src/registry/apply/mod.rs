@@ -15,13 +15,16 @@
 //! - [`updater`]: ownership through updates and applies, with [`conflict`]s.
 //! - [`managed_fields`]: `metadata.managedFields` read and written; [`field_manager`]: the
 //!   chain kube-apiserver runs per write (`before-first-apply`, the cap on update managers,
-//!   times, stripped metadata, [`last_applied`] for kubectl).
+//!   times, stripped metadata, [`last_applied`] for kubectl); [`endpoint`]: what it needs
+//!   from the registry per resource (types, reset fields) and the tracking of a write;
+//!   [`scale`]: managers through the `scale` subresource.
 //!
 //! [`TypeResolver`]: schema::TypeResolver
 
 pub mod conflict;
 pub mod convert;
 pub mod crd_types;
+pub mod endpoint;
 pub mod field_manager;
 pub mod fields_v1;
 pub mod last_applied;
@@ -29,6 +32,7 @@ pub mod managed_fields;
 pub mod object_meta;
 pub mod openapi_types;
 pub mod path;
+pub mod scale;
 pub mod schema;
 pub mod set;
 pub mod typed;

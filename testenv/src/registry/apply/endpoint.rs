@@ -1,0 +1,185 @@
+//! What the field manager of one endpoint needs from the registry: the kind's merge types,
+//! the fields its strategy resets (upstream's `GetResetFields` in each
+//! `pkg/registry/<group>/<kind>/strategy.go`, and apiextensions-apiserver's
+//! `pkg/registry/customresource/{strategy,status_strategy}.go`), and the manager a request
+//! names (`fieldManager`, else its User-Agent as `pkg/endpoints/handlers/create.go` reads it).
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use parking_lot::Mutex;
+use serde_json::Value;
+
+use super::crd_types::crd_schema;
+use super::field_manager::FieldManager;
+use super::path::Path;
+use super::schema::TypedSchema;
+use super::set::Set;
+use crate::registry::custom::CustomVersion;
+use crate::registry::resources::ResourceInfo;
+
+/// Longest field manager name (apimachinery's `FieldManagerMaxLength`).
+pub const FIELD_MANAGER_MAX_LENGTH: usize = 128;
+
+/// Custom resource types by version definition (those live as long as the process).
+static CRD_TYPES: LazyLock<Mutex<HashMap<usize, TypedSchema>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// The merge types of a resource's objects. Custom resources take them from their
+/// structural schema; built-in kinds are deduced (maps granular, lists atomic) until the
+/// built-in schema model serves their OpenAPI types here.
+pub fn types_for(res: &ResourceInfo) -> TypedSchema {
+    match res.custom {
+        Some(cv) => {
+            let key = cv as *const CustomVersion as usize;
+            CRD_TYPES
+                .lock()
+                .entry(key)
+                .or_insert_with(|| crd_schema(cv.schema.as_ref()))
+                .clone()
+        }
+        None => TypedSchema::deduced(),
+    }
+}
+
+fn set_of(paths: &[&[&str]]) -> Set {
+    let ps: Vec<Path> = paths.iter().map(|p| Path::fields(p)).collect();
+    Set::from_paths(&ps)
+}
+
+/// The fields the strategy of `res` (or of its subresource `sub`) resets on every write, so
+/// that nobody owns them through that endpoint.
+pub fn reset_fields(res: &ResourceInfo, sub: Option<&str>) -> Option<Set> {
+    if let Some(cv) = res.custom {
+        return match sub {
+            None if cv.status => Some(set_of(&[&["status"]])),
+            Some("status") => Some(set_of(&[&["metadata"], &["spec"]])),
+            _ => None,
+        };
+    }
+    let has_status = res.has_subresource("status");
+    match (res.group, res.plural, sub) {
+        ("apps", "deployments", Some("status")) => {
+            Some(set_of(&[&["spec"], &["metadata", "labels"]]))
+        }
+        ("", "pods", Some("status")) => Some(set_of(&[
+            &["spec"],
+            &["metadata", "deletionTimestamp"],
+            &["metadata", "ownerReferences"],
+        ])),
+        ("", "namespaces", Some("finalize")) => Some(set_of(&[&["status"]])),
+        (_, _, None) if has_status => Some(set_of(&[&["status"]])),
+        (_, _, Some("status")) => Some(set_of(&[&["spec"]])),
+        (_, _, Some("scale")) => Some(set_of(&[&["status"]])),
+        _ => None,
+    }
+}
+
+/// The field manager of a resource or subresource, with its types and reset fields.
+#[derive(Debug)]
+pub struct Endpoint {
+    schema: TypedSchema,
+    reset: Option<Set>,
+    api_version: String,
+    kind: &'static str,
+    subresource: String,
+}
+
+impl Endpoint {
+    /// The endpoint of `res`, or of its subresource `sub`.
+    pub fn new(res: &ResourceInfo, sub: Option<&str>) -> Self {
+        Endpoint {
+            schema: types_for(res),
+            reset: reset_fields(res, sub),
+            api_version: res.api_version(),
+            kind: res.kind,
+            subresource: sub.unwrap_or("").to_string(),
+        }
+    }
+
+    /// Its field manager.
+    pub fn manager(&self) -> FieldManager<'_> {
+        FieldManager {
+            schema: &self.schema,
+            api_version: &self.api_version,
+            kind: self.kind,
+            subresource: &self.subresource,
+            reset: self.reset.as_ref(),
+        }
+    }
+}
+
+/// Who writes, and when: what a create, update or non-apply patch is tracked with.
+#[derive(Debug, Clone)]
+pub struct Writer {
+    /// The manager name (`fieldManager`, else from the User-Agent).
+    pub manager: String,
+    /// The request's time, RFC 3339.
+    pub now: String,
+}
+
+/// `new` (a create when `live` is `{}`, else an update of `live`, in the request's version)
+/// with `metadata.managedFields` as kube-apiserver tracks the write.
+pub fn track(res: &ResourceInfo, sub: Option<&str>, live: &Value, new: Value, w: &Writer) -> Value {
+    Endpoint::new(res, sub)
+        .manager()
+        .update(live, new, &w.manager, &w.now)
+}
+
+/// The manager of a write: `fieldManager` when given, else the User-Agent up to its first
+/// `/`, printable characters only, at most 128 bytes.
+pub fn manager_or_user_agent(field_manager: &str, user_agent: &str) -> String {
+    if !field_manager.is_empty() {
+        return field_manager.to_string();
+    }
+    let mut out = String::new();
+    for c in user_agent.split('/').next().unwrap_or("").chars() {
+        if !is_print(c) {
+            continue;
+        }
+        if out.len() + c.len_utf8() > FIELD_MANAGER_MAX_LENGTH {
+            break;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Go's `unicode.IsPrint`: letters, marks, numbers, punctuation, symbols and the ASCII
+/// space, approximated by "not a control or other whitespace character".
+pub fn is_print(c: char) -> bool {
+    c == ' ' || !(c.is_control() || c.is_whitespace() || ('\u{e000}'..='\u{f8ff}').contains(&c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn managers_from_user_agents() {
+        assert_eq!(manager_or_user_agent("mine", "kubectl/v1.37.2"), "mine");
+        assert_eq!(
+            manager_or_user_agent("", "kubectl/v1.37.2 (linux/amd64) kubernetes/abc"),
+            "kubectl"
+        );
+        assert_eq!(manager_or_user_agent("", "kcm\u{1}x/1"), "kcmx");
+        assert_eq!(manager_or_user_agent("", ""), "");
+        assert_eq!(manager_or_user_agent("", &"a".repeat(200)).len(), 128);
+    }
+
+    #[test]
+    fn reset_fields_per_endpoint() {
+        let deploy = crate::registry::find("apps", "v1", "deployments").expect("served");
+        let texts = |s: Option<Set>| -> Vec<String> {
+            s.map(|s| s.paths().iter().map(Path::to_string).collect())
+                .unwrap_or_default()
+        };
+        assert_eq!(texts(reset_fields(deploy, None)), vec![".status"]);
+        assert_eq!(
+            texts(reset_fields(deploy, Some("status"))),
+            vec![".spec", ".metadata.labels"]
+        );
+        let lease = crate::registry::find("coordination.k8s.io", "v1", "leases").expect("served");
+        assert!(reset_fields(lease, None).is_none());
+    }
+}
