@@ -13,6 +13,7 @@ use super::server::ApiServer;
 use super::table;
 use crate::registry::api_status::{ApiError, ApiResult, FieldError, go_quote};
 use crate::registry::apply::endpoint::{Writer, track};
+use crate::registry::apply::managed_fields;
 use crate::registry::events_v1;
 use crate::registry::meta::{self, meta_mut};
 use crate::registry::patch::options::WriteKind;
@@ -224,7 +225,7 @@ pub(super) fn prepare_create(
             ));
         }
         // decoding defaulted it already
-        track_create(t, obj, writer);
+        track_create(t, obj, writer)?;
         custom::strategy::prepare_for_create(cv, obj);
         let errs = custom::strategy::validate_object(t.res, cv, obj, None, None);
         if !errs.is_empty() {
@@ -235,7 +236,7 @@ pub(super) fn prepare_create(
     }
     // defaulting happens at decode time upstream, before the strategy (QoS sees defaults)
     defaults::apply(id, obj);
-    track_create(t, obj, writer);
+    track_create(t, obj, writer)?;
     strategy::prepare_for_create(id, obj);
     let errs = validation::validate(id, obj, None, None);
     if !errs.is_empty() {
@@ -246,11 +247,26 @@ pub(super) fn prepare_create(
 
 /// Set managedFields for a create: defaulted, before the strategy, as upstream's create
 /// handler runs the field manager on the decoded object.
-fn track_create(t: &Target, obj: &mut Value, writer: Option<&Writer>) {
+fn track_create(t: &Target, obj: &mut Value, writer: Option<&Writer>) -> ApiResult<()> {
     if let Some(w) = writer {
         let new = std::mem::take(obj);
         *obj = track(t.res, t.sub.as_deref(), &json!({}), new, w);
+        check_managers(t.res, obj)?;
     }
+    Ok(())
+}
+
+/// 422 when the managedFields a client sent (and the field manager kept) are not valid
+/// object metadata.
+fn check_managers(res: &ResourceInfo, obj: &Value) -> ApiResult<()> {
+    let errs = managed_fields::validate(meta::at(obj, &["metadata", "managedFields"]));
+    if errs.is_empty() {
+        return Ok(());
+    }
+    Err(match res.custom {
+        Some(_) => custom::strategy::invalid(res, obj, &errs),
+        None => ApiError::invalid_object(res, meta::name_of(obj), &errs),
+    })
 }
 
 /// Store a prepared object under the write lock (admission, name clashes, generateName retries).
@@ -345,6 +361,7 @@ pub fn update_in_txn_as(
         let old_view = view_value(res, &old_v);
         if let Some(w) = writer {
             new = track(res, sub, &old_view, new, w);
+            check_managers(res, &new)?;
         }
         custom::strategy::prepare_for_update(cv, sub, &old_view, &mut new);
         let errs = custom::strategy::validate_object(res, cv, &new, Some(&old_view), sub);
@@ -356,6 +373,7 @@ pub fn update_in_txn_as(
         defaults::apply(id, &mut new);
         if let Some(w) = writer {
             new = track(res, sub, &view_value(res, &old_v), new, w);
+            check_managers(res, &new)?;
         }
         strategy::prepare_for_update(id, sub, &old_v, &mut new);
         let errs = validation::validate(id, &new, Some(&old_v), sub);

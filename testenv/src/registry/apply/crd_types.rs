@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use super::convert::{Additional, SchemaNode, atom_of};
-use super::object_meta::{OBJECT_META, meta_types};
+use super::meta_types::{OBJECT_META, meta_types};
 use super::schema::{TypeRef, TypedSchema};
 use crate::registry::custom::schema::Schema;
 

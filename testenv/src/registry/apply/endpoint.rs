@@ -12,14 +12,12 @@ use serde_json::Value;
 
 use super::crd_types::crd_schema;
 use super::field_manager::FieldManager;
+use super::managed_fields::{FIELD_MANAGER_MAX_LENGTH, is_print};
 use super::path::Path;
 use super::schema::TypedSchema;
 use super::set::Set;
 use crate::registry::custom::CustomVersion;
 use crate::registry::resources::ResourceInfo;
-
-/// Longest field manager name (apimachinery's `FieldManagerMaxLength`).
-pub const FIELD_MANAGER_MAX_LENGTH: usize = 128;
 
 /// Custom resource types by version definition (those live as long as the process).
 static CRD_TYPES: LazyLock<Mutex<HashMap<usize, TypedSchema>>> =
@@ -83,6 +81,7 @@ pub struct Endpoint {
     api_version: String,
     kind: &'static str,
     subresource: String,
+    custom: bool,
 }
 
 impl Endpoint {
@@ -94,6 +93,7 @@ impl Endpoint {
             api_version: res.api_version(),
             kind: res.kind,
             subresource: sub.unwrap_or("").to_string(),
+            custom: res.is_custom(),
         }
     }
 
@@ -105,6 +105,7 @@ impl Endpoint {
             kind: self.kind,
             subresource: &self.subresource,
             reset: self.reset.as_ref(),
+            strict_versions: self.custom,
         }
     }
 }
@@ -143,12 +144,6 @@ pub fn manager_or_user_agent(field_manager: &str, user_agent: &str) -> String {
         out.push(c);
     }
     out
-}
-
-/// Go's `unicode.IsPrint`: letters, marks, numbers, punctuation, symbols and the ASCII
-/// space, approximated by "not a control or other whitespace character".
-pub fn is_print(c: char) -> bool {
-    c == ' ' || !(c.is_control() || c.is_whitespace() || ('\u{e000}'..='\u{f8ff}').contains(&c))
 }
 
 #[cfg(test)]

@@ -33,7 +33,8 @@ pub enum ApplyError {
     /// The request is wrong (400).
     #[error("{0}")]
     BadRequest(String),
-    /// An object does not fit the schema, or managedFields cannot be read (500).
+    /// An object does not fit the schema, or managedFields cannot be read (500, a plain
+    /// error upstream: no reason).
     #[error("{0}")]
     Internal(String),
 }
@@ -44,7 +45,7 @@ impl ApplyError {
         match self {
             ApplyError::Conflicts(c) => conflict_error(c),
             ApplyError::BadRequest(m) => ApiError::bad_request(m.clone()),
-            ApplyError::Internal(m) => ApiError::internal(m.clone()),
+            ApplyError::Internal(m) => ApiError::plain(m.clone()),
         }
     }
 }
@@ -71,6 +72,9 @@ pub struct FieldManager<'a> {
     pub subresource: &'a str,
     /// Fields the endpoint's strategy resets, which nobody owns through it.
     pub reset: Option<&'a Set>,
+    /// A custom resource's: a manager at a version of another group fails the tracking of a
+    /// write (the stored managers are kept) where a built-in kind drops the manager.
+    pub strict_versions: bool,
 }
 
 /// The fields nobody owns: type and object metadata the server sets.
@@ -128,6 +132,8 @@ impl FieldManager<'_> {
         Updater {
             schema: self.schema,
             ignored: self.reset,
+            group: Some(self.api_version.split_once('/').map_or("", |(g, _)| g)),
+            strict_versions: self.strict_versions,
         }
     }
 

@@ -22,6 +22,7 @@ fn fm<'a>(schema: &'a TypedSchema, sub: &'a str, reset: Option<&'a Set>) -> Fiel
         kind: "Widget",
         subresource: sub,
         reset,
+        strict_versions: false,
     }
 }
 

@@ -10,7 +10,8 @@ use serde_json::{Map, Value};
 
 use super::fields_v1;
 use super::set::Set;
-use super::value::write_json_string;
+use super::value::{go_quote, write_json_string};
+use crate::registry::api_status::{FieldError, FieldErrorType};
 use crate::registry::meta::parse_time;
 
 /// A manager's fields, the API version it used, and whether it applied them.
@@ -105,6 +106,76 @@ pub fn is_reset(entries: Option<&Value>) -> bool {
             _ => false,
         },
         _ => false,
+    }
+}
+
+/// Longest field manager name (apimachinery's `FieldManagerMaxLength`).
+pub const FIELD_MANAGER_MAX_LENGTH: usize = 128;
+
+/// Go's `unicode.IsPrint`: letters, marks, numbers, punctuation, symbols and the ASCII
+/// space, approximated by "not a control or other whitespace character".
+pub fn is_print(c: char) -> bool {
+    c == ' ' || !(c.is_control() || c.is_whitespace() || ('\u{e000}'..='\u{f8ff}').contains(&c))
+}
+
+/// Longest subresource name in an entry (apimachinery's `MaxSubresourceNameLength`).
+const MAX_SUBRESOURCE_LENGTH: usize = 256;
+
+/// `metadata.managedFields` checked as object metadata is (apimachinery's
+/// `ValidateManagedFields`): operations `Apply` or `Update`, fieldsType `FieldsV1`, manager
+/// names of at most 128 printable bytes, subresource names of at most 256.
+pub fn validate(entries: Option<&Value>) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    for (i, e) in entries
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let at = |f: &str| format!("metadata.managedFields[{i}].{f}");
+        match text(e, "operation") {
+            "" => errs.push(FieldError::required(at("operation"), "must not be empty")),
+            "Apply" | "Update" => {}
+            other => errs.push(FieldError::not_supported(
+                at("operation"),
+                go_quote(other),
+                &["Apply", "Update"],
+            )),
+        }
+        let fields_type = text(e, "fieldsType");
+        if !fields_type.is_empty() && fields_type != "FieldsV1" {
+            errs.push(FieldError::invalid(
+                at("fieldsType"),
+                go_quote(fields_type),
+                "must be `FieldsV1`",
+            ));
+        }
+        let manager = text(e, "manager");
+        if manager.len() > FIELD_MANAGER_MAX_LENGTH {
+            errs.push(too_long(at("manager"), FIELD_MANAGER_MAX_LENGTH));
+        }
+        for (pos, c) in manager.char_indices() {
+            if !is_print(c) {
+                errs.push(FieldError::invalid(
+                    at("manager"),
+                    go_quote(manager),
+                    format!("invalid character U+{:04X} (at position {pos})", c as u32),
+                ));
+            }
+        }
+        if text(e, "subresource").len() > MAX_SUBRESOURCE_LENGTH {
+            errs.push(too_long(at("subresource"), MAX_SUBRESOURCE_LENGTH));
+        }
+    }
+    errs
+}
+
+fn too_long(field: String, max: usize) -> FieldError {
+    FieldError {
+        kind: FieldErrorType::TooLong,
+        field,
+        value: None,
+        detail: format!("may not be more than {max} bytes"),
     }
 }
 
@@ -300,6 +371,23 @@ mod tests {
                 json!({"manager": "a", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV2"})
             ),
             "invalid fieldsType \"FieldsV2\" in managed fields entry 0"
+        );
+        let entries = json!([{"manager": "x\u{1}y", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1"}]);
+        let texts: Vec<String> = validate(Some(&entries))
+            .iter()
+            .map(FieldError::text)
+            .collect();
+        assert_eq!(
+            texts,
+            vec![
+                "metadata.managedFields[0].manager: Invalid value: \"x\\x01y\": invalid character U+0001 (at position 1)"
+            ]
+        );
+        assert!(
+            validate(Some(
+                &json!([{"manager": "a", "operation": "Apply", "fieldsType": "FieldsV1"}])
+            ))
+            .is_empty()
         );
         assert!(is_reset(Some(&json!([]))));
         assert!(is_reset(Some(&json!([{}]))));

@@ -8,8 +8,8 @@
 //!   paths with their algebra; [`fields_v1`]: the `FieldsV1` encoding of a set.
 //! - [`schema`]: the types the engine asks about (scalar, map, list; atomic or granular;
 //!   sets and map lists), resolved through a [`TypeResolver`]; [`convert`] turns OpenAPI
-//!   schemas into them, for OpenAPI definitions ([`openapi_types`], with [`object_meta`]'s
-//!   ObjectMeta) and custom resources' structural schemas ([`crd_types`]).
+//!   schemas into them, for OpenAPI definitions ([`openapi_types`]; [`meta_types`] has
+//!   ObjectMeta and Scale) and custom resources' structural schemas ([`crd_types`]).
 //! - [`typed`]: the walks over an object and its type (validate, field set, merge, compare,
 //!   remove, reconcile).
 //! - [`updater`]: ownership through updates and applies, with [`conflict`]s.
@@ -29,7 +29,7 @@ pub mod field_manager;
 pub mod fields_v1;
 pub mod last_applied;
 pub mod managed_fields;
-pub mod object_meta;
+pub mod meta_types;
 pub mod openapi_types;
 pub mod path;
 pub mod scale;

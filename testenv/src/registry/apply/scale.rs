@@ -83,7 +83,9 @@ pub fn to_parent(
             out.times.insert(id, time);
         } else {
             // it lost the replicas through the scale
-            let rest = vs.set.difference(&Set::from_paths(std::slice::from_ref(replicas)));
+            let rest = vs
+                .set
+                .difference(&Set::from_paths(std::slice::from_ref(replicas)));
             if !rest.is_empty() {
                 out.fields
                     .insert(id.clone(), VersionedSet { set: rest, ..vs });

@@ -9,7 +9,8 @@
 //!
 //! All versions of a kind share one schema here (custom resources convert with strategy
 //! None, and built-in kinds are served in one version each), so where upstream converts an
-//! object to each manager's version the objects are used as they are.
+//! object to each manager's version the objects are used as they are; a manager recorded at
+//! a version of another API group cannot be converted to, and is dropped as upstream drops it.
 
 use serde_json::Value;
 
@@ -43,6 +44,13 @@ pub struct Updater<'a> {
     /// Fields nobody owns through this endpoint (the strategy resets them: `status` on the
     /// main resource, everything but `status` on the status subresource).
     pub ignored: Option<&'a Set>,
+    /// The API group of the kind: managers recorded at a version of another group cannot be
+    /// converted to (`None`: every version is the kind's).
+    pub group: Option<&'a str>,
+    /// Whether such a manager fails the write (a custom resource's converter refuses the
+    /// version) rather than being dropped (a built-in kind's version is not registered, which
+    /// upstream treats as a version gone).
+    pub strict_versions: bool,
 }
 
 impl Updater<'_> {
@@ -108,13 +116,27 @@ impl Updater<'_> {
         Ok(cmp)
     }
 
-    /// Ownership where a schema change made owned parts atomic.
-    fn reconcile(&self, managers: &mut Managers) {
+    /// Ownership where a schema change made owned parts atomic; managers of versions the kind
+    /// has not are dropped.
+    fn reconcile(&self, managers: &mut Managers) -> Result<(), UpdateError> {
+        if let Some(g) = self.group {
+            let group_of = |av: &str| av.split_once('/').map_or("", |(g, _)| g).to_string();
+            if self.strict_versions
+                && let Some(vs) = managers.values().find(|vs| group_of(&vs.api_version) != g)
+            {
+                return Err(UpdateError::Internal(format!(
+                    "request to convert CR to an invalid group/version: {}",
+                    vs.api_version
+                )));
+            }
+            managers.retain(|_, vs| group_of(&vs.api_version) == g);
+        }
         for vs in managers.values_mut() {
             if let Some(r) = typed::reconcile(&vs.set, self.schema) {
                 vs.set = r;
             }
         }
+        Ok(())
     }
 
     /// The managers after `manager` changed `live` into `new` with an update.
@@ -126,7 +148,7 @@ impl Updater<'_> {
         mut managers: Managers,
         manager: &str,
     ) -> Result<Managers, UpdateError> {
-        self.reconcile(&mut managers);
+        self.reconcile(&mut managers)?;
         let cmp = self.track(live, new, &mut managers, manager, true)?;
         let previous = managers
             .remove(manager)
@@ -162,7 +184,7 @@ impl Updater<'_> {
         manager: &str,
         force: bool,
     ) -> Result<(Option<Value>, Managers), UpdateError> {
-        self.reconcile(&mut managers);
+        self.reconcile(&mut managers)?;
         let merged =
             typed::merge(self.schema, live, config).map_err(internal("failed to merge config"))?;
         let last = managers.get(manager).map(|vs| vs.set.clone());

@@ -73,7 +73,12 @@ fn paths(s: &Set) -> Vec<String> {
 }
 
 pub(super) fn run(schema: &TypedSchema, ignored: Option<&Set>, case: &Case) {
-    let up = Updater { schema, ignored };
+    let up = Updater {
+        schema,
+        ignored,
+        group: None,
+        strict_versions: false,
+    };
     let mut live = Value::Null;
     let mut managers = Managers::new();
     for op in case.ops {

@@ -65,6 +65,16 @@ pub fn decode(
         let clean = serde_json::to_value(typed).unwrap_or_else(|_| json!({}));
         unknown_fields(m, &clean, "metadata", &mut unknown);
         *m = clean;
+        // ObjectMeta's omitempty drops an empty managedFields list in upstream's metadata
+        // round trip: for a custom resource `[]` does not clear them (`[{}]` does)
+        if let Some(mm) = m.as_object_mut()
+            && mm
+                .get("managedFields")
+                .and_then(Value::as_array)
+                .is_some_and(Vec::is_empty)
+        {
+            mm.remove("managedFields");
+        }
     }
     unknown.extend(prune(&mut v, cv.schema.as_ref()));
     if let Some(s) = &cv.schema {

@@ -4,7 +4,7 @@
 //! bytes and required for an apply, `force` only for an apply, `dryRun` only `All`.
 
 use crate::registry::api_status::{ApiError, ApiResult, FieldError};
-use crate::registry::apply::endpoint::{FIELD_MANAGER_MAX_LENGTH, is_print};
+use crate::registry::apply::managed_fields::{FIELD_MANAGER_MAX_LENGTH, is_print};
 
 /// Which write the options are for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,20 +1,23 @@
-//! The types of `metadata` (ObjectMeta and the types it refers to), which every object has
-//! and custom resources take from the built-in definitions, as upstream's CRD OpenAPI builder
-//! refers to them. `object_meta.json` holds those five definitions as upstream's
-//! `api/openapi-spec/v3/api__v1_openapi.json` has them, without descriptions; a test checks
-//! it against the module cache.
+//! The few built-in types the engine needs on its own: `metadata` (ObjectMeta and the types
+//! it refers to), which every object has and custom resources take from the built-in
+//! definitions, as upstream's CRD OpenAPI builder refers to them; and autoscaling/v1 Scale,
+//! the type of every `scale` subresource. `meta_types.json` holds those definitions as
+//! upstream's `api/openapi-spec/v3/` documents have them, without descriptions; a test
+//! checks it against the module cache.
 
 use std::sync::{Arc, LazyLock};
 
 use serde_json::Value;
 
 use super::openapi_types::OpenApiTypes;
-use super::schema::TypeResolver;
+use super::schema::{TypeRef, TypeResolver, TypedSchema};
 
 /// The name of ObjectMeta's definition.
 pub const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
+/// The name of autoscaling/v1 Scale's definition.
+pub const SCALE: &str = "io.k8s.api.autoscaling.v1.Scale";
 
-static DEFINITIONS: &str = include_str!("object_meta.json");
+static DEFINITIONS: &str = include_str!("meta_types.json");
 
 static TYPES: LazyLock<Arc<OpenApiTypes>> = LazyLock::new(|| {
     let defs = match serde_json::from_str::<Value>(DEFINITIONS) {
@@ -25,9 +28,14 @@ static TYPES: LazyLock<Arc<OpenApiTypes>> = LazyLock::new(|| {
     Arc::new(OpenApiTypes::new(defs))
 });
 
-/// A resolver that knows ObjectMeta and the types it refers to.
+/// A resolver that knows ObjectMeta, Scale and the types they refer to.
 pub fn meta_types() -> Arc<dyn TypeResolver> {
     TYPES.clone()
+}
+
+/// The merge types of autoscaling/v1 Scale.
+pub fn scale_schema() -> TypedSchema {
+    TypedSchema::new(meta_types(), TypeRef::named(SCALE))
 }
 
 #[cfg(test)]
@@ -50,8 +58,8 @@ mod tests {
 
     #[test]
     fn definitions_parse_and_resolve() {
-        let ours: Value = serde_json::from_str(DEFINITIONS).expect("object_meta.json parses");
-        assert_eq!(ours.as_object().map(|m| m.len()), Some(5));
+        let ours: Value = serde_json::from_str(DEFINITIONS).expect("meta_types.json parses");
+        assert_eq!(ours.as_object().map(|m| m.len()), Some(8));
         let meta = meta_types()
             .resolve_named(OBJECT_META)
             .expect("ObjectMeta resolves");
@@ -70,7 +78,7 @@ mod tests {
             return;
         };
         let doc: Value = serde_json::from_str(&text).expect("upstream's spec parses");
-        let ours: Value = serde_json::from_str(DEFINITIONS).expect("object_meta.json parses");
+        let ours: Value = serde_json::from_str(DEFINITIONS).expect("meta_types.json parses");
         for (name, def) in ours.as_object().into_iter().flatten() {
             let theirs = doc
                 .pointer(&format!("/components/schemas/{name}"))
