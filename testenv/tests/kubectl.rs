@@ -135,6 +135,55 @@ async fn kubectl_suite() {
         "deployment.apps/web configured"
     );
 
+    // server-side apply: kubectl's own field manager, a conflict for another one, force
+    let lease = "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata:\n  name: holder\nspec:\n  holderIdentity: a\n";
+    let l = k.file("l.yaml", lease);
+    assert_eq!(
+        k.ok(&["apply", "--server-side", "-f", &l]).await.trim(),
+        "lease.coordination.k8s.io/holder serverside-applied"
+    );
+    let l2 = k.file(
+        "l2.yaml",
+        &lease.replace("holderIdentity: a", "holderIdentity: b"),
+    );
+    let out = k
+        .cmd(&["apply", "--server-side", "--field-manager=other", "-f", &l2])
+        .output()
+        .await
+        .expect("run kubectl");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && err.contains(
+                "Apply failed with 1 conflict: conflict with \"kubectl\": .spec.holderIdentity"
+            ),
+        "{err}"
+    );
+    assert_eq!(
+        k.ok(&[
+            "apply",
+            "--server-side",
+            "--field-manager=other",
+            "--force-conflicts",
+            "-f",
+            &l2
+        ])
+        .await
+        .trim(),
+        "lease.coordination.k8s.io/holder serverside-applied"
+    );
+    assert_eq!(
+        k.ok(&[
+            "get",
+            "lease",
+            "holder",
+            "-o",
+            "jsonpath={.spec.holderIdentity}"
+        ])
+        .await,
+        "b"
+    );
+
     let get = k.ok(&["get", "deploy"]).await;
     assert_eq!(
         header(&get),

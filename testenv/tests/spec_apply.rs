@@ -606,3 +606,110 @@ async fn check_a11_managed_fields_sent_by_clients() {
     );
     env.finish().await;
 }
+
+#[tokio::test]
+async fn check_a12_bad_configurations() {
+    let env = Server::start("apply-bad").await;
+    let group = env.group("g");
+    let ns = env.ns("n").await;
+    install(&env, &gadget_crd(&group)).await;
+    let gv = format!("{group}/v1");
+    let path = format!("/apis/{group}/v1/namespaces/{ns}/gadgets/g");
+    // A12: configurations that do not fit the schema are 500s with the merge engine's text
+    let typed =
+        |what: &str| format!("failed to create typed patch object (/g; {gv}, Kind=Gadget): {what}");
+    for (spec, what) in [
+        (
+            json!({"bogus": 1}),
+            typed(".spec.bogus: field not declared in schema"),
+        ),
+        (
+            json!({"size": 1}),
+            typed(".spec.size: expected string, got &value.valueUnstructured{Value:1}"),
+        ),
+        (
+            json!({"tags": ["a", "a"]}),
+            typed(".spec.tags: duplicate entries for key [=\"a\"]"),
+        ),
+        (
+            json!({"size": true, "tags": {"a": 1}}),
+            typed(
+                "errors:\n  .spec.size: expected string, got &value.valueUnstructured{Value:true}\n  .spec.tags: expected list, got &{map[a:1]}",
+            ),
+        ),
+    ] {
+        let r = apply(&env, &path, "fieldManager=one", &gadget(&group, spec)).await;
+        assert_eq!(
+            r.json(),
+            json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                   "message": what, "code": 500})
+        );
+    }
+    // a configuration names its type, is a map, and keeps the URL's name
+    let r = apply(
+        &env,
+        &path,
+        "fieldManager=one",
+        &json!({"kind": "Gadget", "metadata": {"name": "g"}}),
+    )
+    .await;
+    assert_eq!(
+        (r.code, r.json()["message"].clone()),
+        (400, json!("invalid object type: /, Kind=Gadget"))
+    );
+    let r = apply(&env, &path, "fieldManager=one", &json!([1])).await;
+    assert_eq!(
+        (r.code, r.json()["message"].clone()),
+        (
+            400,
+            json!(
+                "error decoding patch: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal array into Go value of type map[string]interface {}"
+            )
+        )
+    );
+    let r = apply(
+        &env,
+        &format!("/apis/{group}/v1/namespaces/{ns}/gadgets/other"),
+        "fieldManager=one",
+        &gadget(&group, json!({})),
+    )
+    .await;
+    assert_eq!(
+        (r.code, r.json()["message"].clone()),
+        (
+            400,
+            json!("the name of the object (g) does not match the name on the URL (other)")
+        )
+    );
+    // a uid is a precondition: nothing to create with it
+    let mut with_uid = gadget(&group, json!({}));
+    with_uid["metadata"]["uid"] = json!("abc");
+    let r = apply(&env, &path, "fieldManager=one", &with_uid).await;
+    assert_eq!(
+        (r.code, r.json()["message"].clone()),
+        (
+            409,
+            json!(format!(
+                "Operation cannot be fulfilled on gadgets.{group} \"g\": uid mismatch: the provided object specified uid abc, and no existing object was found"
+            ))
+        )
+    );
+    // so is a resourceVersion
+    apply(&env, &path, "fieldManager=one", &gadget(&group, json!({}))).await;
+    let mut with_rv = gadget(&group, json!({"size": "s"}));
+    with_rv["metadata"]["resourceVersion"] = json!("1");
+    let r = apply(&env, &path, "fieldManager=one", &with_rv).await;
+    assert_eq!(r.code, 409);
+    // a status apply does not create
+    let st =
+        json!({"apiVersion": gv, "kind": "Gadget", "metadata": {"name": "nope"}, "status": {}});
+    let r = apply(
+        &env,
+        &format!("/apis/{group}/v1/namespaces/{ns}/gadgets/nope/status"),
+        "fieldManager=one",
+        &st,
+    )
+    .await;
+    assert_eq!(r.code, 404);
+    env.finish().await;
+}

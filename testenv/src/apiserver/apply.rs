@@ -29,13 +29,15 @@ pub fn is_apply(ctx: &Ctx) -> bool {
 
 /// The applied configuration: a YAML (or JSON) object.
 fn configuration(ctx: &Ctx) -> ApiResult<Value> {
+    // upstream turns the YAML into JSON first (its errors: "error encoding patch"), then
+    // decodes that into a map
     let v: Value = serde_yaml::from_slice(&ctx.body)
-        .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
+        .map_err(|e| ApiError::bad_request(format!("error encoding patch: yaml: {e}")))?;
     match v {
         Value::Object(_) => Ok(v),
         Value::Null => Ok(json!({})),
         other => Err(ApiError::bad_request(format!(
-            "error decoding patch: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+            "error decoding patch: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
             match other {
                 Value::Array(_) => "array",
                 Value::String(_) => "string",
