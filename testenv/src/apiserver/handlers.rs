@@ -372,7 +372,8 @@ pub fn update_in_txn_as(
     } else {
         defaults::apply(id, &mut new);
         if let Some(w) = writer {
-            new = track(res, sub, &view_value(res, &old_v), new, w);
+            // a built-in body is decoded to its stored form (events.k8s.io/v1 to core)
+            new = track(res, sub, &old_v, new, w);
             check_managers(res, &new)?;
         }
         strategy::prepare_for_update(id, sub, &old_v, &mut new);

@@ -119,8 +119,9 @@ pub struct Writer {
     pub now: String,
 }
 
-/// `new` (a create when `live` is `{}`, else an update of `live`, in the request's version)
-/// with `metadata.managedFields` as kube-apiserver tracks the write.
+/// `new` (a create when `live` is `{}`, else an update of `live`, both in one form: the
+/// request's version for custom resources, the stored form for built-in kinds) with
+/// `metadata.managedFields` as kube-apiserver tracks the write.
 pub fn track(res: &ResourceInfo, sub: Option<&str>, live: &Value, new: Value, w: &Writer) -> Value {
     Endpoint::new(res, sub)
         .manager()
