@@ -183,6 +183,33 @@ async fn kubectl_suite() {
         .await,
         "b"
     );
+    // from client-side to server-side apply: the fields the last client-side apply set are
+    // taken over without --force-conflicts, and its annotation follows
+    let m = k.file("m.yaml", &lease.replace("name: holder", "name: migrate"));
+    assert_eq!(
+        k.ok(&["apply", "-f", &m]).await.trim(),
+        "lease.coordination.k8s.io/migrate created"
+    );
+    let m2 = k.file(
+        "m2.yaml",
+        &lease
+            .replace("name: holder", "name: migrate")
+            .replace("holderIdentity: a", "holderIdentity: c"),
+    );
+    assert_eq!(
+        k.ok(&["apply", "--server-side", "-f", &m2]).await.trim(),
+        "lease.coordination.k8s.io/migrate serverside-applied"
+    );
+    let last = k
+        .ok(&[
+            "get",
+            "lease",
+            "migrate",
+            "-o",
+            r"jsonpath={.metadata.annotations.kubectl\.kubernetes\.io/last-applied-configuration}",
+        ])
+        .await;
+    assert!(last.contains(r#""holderIdentity":"c""#), "{last}");
 
     let get = k.ok(&["get", "deploy"]).await;
     assert_eq!(
