@@ -112,9 +112,16 @@ impl<'a> SchemaNode<'a> for JsonNode<'a> {
     }
 }
 
-/// Types from a map of OpenAPI definitions by name.
+/// Where definitions come from: a map of our own, or a lookup into a table that lives as
+/// long as the process (the built-in schema catalog's `raw`).
+enum Source {
+    Map(Map<String, Value>),
+    Lookup(fn(&str) -> Option<&'static Value>),
+}
+
+/// Types from OpenAPI definitions by name.
 pub struct OpenApiTypes {
-    definitions: Map<String, Value>,
+    definitions: Source,
     converted: Mutex<HashMap<String, Atom>>,
 }
 
@@ -123,8 +130,24 @@ impl OpenApiTypes {
     /// (`io.k8s.api.apps.v1.Deployment`).
     pub fn new(definitions: Map<String, Value>) -> Self {
         OpenApiTypes {
-            definitions,
+            definitions: Source::Map(definitions),
             converted: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Types from a lookup of definitions by full name, each converted when first asked for
+    /// (`OpenApiTypes::from_lookup(|name| catalog().raw(name))`).
+    pub fn from_lookup(lookup: fn(&str) -> Option<&'static Value>) -> Self {
+        OpenApiTypes {
+            definitions: Source::Lookup(lookup),
+            converted: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn definition(&self, name: &str) -> Option<&Value> {
+        match &self.definitions {
+            Source::Map(m) => m.get(name),
+            Source::Lookup(f) => f(name),
         }
     }
 
@@ -139,9 +162,13 @@ impl OpenApiTypes {
         OpenApiTypes::new(defs)
     }
 
-    /// The name of the definition with this `x-kubernetes-group-version-kind`.
+    /// The name of the definition with this `x-kubernetes-group-version-kind` (among a map's
+    /// definitions; a lookup's table has its own index).
     pub fn name_of_kind(&self, group: &str, version: &str, kind: &str) -> Option<&str> {
-        self.definitions.iter().find_map(|(name, def)| {
+        let Source::Map(defs) = &self.definitions else {
+            return None;
+        };
+        defs.iter().find_map(|(name, def)| {
             let gvks = def.get("x-kubernetes-group-version-kind")?.as_array()?;
             gvks.iter()
                 .any(|g| g["group"] == group && g["version"] == version && g["kind"] == kind)
@@ -152,8 +179,12 @@ impl OpenApiTypes {
 
 impl std::fmt::Debug for OpenApiTypes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = match &self.definitions {
+            Source::Map(m) => m.len(),
+            Source::Lookup(_) => 0,
+        };
         f.debug_struct("OpenApiTypes")
-            .field("definitions", &self.definitions.len())
+            .field("definitions", &n)
             .finish_non_exhaustive()
     }
 }
@@ -167,7 +198,7 @@ impl TypeResolver for OpenApiTypes {
             QUANTITY => Atom::scalar(Scalar::Untyped),
             RAW_EXTENSION => raw_extension(),
             _ => {
-                let def = self.definitions.get(name)?;
+                let def = self.definition(name)?;
                 if def.get("$ref").is_some() {
                     return None;
                 }
@@ -221,6 +252,18 @@ mod tests {
             .expect("Deployment has a definition")
             .to_string();
         Some(TypedSchema::new(Arc::new(types), TypeRef::named(&name)))
+    }
+
+    static DOC: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+
+    #[test]
+    fn a_lookup_resolves_as_a_map() {
+        let defs = json!({"a.B": {"type": "object", "properties": {"c": {"type": "string"}}}});
+        DOC.get_or_init(|| defs.clone());
+        let types = OpenApiTypes::from_lookup(|n| DOC.get().and_then(|d| d.get(n)));
+        let atom = types.resolve_named("a.B").expect("resolves");
+        assert!(atom.map.is_some_and(|m| m.fields.contains_key("c")));
+        assert!(types.resolve_named("a.Missing").is_none());
     }
 
     #[test]
