@@ -7,7 +7,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::crd::{install, widget_crd};
+use common::crd::{install, widget_crd, widgets};
 use common::server::Server;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -19,16 +19,6 @@ use kube_runtime::watcher;
 use serde_json::json;
 
 const MANAGER: &str = "widget-controller";
-
-fn widgets(group: &str) -> ApiResource {
-    ApiResource {
-        group: group.to_string(),
-        version: "v1".into(),
-        api_version: format!("{group}/v1"),
-        kind: "Widget".into(),
-        plural: "widgets".into(),
-    }
-}
 
 #[derive(Debug, thiserror::Error)]
 #[error(transparent)]

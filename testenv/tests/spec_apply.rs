@@ -84,6 +84,17 @@ fn gadget_crd(group: &str) -> Value {
     })
 }
 
+/// A check's Gadget CRD in a group of its own and a namespace: `(group, namespace,
+/// apiVersion, the path of the Gadget "g")`.
+async fn gadgets(env: &Server) -> (String, String, String, String) {
+    let group = env.group("g");
+    let ns = env.ns("n").await;
+    install(env, &gadget_crd(&group)).await;
+    let gv = format!("{group}/v1");
+    let path = format!("/apis/{group}/v1/namespaces/{ns}/gadgets/g");
+    (group, ns, gv, path)
+}
+
 fn gadget(group: &str, spec: Value) -> Value {
     json!({"apiVersion": format!("{group}/v1"), "kind": "Gadget", "metadata": {"name": "g"}, "spec": spec})
 }
@@ -91,11 +102,7 @@ fn gadget(group: &str, spec: Value) -> Value {
 #[tokio::test]
 async fn checks_a1_a5_apply_conflicts_force_and_updates() {
     let env = Server::start("apply").await;
-    let group = env.group("g");
-    let ns = env.ns("a").await;
-    install(&env, &gadget_crd(&group)).await;
-    let gv = format!("{group}/v1");
-    let path = format!("/apis/{group}/v1/namespaces/{ns}/gadgets/g");
+    let (group, _, gv, path) = gadgets(&env).await;
     // A1: apply creates, and the applier owns what it applied
     let cfg = gadget(&group, json!({"size": "s", "tags": ["a"]}));
     let r = apply(&env, &path, "fieldManager=tool", &cfg).await;
@@ -258,11 +265,7 @@ async fn checks_a6_a7_options_and_dry_run() {
 #[tokio::test]
 async fn checks_a8_a9_map_lists_removal_and_status() {
     let env = Server::start("apply-crd").await;
-    let group = env.group("g");
-    let ns = env.ns("n").await;
-    install(&env, &gadget_crd(&group)).await;
-    let gv = format!("{group}/v1");
-    let path = format!("/apis/{group}/v1/namespaces/{ns}/gadgets/g");
+    let (group, _, gv, path) = gadgets(&env).await;
     // A8: two appliers of one map list each own their items, merged by key
     let a = gadget(
         &group,
@@ -487,11 +490,7 @@ async fn check_a10_scale() {
 #[tokio::test]
 async fn check_a11_managed_fields_sent_by_clients() {
     let env = Server::start("apply-mf").await;
-    let group = env.group("g");
-    let ns = env.ns("n").await;
-    install(&env, &gadget_crd(&group)).await;
-    let gv = format!("{group}/v1");
-    let path = format!("/apis/{group}/v1/namespaces/{ns}/gadgets/g");
+    let (group, _, gv, path) = gadgets(&env).await;
     let r = apply(
         &env,
         &path,
@@ -610,11 +609,7 @@ async fn check_a11_managed_fields_sent_by_clients() {
 #[tokio::test]
 async fn check_a12_bad_configurations() {
     let env = Server::start("apply-bad").await;
-    let group = env.group("g");
-    let ns = env.ns("n").await;
-    install(&env, &gadget_crd(&group)).await;
-    let gv = format!("{group}/v1");
-    let path = format!("/apis/{group}/v1/namespaces/{ns}/gadgets/g");
+    let (group, ns, gv, path) = gadgets(&env).await;
     // A12: configurations that do not fit the schema are 500s with the merge engine's text
     let typed =
         |what: &str| format!("failed to create typed patch object (/g; {gv}, Kind=Gadget): {what}");

@@ -5,11 +5,11 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::items::item_element;
 use super::validate::scalar_error;
-use super::{Part, TypeErrors, key_type, part, resolve};
+use super::{Part, TypeErrors, as_list, as_map, key_type, part, resolve};
 use crate::registry::apply::path::{Path, PathElement};
 use crate::registry::apply::schema::{Atom, ListType, MapType, TypeRef, TypedSchema};
 use crate::registry::apply::set::Set;
@@ -55,20 +55,6 @@ pub fn compare(schema: &TypedSchema, lhs: &Value, rhs: &Value) -> Result<Compari
 struct Comparer<'a> {
     schema: &'a TypedSchema,
     cmp: Comparison,
-}
-
-fn as_list(v: Option<&Value>) -> Option<&Vec<Value>> {
-    match v {
-        Some(Value::Array(a)) => Some(a),
-        _ => None,
-    }
-}
-
-fn as_map(v: Option<&Value>) -> Option<&Map<String, Value>> {
-    match v {
-        Some(Value::Object(m)) => Some(m),
-        _ => None,
-    }
 }
 
 impl Comparer<'_> {

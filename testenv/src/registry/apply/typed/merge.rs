@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::items::item_element;
 use super::validate::scalar_error;
-use super::{Part, TypeErrors, key_type, part, resolve};
+use super::{Part, TypeErrors, as_list, as_map, key_type, part, resolve};
 use crate::registry::apply::path::{Path, PathElement};
 use crate::registry::apply::schema::{ListType, MapType, TypeRef, TypedSchema};
 
@@ -40,20 +40,6 @@ impl Node {
         }
         self.in_leaf = true;
         self.out = rhs.or(lhs).cloned();
-    }
-}
-
-fn as_list(v: Option<&Value>) -> Option<&Vec<Value>> {
-    match v {
-        Some(Value::Array(a)) => Some(a),
-        _ => None,
-    }
-}
-
-fn as_map(v: Option<&Value>) -> Option<&Map<String, Value>> {
-    match v {
-        Some(Value::Object(m)) => Some(m),
-        _ => None,
     }
 }
 

@@ -21,6 +21,8 @@ pub mod validate;
 
 use std::fmt;
 
+use serde_json::{Map, Value};
+
 pub use compare::{Comparison, compare};
 pub use merge::merge;
 pub use reconcile::reconcile;
@@ -89,6 +91,22 @@ impl fmt::Display for TypeErrors {
 }
 
 impl std::error::Error for TypeErrors {}
+
+/// The items of a list value (`None` for anything else, null included).
+fn as_list(v: Option<&Value>) -> Option<&Vec<Value>> {
+    match v {
+        Some(Value::Array(a)) => Some(a),
+        _ => None,
+    }
+}
+
+/// The entries of a map value (`None` for anything else, null included).
+fn as_map(v: Option<&Value>) -> Option<&Map<String, Value>> {
+    match v {
+        Some(Value::Object(m)) => Some(m),
+        _ => None,
+    }
+}
 
 /// The type of a map's key: its named field's, else the element type.
 fn key_type(m: &MapType, key: &str) -> Option<TypeRef> {
