@@ -113,6 +113,18 @@ impl TestClusterBuilder {
         self
     }
 
+    /// Run the simulation, the kubelets failing to pull the images `patterns` match (`*`
+    /// matches any run of characters; default: upstream e2e's convention,
+    /// [`DEFAULT_MISSING_IMAGES`](crate::sim::DEFAULT_MISSING_IMAGES); none: an empty list).
+    pub fn missing_images<I, S>(mut self, patterns: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.sim_config().missing_images = patterns.into_iter().map(Into::into).collect();
+        self
+    }
+
     /// Inject faults with this injector, installed once the simulation runs (so the nodes
     /// register without faults).
     pub fn faults(mut self, injector: Arc<FaultInjector>) -> Self {

@@ -7,65 +7,11 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::ReplicaSet;
-use k8s_openapi::api::core::v1::{Namespace, Pod};
+use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
 use kube::api::{DeleteParams, PostParams, PropagationPolicy, WatchEvent, WatchParams};
 use serde_json::json;
 use sim_common::*;
-
-fn replicaset(name: &str) -> ReplicaSet {
-    serde_json::from_value(json!({
-        "apiVersion": "apps/v1", "kind": "ReplicaSet",
-        "metadata": {"name": name},
-        "spec": {
-            "replicas": 2,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {
-                "metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]},
-            },
-        },
-    }))
-    .expect("replicaset")
-}
-
-fn owned_pod(name: &str, owners: &[&ReplicaSet]) -> Pod {
-    let mut p = pod(name, &[]);
-    p.metadata.owner_references = Some(
-        owners
-            .iter()
-            .enumerate()
-            .map(|(i, rs)| {
-                serde_json::from_value(json!({
-                    "apiVersion": "apps/v1", "kind": "ReplicaSet",
-                    "name": rs.metadata.name, "uid": rs.metadata.uid,
-                    "controller": i == 0, "blockOwnerDeletion": true,
-                }))
-                .expect("owner reference")
-            })
-            .collect(),
-    );
-    p
-}
-
-async fn setup(pods: &Api<Pod>, rss: &Api<ReplicaSet>, rs_name: &str, n: usize) -> ReplicaSet {
-    let rs = rss
-        .create(&PostParams::default(), &replicaset(rs_name))
-        .await
-        .expect("create rs");
-    for i in 0..n {
-        pods.create(
-            &PostParams::default(),
-            &owned_pod(&format!("{rs_name}-{i}"), &[&rs]),
-        )
-        .await
-        .expect("create pod");
-    }
-    for i in 0..n {
-        wait_pod(pods, &format!("{rs_name}-{i}"), is_ready).await;
-    }
-    rs
-}
 
 fn with_policy(p: PropagationPolicy) -> DeleteParams {
     DeleteParams {
@@ -234,117 +180,6 @@ async fn dangling_references_are_removed_then_the_last_owner_takes_the_dependent
     cluster.shutdown().await;
 }
 
-#[tokio::test]
-async fn namespace_deletion_empties_and_removes_it() {
-    let cluster = start_sim(fast_config()).await;
-    let namespaces: Api<Namespace> = Api::all(cluster.client());
-    let ns: Namespace =
-        serde_json::from_value(json!({"metadata": {"name": "doomed"}})).expect("ns");
-    namespaces
-        .create(&PostParams::default(), &ns)
-        .await
-        .expect("create ns");
-    let pods: Api<Pod> = Api::namespaced(cluster.client(), "doomed");
-    let rss: Api<ReplicaSet> = Api::namespaced(cluster.client(), "doomed");
-    setup(&pods, &rss, "app", 2).await;
-    let answer = namespaces
-        .delete("doomed", &DeleteParams::default())
-        .await
-        .expect("delete ns");
-    let terminating = answer
-        .left()
-        .expect("DELETE answers the terminating namespace");
-    assert_eq!(
-        terminating.status.and_then(|s| s.phase).as_deref(),
-        Some("Terminating")
-    );
-    assert!(terminating.metadata.deletion_timestamp.is_some());
-    wait_gone(&namespaces, "doomed").await;
-    assert!(
-        pods.list(&Default::default())
-            .await
-            .map(|l| l.items.is_empty())
-            .unwrap_or(true)
-    );
-    cluster.shutdown().await;
-}
-
-/// Upstream's namespace controller empties a namespace through the API: pods terminate gracefully
-/// (the kubelet finishes them) and the namespace reports `NamespaceContentRemaining` meanwhile.
-#[tokio::test]
-async fn namespace_deletion_goes_through_graceful_pod_termination() {
-    let cluster = start_sim(fast_config()).await;
-    let namespaces: Api<Namespace> = Api::all(cluster.client());
-    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": "slow"}})).expect("ns");
-    namespaces
-        .create(&PostParams::default(), &ns)
-        .await
-        .expect("create ns");
-    let pods: Api<Pod> = Api::namespaced(cluster.client(), "slow");
-    let rss: Api<ReplicaSet> = Api::namespaced(cluster.client(), "slow");
-    setup(&pods, &rss, "app", 2).await;
-    let rv = pods
-        .list(&Default::default())
-        .await
-        .expect("list")
-        .metadata
-        .resource_version
-        .expect("rv");
-    let pod_stream = pods
-        .watch(&WatchParams::default().timeout(30), &rv)
-        .await
-        .expect("watch pods");
-    let ns_stream = namespaces
-        .watch(&WatchParams::default().timeout(30), &rv)
-        .await
-        .expect("watch ns");
-    namespaces
-        .delete("slow", &DeleteParams::default())
-        .await
-        .expect("delete ns");
-    wait_gone(&namespaces, "slow").await;
-    let mut terminating = std::collections::BTreeSet::new();
-    let mut deleted = std::collections::BTreeSet::new();
-    let mut pod_stream = std::pin::pin!(pod_stream);
-    while let Ok(Some(Ok(ev))) =
-        tokio::time::timeout(Duration::from_millis(300), pod_stream.next()).await
-    {
-        match ev {
-            WatchEvent::Modified(p) if p.metadata.deletion_timestamp.is_some() => {
-                terminating.insert(p.metadata.name.unwrap_or_default());
-            }
-            WatchEvent::Deleted(p) => {
-                deleted.insert(p.metadata.name.unwrap_or_default());
-            }
-            _ => {}
-        }
-    }
-    assert_eq!(deleted.len(), 2);
-    assert_eq!(
-        terminating, deleted,
-        "every pod was terminating before it went"
-    );
-    let mut saw_remaining = false;
-    let mut ns_stream = std::pin::pin!(ns_stream);
-    while let Ok(Some(Ok(ev))) =
-        tokio::time::timeout(Duration::from_millis(300), ns_stream.next()).await
-    {
-        if let WatchEvent::Modified(n) = ev {
-            saw_remaining |= n
-                .status
-                .and_then(|s| s.conditions)
-                .unwrap_or_default()
-                .iter()
-                .any(|c| c.type_ == "NamespaceContentRemaining" && c.status == "True");
-        }
-    }
-    assert!(
-        saw_remaining,
-        "NamespaceContentRemaining=True while content was being removed"
-    );
-    cluster.shutdown().await;
-}
-
 /// Foreground deletion of a Deployment goes down the chain: pods, then the ReplicaSet (itself
 /// deleted in the foreground because it has dependents), then the Deployment.
 #[tokio::test]
@@ -392,49 +227,6 @@ async fn foreground_deletion_cascades_through_replicasets() {
         saw_foreground,
         "the ReplicaSet carried foregroundDeletion while its pods went"
     );
-    cluster.shutdown().await;
-}
-
-/// A namespace with a metadata finalizer is emptied but stays Terminating until the finalizer goes.
-#[tokio::test]
-async fn namespace_with_a_metadata_finalizer_waits_for_it() {
-    use kube::api::{Patch, PatchParams};
-    let cluster = start_sim(fast_config()).await;
-    let namespaces: Api<Namespace> = Api::all(cluster.client());
-    let ns: Namespace = serde_json::from_value(json!({
-        "metadata": {"name": "held", "finalizers": ["example.com/hold"]},
-    }))
-    .expect("ns");
-    namespaces
-        .create(&PostParams::default(), &ns)
-        .await
-        .expect("create ns");
-    let pods: Api<Pod> = Api::namespaced(cluster.client(), "held");
-    pods.create(&PostParams::default(), &pod("p", &[]))
-        .await
-        .expect("pod");
-    wait_pod(&pods, "p", is_ready).await;
-    namespaces
-        .delete("held", &DeleteParams::default())
-        .await
-        .expect("delete ns");
-    wait_gone(&pods, "p").await;
-    let held = wait_for("spec finalizers removed", || async {
-        namespaces.get_opt("held").await.ok().flatten().filter(|n| {
-            n.spec
-                .as_ref()
-                .and_then(|s| s.finalizers.as_ref())
-                .is_none_or(|f| f.is_empty())
-        })
-    })
-    .await;
-    assert!(held.metadata.deletion_timestamp.is_some());
-    let patch = json!({"metadata": {"finalizers": null}});
-    namespaces
-        .patch("held", &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .expect("remove finalizer");
-    wait_gone(&namespaces, "held").await;
     cluster.shutdown().await;
 }
 

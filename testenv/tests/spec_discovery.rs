@@ -7,6 +7,7 @@ mod common;
 use common::server::Server;
 use common::spec::AGG_ACCEPT;
 use common::{req, request_full};
+use kcm_testenv::registry::GROUPS;
 use serde_json::{Value, json};
 
 #[tokio::test]
@@ -62,27 +63,33 @@ async fn checks_01_06_discovery() {
         assert_eq!(r.json()["kind"], "APIVersions");
     }
 
-    // testenv's groups, in kube-apiserver's order; a real server has more
+    // every built-in group of the generated table, in kube-apiserver's order, each with its
+    // versions, the preferred first (other checks' CRD groups may follow on a real server)
     let apis = req(&env, "GET", "/apis", None).await.json();
-    let groups = apis["groups"].as_array().expect("groups");
-    let ours = [
-        "apps",
-        "events.k8s.io",
-        "apiextensions.k8s.io",
-        "coordination.k8s.io",
-    ];
-    let names: Vec<&str> = groups
+    let groups: Vec<&Value> = apis["groups"]
+        .as_array()
+        .expect("groups")
         .iter()
-        .filter_map(|g| g["name"].as_str())
-        .filter(|n| !env.is_real() || ours.contains(n))
+        .filter(|g| {
+            !g["name"]
+                .as_str()
+                .unwrap_or("")
+                .ends_with(".checks.kcm-rs.io")
+        })
         .collect();
+    let names: Vec<&str> = groups.iter().filter_map(|g| g["name"].as_str()).collect();
+    let ours: Vec<&str> = GROUPS.iter().map(|g| g.name).collect();
     assert_eq!(names, ours);
-    assert!(
-        groups
-            .iter()
-            .filter(|g| ours.contains(&g["name"].as_str().unwrap_or("")))
-            .all(|g| g["preferredVersion"]["version"] == "v1")
-    );
+    for (g, ours) in groups.iter().zip(GROUPS) {
+        let versions: Vec<&str> = g["versions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v["version"].as_str())
+            .collect();
+        assert_eq!(versions, ours.versions, "{}", ours.name);
+        assert_eq!(g["preferredVersion"]["version"], ours.preferred());
+    }
     let apps = req(&env, "GET", "/apis/apps/v1", None).await.json();
     let find = |l: &Value, n: &str| {
         l["resources"]

@@ -31,7 +31,7 @@ fn apply(s: &Store, m: &mut Model<String, i64>, o: &Op) {
             let key = format!("ns{n}/k{k:02}");
             s.write(|t| {
                 t.put(
-                    StorageId::Pods,
+                    StorageId::PODS,
                     &key,
                     pod(&format!("ns{n}"), &format!("k{k:02}"), v),
                 )
@@ -40,7 +40,7 @@ fn apply(s: &Store, m: &mut Model<String, i64>, o: &Op) {
         }
         Op::Remove(n, k) => {
             let key = format!("ns{n}/k{k:02}");
-            s.write(|t| t.remove(StorageId::Pods, &key));
+            s.write(|t| t.remove(StorageId::PODS, &key));
             m.remove(&key);
         }
     }
@@ -65,7 +65,7 @@ proptest! {
             .map(|(k, v)| (k.clone(), *v))
             .collect();
         let all = |_: &Obj| true;
-        let first = s.list_page(StorageId::Pods, &ns, None, None, &all, Some(limit), true, false).expect("page");
+        let first = s.list_page(StorageId::PODS, &ns, None, None, &all, Some(limit), true, false).expect("page");
         let at = first.rv;
         let mut got: Vec<ObjRef> = first.items.clone();
         let mut last = first.last_key.clone();
@@ -75,7 +75,7 @@ proptest! {
             if let Some(o) = between.get(i) { apply(&s, &mut model, o); }
             i += 1;
             let start = format!("{k}\u{0}");
-            let p = s.list_page(StorageId::Pods, &ns, Some(&start), Some(at), &all, Some(limit), true, true).expect("page");
+            let p = s.list_page(StorageId::PODS, &ns, Some(&start), Some(at), &all, Some(limit), true, true).expect("page");
             prop_assert_eq!(p.rv, at);
             prop_assert!(p.items.len() <= limit);
             got.extend(p.items.iter().cloned());
@@ -96,7 +96,7 @@ proptest! {
         for o in &ops { apply(&s, &mut model, o); }
         let cur = s.rv();
         for from in 0..=cur {
-            match s.events_since(StorageId::Pods, from) {
+            match s.events_since(StorageId::PODS, from) {
                 Ok((evs, rv)) => {
                     prop_assert_eq!(rv, cur);
                     let rvs: Vec<u64> = evs.iter().map(|e| e.rv).collect();

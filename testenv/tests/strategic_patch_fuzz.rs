@@ -40,9 +40,9 @@ const DIRECTIVE_KEYS: &[&str] = &[
     "$deleteFromPrimitiveList/finalizers",
 ];
 const IDS: &[StorageId] = &[
-    StorageId::Pods,
-    StorageId::Deployments,
-    StorageId::ReplicaSets,
+    StorageId::PODS,
+    StorageId::DEPLOYMENTS,
+    StorageId::REPLICASETS,
 ];
 
 fn scalar() -> impl Strategy<Value = Value> {

@@ -55,7 +55,7 @@ async fn harness() -> Harness {
 fn stored_available(server: &ApiServer) -> i64 {
     server
         .store
-        .get(StorageId::Deployments, "default/web")
+        .get(StorageId::DEPLOYMENTS, "default/web")
         .map(|o| o.value())
         .and_then(|v| v["status"]["availableReplicas"].as_i64())
         .unwrap_or(0)

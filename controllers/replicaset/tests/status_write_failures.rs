@@ -38,7 +38,7 @@ impl RequestHook for FailStatusWrites {
         let all_pods = self
             .server
             .upgrade()
-            .is_some_and(|s| s.store.count(StorageId::Pods) >= self.pods);
+            .is_some_and(|s| s.store.count(StorageId::PODS) >= self.pods);
         if targeted && all_pods && self.failures.load(Ordering::SeqCst) < self.times {
             self.failures.fetch_add(1, Ordering::SeqCst);
             return HookDecision::Fail {

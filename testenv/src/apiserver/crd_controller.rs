@@ -19,7 +19,7 @@ use crate::registry::meta::{self, at};
 use crate::registry::{ResourceInfo, StorageId, for_storage};
 use crate::storage::key_of;
 
-const CRDS: StorageId = StorageId::CustomResourceDefinitions;
+const CRDS: StorageId = StorageId::CUSTOMRESOURCEDEFINITIONS;
 
 fn all_crds(srv: &ApiServer) -> Vec<Value> {
     srv.store

@@ -16,7 +16,7 @@ use crate::registry::custom::crd_strategy::CLEANUP_FINALIZER;
 use crate::registry::custom::naming::set_condition;
 use crate::registry::meta::{self, meta_mut};
 use crate::registry::view::view_value;
-use crate::registry::{ResourceInfo, StorageId};
+use crate::registry::{self, ResourceInfo, StorageId};
 use crate::storage::{ObjRef, Txn, key_of};
 
 /// Parsed DeleteOptions (body and query).
@@ -205,7 +205,7 @@ pub fn delete_in_txn(
     }
     let mut obj = old_v.clone();
     let already = meta::at(&obj, &["metadata", "deletionTimestamp"]).is_some();
-    if id == StorageId::CustomResourceDefinitions && !already {
+    if id == StorageId::CUSTOMRESOURCEDEFINITIONS && !already {
         // the first delete of a CRD marks it; the server deletes its objects, then the CRD
         return Ok(Deleted::Pending(if o.dry {
             old
@@ -213,7 +213,7 @@ pub fn delete_in_txn(
             txn.put(id, key, mark_crd_deleted(obj))
         }));
     }
-    if id == StorageId::Namespaces {
+    if id == StorageId::NAMESPACES {
         if already {
             // finalized (no spec or metadata finalizers left): the namespace goes now
             let spec_fins = meta::at(&obj, &["spec", "finalizers"])
@@ -239,7 +239,7 @@ pub fn delete_in_txn(
     // first written (deletionTimestamp, deletionGracePeriodSeconds 0: a MODIFIED event) and
     // then removed (DELETED), as kube-apiserver's two-phase delete does.
     let mut write_first = false;
-    if id == StorageId::Pods {
+    if id == StorageId::PODS {
         let phase = meta::at(&obj, &["status", "phase"])
             .and_then(Value::as_str)
             .unwrap_or("");
@@ -283,7 +283,7 @@ pub fn delete_in_txn(
         }
     }
     // garbage-collector finalizers from the propagation policy (not for events)
-    if id != StorageId::Events {
+    if id != StorageId::EVENTS {
         let mut fins = meta::finalizers(&obj);
         let policy = match (&o.policy, o.orphan) {
             (Some(p), _) => Some(p.as_str()),
@@ -358,7 +358,7 @@ pub fn delete(srv: &Arc<ApiServer>, t: &Target, ctx: &Ctx) -> ApiResult<Response
         .write(|txn| delete_in_txn(txn, t.res, &key, name, &o))?;
     match r {
         Deleted::Pending(obj) => {
-            if t.res.storage == StorageId::Namespaces
+            if t.res.storage == StorageId::NAMESPACES
                 && !o.dry
                 && srv
                     .namespace_cleanup
@@ -368,7 +368,7 @@ pub fn delete(srv: &Arc<ApiServer>, t: &Target, ctx: &Ctx) -> ApiResult<Response
             }
             Ok(obj_response(t.res, 200, &obj))
         }
-        Deleted::Gone(obj) if t.res.storage == StorageId::Pods => {
+        Deleted::Gone(obj) if t.res.storage == StorageId::PODS => {
             Ok(obj_response(t.res, 200, &obj))
         }
         Deleted::Gone(obj) => Ok(value_response(200, &success_status(t.res, &obj))),
@@ -428,14 +428,7 @@ fn spawn_namespace_cleanup(srv: Arc<ApiServer>, ns: String) {
             .into_iter()
             .filter(|(_, namespaced)| *namespaced)
             .map(|(id, _)| id);
-        let builtin = [
-            StorageId::Pods,
-            StorageId::Events,
-            StorageId::Deployments,
-            StorageId::ReplicaSets,
-            StorageId::Leases,
-        ];
-        for id in builtin.into_iter().chain(custom) {
+        for id in registry::namespaced_buckets().chain(custom) {
             let (items, _) = srv.store.snapshot(id, &prefix, &|_| true);
             for it in items {
                 let key = key_of(&ns, it.field("metadata.name").unwrap_or(""));
@@ -445,7 +438,7 @@ fn spawn_namespace_cleanup(srv: Arc<ApiServer>, ns: String) {
             }
         }
         srv.store.write(|txn| {
-            let Some(n) = txn.get(StorageId::Namespaces, &ns) else {
+            let Some(n) = txn.get(StorageId::NAMESPACES, &ns) else {
                 return;
             };
             let mut v = n.value();
@@ -453,8 +446,8 @@ fn spawn_namespace_cleanup(srv: Arc<ApiServer>, ns: String) {
                 s.insert("finalizers".into(), json!([]));
             }
             if meta::finalizers(&v).is_empty() {
-                txn.put(StorageId::Namespaces, &ns, v);
-                txn.remove(StorageId::Namespaces, &ns);
+                txn.put(StorageId::NAMESPACES, &ns, v);
+                txn.remove(StorageId::NAMESPACES, &ns);
             }
         });
     });

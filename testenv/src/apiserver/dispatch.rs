@@ -11,6 +11,7 @@ use http::{HeaderValue, Method, Request, Response, header};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
+use serde_json::json;
 use tokio::net::TcpListener;
 
 use super::hook::{HookDecision, RequestInfo};
@@ -264,7 +265,7 @@ impl ApiServer {
         }
         let res = t.res;
         let result = self.clone().serve(method, t, verb, ctx).await;
-        if res.storage == StorageId::CustomResourceDefinitions
+        if res.storage == StorageId::CUSTOMRESOURCEDEFINITIONS
             && result.is_ok()
             && matches!(
                 verb,
@@ -294,6 +295,10 @@ impl ApiServer {
         {
             return Err(ApiError::not_found(t.res, t.name.as_deref().unwrap_or("")));
         }
+        // (a custom resource serves every verb; a terminating CRD's discovery lists fewer)
+        if sub.is_none() && !t.res.is_custom() {
+            verb_served(&t, verb)?;
+        }
         match (verb, sub.as_deref()) {
             ("list", None) => {
                 if ctx.wants_table() {
@@ -318,6 +323,53 @@ impl ApiServer {
             _ => Err(ApiError::method_not_allowed(method.as_str())),
         }
     }
+}
+
+/// A verb the resource's discovery entry does not list is refused as kube-apiserver refuses it:
+/// no item routes at all for a resource served only by collection verbs (`bindings`, the
+/// reviews), a watch of a resource that is only listed (`componentstatuses`) named as such, any
+/// other verb a 405 from the router. Resources kube-apiserver does not store are never stored.
+fn verb_served(t: &Target, verb: &str) -> ApiResult<()> {
+    let verbs = t.res.verbs;
+    if verbs.contains(&verb) {
+        if t.res.storage == StorageId::NONE {
+            tracing::warn!(
+                resource = %t.res.qualified_resource(),
+                verb,
+                "kcm-testenv does not serve this resource's {verb} yet"
+            );
+            return Err(ApiError::new(
+                405,
+                "MethodNotAllowed",
+                format!(
+                    "{verb} is not supported on resources of kind {:?} by kcm-testenv",
+                    t.res.plural
+                ),
+            ));
+        }
+        return Ok(());
+    }
+    let item_verbs = ["get", "update", "patch", "delete"];
+    if t.name.is_some() && !item_verbs.iter().any(|v| verbs.contains(v)) {
+        return Err(ApiError::path_not_found());
+    }
+    if verb == "watch" && verbs.contains(&"list") {
+        return Err(ApiError::new(
+            405,
+            "MethodNotAllowed",
+            format!(
+                "watch is not supported on resources of kind {:?}",
+                t.res.plural
+            ),
+        )
+        .with_details(json!({"kind": t.res.plural})));
+    }
+    Err(ApiError::new(
+        405,
+        "MethodNotAllowed",
+        "the server does not allow this method on the requested resource",
+    )
+    .with_details(json!({})))
 }
 
 /// Accept connections until `shutdown` is cancelled.

@@ -19,7 +19,7 @@ use crate::registry::meta::{self, meta_mut};
 use crate::registry::patch::options::WriteKind;
 use crate::registry::view::view_value;
 use crate::registry::{
-    self, ResourceInfo, StorageId, custom, defaults, patch, strategy, validation,
+    self, ResourceInfo, StorageId, convert, custom, defaults, patch, strategy, validation,
 };
 use crate::storage::{Obj, ObjRef, Txn, key_of};
 
@@ -76,6 +76,10 @@ fn decode_with(
                 ctx.body.to_vec()
             };
             custom::strategy::decode(res, cv, v, &raw)?
+        }
+        None if convert::converts(res) => {
+            let (out, unknown) = strategy::normalize_checked(res, v)?;
+            (convert::to_storage(res, out), unknown)
         }
         None => strategy::normalize_checked(storage_res, v)?,
     };
@@ -162,7 +166,7 @@ fn admit_namespace(txn: &Txn<'_>, res: &ResourceInfo, ns: &str, name: &str) -> A
     if !res.namespaced {
         return Ok(());
     }
-    match txn.get(StorageId::Namespaces, ns) {
+    match txn.get(StorageId::NAMESPACES, ns) {
         None => Err(ApiError::namespace_not_found(ns)),
         Some(n) if meta::at(&n.value(), &["metadata", "deletionTimestamp"]).is_some() => {
             Err(ApiError::namespace_terminating(res, name, ns))
@@ -394,7 +398,7 @@ pub fn update_in_txn_as(
     let grace = meta::at(&new, &["metadata", "deletionGracePeriodSeconds"])
         .and_then(Value::as_i64)
         .unwrap_or(0);
-    if deleting && grace == 0 && meta::finalizers(&new).is_empty() && id != StorageId::Namespaces {
+    if deleting && grace == 0 && meta::finalizers(&new).is_empty() && id != StorageId::NAMESPACES {
         // the last finalizer gone: the object is deleted as stored, the update itself is not
         // written (upstream's deleteWithoutFinalizers): watchers see one DELETED with the
         // stored state, the client gets its updated object at the revision it updated

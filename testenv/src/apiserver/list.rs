@@ -296,7 +296,7 @@ mod tests {
     #[test]
     fn label_selectors_match_stored_labels() {
         let pod = Obj::at(
-            StorageId::Pods,
+            StorageId::PODS,
             serde_json::json!({"metadata": {"name": "p", "namespace": "default",
                 "labels": {"app": "web", "tier": "fe", "replicas": "3"}}}),
             1,

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use crate::registry::{GROUPS, ResourceInfo, ServedResources};
+use crate::registry::{ResourceInfo, ServedResources, resources::is_builtin_group};
 
 /// A resource request target.
 #[derive(Debug, Clone)]
@@ -73,7 +73,7 @@ pub fn parse(path: &str, served: &ServedResources) -> Route {
             match resource(served, g, v, rest) {
                 // in a custom resources' group the CRD handler passes what it does not serve
                 // on to the last handler: Go's plain-text 404
-                Route::NotFound if !GROUPS.contains(g) => Route::NoHandler,
+                Route::NotFound if !is_builtin_group(g) => Route::NoHandler,
                 r => r,
             }
         }
@@ -229,7 +229,11 @@ mod tests {
             parse("/apis/apps/v1/namespaces/a/deployments/x/binding"),
             Route::NotFound
         ));
-        assert!(matches!(parse("/apis/batch/v1/jobs"), Route::NoHandler));
+        assert!(matches!(parse("/apis/batch/v1/jobs"), Route::Resource(_)));
+        assert!(matches!(
+            parse("/apis/nope.example.com/v1/things"),
+            Route::NoHandler
+        ));
         assert!(matches!(parse("/nope"), Route::NoHandler));
         assert!(matches!(parse("/apis/apps/v2"), Route::NotFound));
         assert!(matches!(parse("/api/v2"), Route::NotFound));

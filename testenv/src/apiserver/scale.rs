@@ -147,7 +147,7 @@ pub fn scale(srv: &ApiServer, t: &Target, verb: &str, ctx: &Ctx) -> ApiResult<Re
                 applied
             }
             Some(k) => {
-                let patched = patch::apply(k, StorageId::Deployments, doc.clone(), &body)?;
+                let patched = patch::apply(k, StorageId::DEPLOYMENTS, doc.clone(), &body)?;
                 fm.update(&doc, patched, &writer.manager, &writer.now)
             }
             None => fm.update(&doc, body.clone(), &writer.manager, &writer.now),

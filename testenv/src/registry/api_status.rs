@@ -229,7 +229,8 @@ impl ApiError {
         }
     }
 
-    fn with_details(mut self, d: Value) -> Self {
+    /// The same error with these `details`.
+    pub fn with_details(mut self, d: Value) -> Self {
         self.details = Some(d);
         self
     }

@@ -30,7 +30,7 @@ fn default_str(o: &mut Map<String, Value>, k: &str, v: &str) {
 pub fn apply(id: StorageId, obj: &mut Value) {
     let Some(o) = obj.as_object_mut() else { return };
     match id {
-        StorageId::Deployments => {
+        StorageId::DEPLOYMENTS => {
             let spec = obj_entry(o, "spec");
             default(spec, "replicas", json!(1));
             let strategy = obj_entry(spec, "strategy");
@@ -44,22 +44,18 @@ pub fn apply(id: StorageId, obj: &mut Value) {
             default(spec, "progressDeadlineSeconds", json!(600));
             template(spec);
         }
-        StorageId::ReplicaSets => {
+        StorageId::REPLICASETS => {
             let spec = obj_entry(o, "spec");
             default(spec, "replicas", json!(1));
             template(spec);
         }
-        StorageId::Pods => {
+        StorageId::PODS => {
             let spec = obj_entry(o, "spec");
             pod_spec(spec, true);
         }
-        StorageId::CustomResourceDefinitions => super::custom::crd_strategy::apply_defaults(obj),
+        StorageId::CUSTOMRESOURCEDEFINITIONS => super::custom::crd_strategy::apply_defaults(obj),
         // custom resources are defaulted from their schema while decoding
-        StorageId::Namespaces
-        | StorageId::Events
-        | StorageId::Leases
-        | StorageId::Nodes
-        | StorageId::Custom(_) => {}
+        _ => {}
     }
 }
 
@@ -299,7 +295,7 @@ mod tests {
     #[test]
     fn deployment_defaults() {
         let mut d = json!({"spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "web", "image": "nginx"}]}}}});
-        apply(StorageId::Deployments, &mut d);
+        apply(StorageId::DEPLOYMENTS, &mut d);
         let s = &d["spec"];
         assert_eq!(s["replicas"], 1);
         assert_eq!(
@@ -325,14 +321,14 @@ mod tests {
     #[test]
     fn recreate_gets_no_rolling_update() {
         let mut d = json!({"spec": {"strategy": {"type": "Recreate"}}});
-        apply(StorageId::Deployments, &mut d);
+        apply(StorageId::DEPLOYMENTS, &mut d);
         assert!(d["spec"]["strategy"].get("rollingUpdate").is_none());
     }
 
     #[test]
     fn pod_defaults() {
         let mut p = json!({"spec": {"containers": [{"name": "a", "image": "x:1", "resources": {"limits": {"cpu": "1", "memory": "1024Mi"}, "requests": {"cpu": "0.5"}}}], "volumes": [{"name": "v"}]}});
-        apply(StorageId::Pods, &mut p);
+        apply(StorageId::PODS, &mut p);
         assert_eq!(
             p["spec"]["containers"][0]["resources"]["limits"]["memory"],
             "1Gi"

@@ -25,7 +25,7 @@ pub struct FieldSelector(pub Vec<FieldRequirement>);
 /// The field labels a bucket supports beyond `metadata.name`/`metadata.namespace`.
 pub fn extra_fields(id: StorageId) -> &'static [&'static str] {
     match id {
-        StorageId::Pods => &[
+        StorageId::PODS => &[
             "spec.nodeName",
             "spec.restartPolicy",
             "spec.schedulerName",
@@ -36,10 +36,10 @@ pub fn extra_fields(id: StorageId) -> &'static [&'static str] {
             "status.podIPs",
             "status.nominatedNodeName",
         ],
-        StorageId::ReplicaSets => &["status.replicas"],
-        StorageId::Namespaces => &["status.phase", "name"],
-        StorageId::Nodes => &["spec.unschedulable"],
-        StorageId::Events => &[
+        StorageId::REPLICASETS => &["status.replicas"],
+        StorageId::NAMESPACES => &["status.phase", "name"],
+        StorageId::NODES => &["spec.unschedulable"],
+        StorageId::EVENTS => &[
             "involvedObject.kind",
             "involvedObject.namespace",
             "involvedObject.name",
@@ -52,10 +52,7 @@ pub fn extra_fields(id: StorageId) -> &'static [&'static str] {
             "source",
             "type",
         ],
-        StorageId::Deployments
-        | StorageId::Leases
-        | StorageId::CustomResourceDefinitions
-        | StorageId::Custom(_) => &[],
+        _ => &[],
     }
 }
 
@@ -95,10 +92,10 @@ impl FieldSelector {
             let field = field.trim();
             let field = match (id, field) {
                 // events.k8s.io names map onto the stored core fields
-                (StorageId::Events, f) if f.starts_with("regarding.") => {
+                (StorageId::EVENTS, f) if f.starts_with("regarding.") => {
                     format!("involvedObject.{}", &f["regarding.".len()..])
                 }
-                (StorageId::Events, "reportingController") => "reportingComponent".to_string(),
+                (StorageId::EVENTS, "reportingController") => "reportingComponent".to_string(),
                 _ => field.to_string(),
             };
             if field != "metadata.name"
@@ -200,29 +197,29 @@ mod tests {
     #[test]
     fn field_selectors() {
         let pod = json!({"metadata": {"name": "p", "namespace": "n"}, "spec": {"nodeName": "n1"}, "status": {"phase": "Pending"}});
-        let s = FieldSelector::parse("metadata.name=p,status.phase=Pending", StorageId::Pods)
+        let s = FieldSelector::parse("metadata.name=p,status.phase=Pending", StorageId::PODS)
             .expect("ok");
         assert!(s.matches(&pod));
         assert_eq!(s.pinned_name(), Some("p"));
-        let s = FieldSelector::parse("spec.nodeName!=n1", StorageId::Pods).expect("ok");
+        let s = FieldSelector::parse("spec.nodeName!=n1", StorageId::PODS).expect("ok");
         assert!(!s.matches(&pod));
-        let s = FieldSelector::parse("spec.nodeName==", StorageId::Pods).expect("ok");
+        let s = FieldSelector::parse("spec.nodeName==", StorageId::PODS).expect("ok");
         assert!(!s.matches(&pod));
         assert_eq!(
-            FieldSelector::parse("spec.foo=bar", StorageId::Pods)
+            FieldSelector::parse("spec.foo=bar", StorageId::PODS)
                 .err()
                 .as_deref(),
             Some("field label not supported: spec.foo")
         );
-        assert!(FieldSelector::parse("status.phase=x", StorageId::Deployments).is_err());
+        assert!(FieldSelector::parse("status.phase=x", StorageId::DEPLOYMENTS).is_err());
         let ev = json!({"involvedObject": {"name": "web", "kind": "Deployment"}, "source": {"component": "c"}});
         let s = FieldSelector::parse(
             "involvedObject.name=web,involvedObject.kind=Deployment,source=c",
-            StorageId::Events,
+            StorageId::EVENTS,
         )
         .expect("ok");
         assert!(s.matches(&ev));
-        let s = FieldSelector::parse("regarding.name=web", StorageId::Events).expect("ok");
+        let s = FieldSelector::parse("regarding.name=web", StorageId::EVENTS).expect("ok");
         assert!(s.matches(&ev));
     }
 }

@@ -2,7 +2,10 @@
 //! served resources, and the per-kind rules every write goes through (upstream's
 //! `pkg/registry/<group>/<kind>/strategy.go` plus the API types' defaulting and validation).
 //!
-//! - [`resources`]: the served resources and their storage buckets ([`StorageId`]).
+//! - [`resources`]: the served resources and their storage buckets ([`StorageId`]); the
+//!   built-in table is generated from kube-apiserver's discovery (`builtin.rs`).
+//! - [`schema`]: the built-in types' schemas, from upstream's OpenAPI; [`decode`]: request
+//!   bodies of kinds without special code decoded with them.
 //! - The write path, in the order it runs: [`defaults`] (with [`quantity`] canonical forms),
 //!   [`strategy`] (system fields, generation, status separation), [`validation`].
 //! - [`patch`]: JSON, merge and strategic merge patches; [`events_v1`]: the events.k8s.io/v1
@@ -19,7 +22,11 @@
 
 pub mod api_status;
 pub mod apply;
+pub mod convert;
+#[rustfmt::skip]
+mod builtin;
 pub mod custom;
+pub mod decode;
 pub mod defaults;
 pub mod events_v1;
 pub mod field_selector;
@@ -27,11 +34,13 @@ pub mod meta;
 pub mod patch;
 pub mod quantity;
 pub mod resources;
+pub mod schema;
 pub mod strategy;
 pub mod validation;
 pub mod view;
 
 pub use custom::{CustomVersion, GroupVersions, ServedResources};
 pub use resources::{
-    GROUPS, RESOURCES, ResourceInfo, STORAGE_COUNT, StorageId, SubresourceInfo, find, for_storage,
+    GROUPS, GroupInfo, RESOURCES, ResourceInfo, STORAGE_COUNT, StorageId, SubresourceInfo, find,
+    for_storage, namespaced_buckets,
 };

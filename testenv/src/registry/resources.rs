@@ -1,71 +1,54 @@
-//! The table of built-in resources: group, version, names, scope, verbs and subresources.
-//!
-//! Adding a kind means adding one [`ResourceInfo`] entry here, a storage slot
-//! ([`StorageId`]) and, where needed, strategy rules in `strategy.rs`. Custom resources get
-//! their entries at run time from their CustomResourceDefinitions ([`custom`](super::custom)).
+//! The resources a server serves: [`ResourceInfo`] (group, version, names, scope, verbs,
+//! subresources, storage bucket), [`StorageId`] and [`GroupInfo`]. The built-in table itself
+//! ([`RESOURCES`], [`GROUPS`], the bucket constants) is generated from kube-apiserver's discovery
+//! into `builtin.rs`; custom resources get their entries at run time from their
+//! CustomResourceDefinitions ([`custom`](super::custom)).
 
+pub use super::builtin::{GROUPS, RESOURCES, STORAGE_COUNT};
 use super::custom::CustomVersion;
 
-/// Index of a storage bucket. Two API resources may share one bucket
-/// (core/v1 and events.k8s.io/v1 events).
+/// Index of a storage bucket: one per resource kube-apiserver stores (named by the constants
+/// of the generated table, `StorageId::PODS`, `StorageId::CONFIGMAPS`, …), then one per custom
+/// resource. Resources of one bucket share their objects: core/v1 and events.k8s.io/v1
+/// `events`, and a resource served in several versions (autoscaling/v1 and v2
+/// `horizontalpodautoscalers`). [`StorageId::NONE`] is the empty bucket of the resources
+/// kube-apiserver does not store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum StorageId {
-    /// core/v1 namespaces
-    Namespaces,
-    /// core/v1 pods
-    Pods,
-    /// core/v1 events (also served as events.k8s.io/v1)
-    Events,
-    /// core/v1 nodes
-    Nodes,
-    /// apps/v1 deployments
-    Deployments,
-    /// apps/v1 replicasets
-    ReplicaSets,
-    /// coordination.k8s.io/v1 leases
-    Leases,
-    /// apiextensions.k8s.io/v1 customresourcedefinitions
-    CustomResourceDefinitions,
-    /// The objects of one custom resource (every served version of a CRD shares it), numbered
-    /// by the server in the order the CRDs' names first appeared.
-    Custom(u32),
-}
-
-/// Number of built-in storage buckets (custom resources' buckets follow them).
-pub const STORAGE_COUNT: usize = 8;
+pub struct StorageId(pub(crate) u32);
 
 impl StorageId {
+    /// The bucket of the `n`th custom resource (numbered by the server in the order the CRDs'
+    /// names first appeared).
+    pub fn custom(n: u32) -> StorageId {
+        StorageId((STORAGE_COUNT as u32).saturating_add(n))
+    }
+
     /// Position in storage vectors.
     pub fn index(self) -> usize {
-        match self {
-            StorageId::Namespaces => 0,
-            StorageId::Pods => 1,
-            StorageId::Events => 2,
-            StorageId::Nodes => 3,
-            StorageId::Deployments => 4,
-            StorageId::ReplicaSets => 5,
-            StorageId::Leases => 6,
-            StorageId::CustomResourceDefinitions => 7,
-            StorageId::Custom(n) => STORAGE_COUNT + n as usize,
-        }
+        self.0 as usize
     }
 
     /// Whether the bucket holds custom resources.
     pub fn is_custom(self) -> bool {
-        matches!(self, StorageId::Custom(_))
+        self.index() >= STORAGE_COUNT
+    }
+
+    /// The number of a custom resource's bucket (`None` for built-in buckets).
+    pub fn custom_number(self) -> Option<u32> {
+        self.0.checked_sub(STORAGE_COUNT as u32)
     }
 }
 
 /// A subresource entry as published in discovery.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SubresourceInfo {
-    /// `status`, `scale`, `binding`, `finalize`
+    /// `status`, `scale`, `binding`, `finalize`, `eviction`, …
     pub name: &'static str,
-    /// The kind of the subresource body.
+    /// The kind of the subresource body (`""`: the resource's own kind).
     pub kind: &'static str,
-    /// Group override in discovery (scale: `autoscaling`).
+    /// The group discovery names for it (scale: `autoscaling`), when it names one.
     pub group: Option<&'static str>,
-    /// Version override in discovery (scale: `v1`).
+    /// The version discovery names for it (scale: `v1`), when it names one.
     pub version: Option<&'static str>,
     /// Allowed verbs.
     pub verbs: &'static [&'static str],
@@ -96,196 +79,41 @@ pub struct ResourceInfo {
     pub subresources: &'static [SubresourceInfo],
     /// Where the objects are stored.
     pub storage: StorageId,
+    /// Discovery's `storageVersionHash` of a built-in resource (`""` when not stored; custom
+    /// resources: [`CustomVersion::storage_version_hash`]).
+    pub storage_version_hash: &'static str,
     /// The definition of a custom resource version (`None` for built-in kinds).
     pub custom: Option<&'static CustomVersion>,
 }
 
-const ALL8: &[&str] = &[
-    "create",
-    "delete",
-    "deletecollection",
-    "get",
-    "list",
-    "patch",
-    "update",
-    "watch",
-];
-const GPU: &[&str] = &["get", "patch", "update"];
+/// A built-in API group of `/apis`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupInfo {
+    /// The group name.
+    pub name: &'static str,
+    /// Its versions, by priority: the preferred one first.
+    pub versions: &'static [&'static str],
+}
 
-const STATUS: SubresourceInfo = SubresourceInfo {
-    name: "status",
-    kind: "",
-    group: None,
-    version: None,
-    verbs: GPU,
-};
-const SCALE: SubresourceInfo = SubresourceInfo {
-    name: "scale",
-    kind: "Scale",
-    group: Some("autoscaling"),
-    version: Some("v1"),
-    verbs: GPU,
-};
+impl GroupInfo {
+    /// The preferred version.
+    pub fn preferred(&self) -> &'static str {
+        self.versions.first().copied().unwrap_or("v1")
+    }
+}
 
-/// Every served resource.
-pub static RESOURCES: &[ResourceInfo] = &[
-    ResourceInfo {
-        group: "",
-        version: "v1",
-        plural: "namespaces",
-        singular: "namespace",
-        kind: "Namespace",
-        namespaced: false,
-        short_names: &["ns"],
-        categories: &[],
-        verbs: &[
-            "create", "delete", "get", "list", "patch", "update", "watch",
-        ],
-        subresources: &[
-            STATUS,
-            SubresourceInfo {
-                name: "finalize",
-                kind: "",
-                group: None,
-                version: None,
-                verbs: &["update"],
-            },
-        ],
-        storage: StorageId::Namespaces,
-        custom: None,
-    },
-    ResourceInfo {
-        group: "",
-        version: "v1",
-        plural: "pods",
-        singular: "pod",
-        kind: "Pod",
-        namespaced: true,
-        short_names: &["po"],
-        categories: &["all"],
-        verbs: ALL8,
-        subresources: &[
-            STATUS,
-            SubresourceInfo {
-                name: "binding",
-                kind: "Binding",
-                group: None,
-                version: None,
-                verbs: &["create"],
-            },
-        ],
-        storage: StorageId::Pods,
-        custom: None,
-    },
-    ResourceInfo {
-        group: "",
-        version: "v1",
-        plural: "events",
-        singular: "event",
-        kind: "Event",
-        namespaced: true,
-        short_names: &["ev"],
-        categories: &[],
-        verbs: ALL8,
-        subresources: &[],
-        storage: StorageId::Events,
-        custom: None,
-    },
-    ResourceInfo {
-        group: "",
-        version: "v1",
-        plural: "nodes",
-        singular: "node",
-        kind: "Node",
-        namespaced: false,
-        short_names: &["no"],
-        categories: &[],
-        verbs: ALL8,
-        subresources: &[STATUS],
-        storage: StorageId::Nodes,
-        custom: None,
-    },
-    ResourceInfo {
-        group: "apps",
-        version: "v1",
-        plural: "deployments",
-        singular: "deployment",
-        kind: "Deployment",
-        namespaced: true,
-        short_names: &["deploy"],
-        categories: &["all"],
-        verbs: ALL8,
-        subresources: &[STATUS, SCALE],
-        storage: StorageId::Deployments,
-        custom: None,
-    },
-    ResourceInfo {
-        group: "apps",
-        version: "v1",
-        plural: "replicasets",
-        singular: "replicaset",
-        kind: "ReplicaSet",
-        namespaced: true,
-        short_names: &["rs"],
-        categories: &["all"],
-        verbs: ALL8,
-        subresources: &[STATUS, SCALE],
-        storage: StorageId::ReplicaSets,
-        custom: None,
-    },
-    ResourceInfo {
-        group: "coordination.k8s.io",
-        version: "v1",
-        plural: "leases",
-        singular: "lease",
-        kind: "Lease",
-        namespaced: true,
-        short_names: &[],
-        categories: &[],
-        verbs: ALL8,
-        subresources: &[],
-        storage: StorageId::Leases,
-        custom: None,
-    },
-    ResourceInfo {
-        group: "events.k8s.io",
-        version: "v1",
-        plural: "events",
-        singular: "event",
-        kind: "Event",
-        namespaced: true,
-        short_names: &["ev"],
-        categories: &[],
-        verbs: ALL8,
-        subresources: &[],
-        storage: StorageId::Events,
-        custom: None,
-    },
-    ResourceInfo {
-        group: "apiextensions.k8s.io",
-        version: "v1",
-        plural: "customresourcedefinitions",
-        singular: "customresourcedefinition",
-        kind: "CustomResourceDefinition",
-        namespaced: false,
-        short_names: &["crd", "crds"],
-        categories: &["api-extensions"],
-        verbs: ALL8,
-        subresources: &[STATUS],
-        storage: StorageId::CustomResourceDefinitions,
-        custom: None,
-    },
-];
+/// Every built-in bucket of namespaced objects, once each.
+pub fn namespaced_buckets() -> impl Iterator<Item = StorageId> {
+    RESOURCES.iter().enumerate().filter_map(|(i, r)| {
+        let first = RESOURCES[..i].iter().all(|o| o.storage != r.storage);
+        (r.namespaced && r.storage != StorageId::NONE && first).then_some(r.storage)
+    })
+}
 
-/// The built-in API groups other than core, in kube-apiserver's `/apis` order (group priority:
-/// apps, events.k8s.io, …, apiextensions.k8s.io, coordination.k8s.io). Custom resources' groups
-/// follow them.
-pub const GROUPS: &[&str] = &[
-    "apps",
-    "events.k8s.io",
-    "apiextensions.k8s.io",
-    "coordination.k8s.io",
-];
+/// Whether `group` is a built-in group of `/apis`.
+pub fn is_builtin_group(group: &str) -> bool {
+    GROUPS.iter().any(|g| g.name == group)
+}
 
 impl ResourceInfo {
     /// `apps/v1` or `v1`.
@@ -339,7 +167,9 @@ pub fn find(group: &str, version: &str, plural: &str) -> Option<&'static Resourc
         .find(|r| r.group == group && r.version == version && r.plural == plural)
 }
 
-/// The canonical (core or primary) resource of a built-in storage bucket.
+/// The canonical resource of a built-in storage bucket: core before other groups, the
+/// preferred version of its group (the version objects are stored in is upstream's choice; this
+/// is the form kcm-testenv stores them in).
 pub fn for_storage(id: StorageId) -> &'static ResourceInfo {
     RESOURCES
         .iter()
@@ -360,7 +190,36 @@ mod tests {
         let p = find("", "v1", "pods").expect("pods");
         assert_eq!(p.qualified_resource(), "pods");
         assert!(p.has_subresource("binding"));
-        assert!(find("apps", "v1", "statefulsets").is_none());
-        assert_eq!(for_storage(StorageId::Events).group, "");
+        assert!(find("apps", "v1", "statefulsets").is_some());
+        assert!(find("apps", "v1", "nope").is_none());
+        assert_eq!(for_storage(StorageId::EVENTS).group, "");
+        let hpa = find("autoscaling", "v1", "horizontalpodautoscalers").expect("hpa v1");
+        assert_eq!(for_storage(hpa.storage).version, "v2");
+        assert!(!StorageId::PODS.is_custom());
+        assert_eq!(StorageId::custom(2).custom_number(), Some(2));
+        assert!(StorageId::custom(0).is_custom());
+    }
+
+    #[test]
+    fn groups_in_kube_apiservers_order() {
+        // the order the hand-written table had, which kube-apiserver's group priorities give
+        let names: Vec<&str> = GROUPS.iter().map(|g| g.name).collect();
+        let pos = |g: &str| names.iter().position(|n| *n == g).expect(g);
+        assert!(pos("apps") < pos("events.k8s.io"));
+        assert!(pos("events.k8s.io") < pos("apiextensions.k8s.io"));
+        assert!(pos("apiextensions.k8s.io") < pos("coordination.k8s.io"));
+        let autoscaling = GROUPS
+            .iter()
+            .find(|g| g.name == "autoscaling")
+            .expect("autoscaling");
+        assert_eq!(autoscaling.preferred(), "v2");
+        // every resource a table entry names a bucket of, every stored resource its own
+        for r in RESOURCES {
+            assert!(r.storage.index() < STORAGE_COUNT, "{}", r.plural);
+            assert_eq!(
+                r.storage == StorageId::NONE,
+                r.storage_version_hash.is_empty()
+            );
+        }
     }
 }

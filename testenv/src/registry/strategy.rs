@@ -10,18 +10,16 @@ use super::api_status::{ApiError, ApiResult};
 use super::custom::crd_strategy;
 use super::meta::{self, at, meta_mut, semantic_eq};
 use super::resources::{ResourceInfo, StorageId};
+use super::{decode, schema};
 
 /// Whether a PUT on a missing object creates it (never for custom resources).
 pub fn allow_create_on_update(id: StorageId) -> bool {
-    matches!(id, StorageId::Events | StorageId::Leases)
+    matches!(id, StorageId::EVENTS | StorageId::LEASES)
 }
 
 /// Whether a PUT without `metadata.resourceVersion` is accepted.
 pub fn allow_unconditional_update(id: StorageId) -> bool {
-    !matches!(
-        id,
-        StorageId::Leases | StorageId::CustomResourceDefinitions | StorageId::Custom(_)
-    )
+    !(matches!(id, StorageId::LEASES | StorageId::CUSTOMRESOURCEDEFINITIONS) || id.is_custom())
 }
 
 fn roundtrip<T: DeserializeOwned + Serialize>(v: Value) -> Result<Value, serde_json::Error> {
@@ -70,7 +68,7 @@ pub fn normalize_checked(res: &ResourceInfo, mut v: Value) -> ApiResult<(Value, 
             "the object provided is not a JSON object",
         ));
     };
-    let want_av = if res.storage == StorageId::Events {
+    let want_av = if res.storage == StorageId::EVENTS {
         "v1".to_string()
     } else {
         res.api_version()
@@ -106,24 +104,26 @@ pub fn normalize_checked(res: &ResourceInfo, mut v: Value) -> ApiResult<(Value, 
     // k8s-openapi defaults required fields; a missing selector must stay missing for validation
     let had_selector = at(&v, &["spec", "selector"]).is_some_and(|s| !s.is_null());
     let r = match res.storage {
-        StorageId::Namespaces => roundtrip::<core::Namespace>(v),
-        StorageId::Pods => roundtrip::<core::Pod>(v),
-        StorageId::Events => roundtrip::<core::Event>(v),
-        StorageId::Nodes => roundtrip::<core::Node>(v),
-        StorageId::Deployments => roundtrip::<apps::Deployment>(v),
-        StorageId::ReplicaSets => roundtrip::<apps::ReplicaSet>(v),
-        StorageId::Leases => roundtrip::<coord::Lease>(v),
-        StorageId::CustomResourceDefinitions => roundtrip::<apiext::CustomResourceDefinition>(v),
+        StorageId::NAMESPACES => roundtrip::<core::Namespace>(v),
+        StorageId::PODS => roundtrip::<core::Pod>(v),
+        StorageId::EVENTS => roundtrip::<core::Event>(v),
+        StorageId::NODES => roundtrip::<core::Node>(v),
+        StorageId::DEPLOYMENTS => roundtrip::<apps::Deployment>(v),
+        StorageId::REPLICASETS => roundtrip::<apps::ReplicaSet>(v),
+        StorageId::LEASES => roundtrip::<coord::Lease>(v),
+        StorageId::CUSTOMRESOURCEDEFINITIONS => roundtrip::<apiext::CustomResourceDefinition>(v),
         // custom resources are decoded with their schema (custom::strategy::decode)
-        StorageId::Custom(_) => Ok(v),
+        id if id.is_custom() => Ok(v),
+        // every other kind: with its schema from upstream's OpenAPI
+        _ => return decode_with_schema(res, v),
     };
     let mut out =
         r.map_err(|e| ApiError::bad_request(format!("error decoding request body: {e}")))?;
-    if res.storage == StorageId::CustomResourceDefinitions {
+    if res.storage == StorageId::CUSTOMRESOURCEDEFINITIONS {
         crd_strategy::integral_bounds(&mut out);
     }
     if !had_selector
-        && matches!(res.storage, StorageId::Deployments | StorageId::ReplicaSets)
+        && matches!(res.storage, StorageId::DEPLOYMENTS | StorageId::REPLICASETS)
         && let Some(spec) = out.get_mut("spec").and_then(Value::as_object_mut)
     {
         spec.remove("selector");
@@ -131,6 +131,27 @@ pub fn normalize_checked(res: &ResourceInfo, mut v: Value) -> ApiResult<(Value, 
     let mut unknown = Vec::new();
     unknown_fields(&input, &out, "", &mut unknown);
     Ok((out, unknown))
+}
+
+/// Decode a kind without special code with its schema (see [`decode`](super::decode)); a type
+/// error is a 400 worded as kube-apiserver's create and update handlers word it.
+fn decode_with_schema(res: &ResourceInfo, v: Value) -> ApiResult<(Value, Vec<String>)> {
+    let Some(root) = schema::catalog().kind(res.group, res.version, res.kind) else {
+        return Err(ApiError::internal(format!(
+            "no schema for {} {}",
+            res.api_version(),
+            res.kind
+        )));
+    };
+    let d = decode::decode(root, v).map_err(|e| {
+        ApiError::bad_request(format!(
+            "{kind} in version {version:?} cannot be handled as a {kind}: {e}",
+            kind = res.kind,
+            version = res.version,
+            e = e.0
+        ))
+    })?;
+    Ok((d.value, d.unknown))
 }
 
 /// Pod QoS class from container requests and limits.
@@ -202,16 +223,16 @@ fn drop_lease_gated(obj: &mut Value) {
 /// Strategy `PrepareForCreate`: status reset and kind-specific metadata.
 pub fn prepare_for_create(id: StorageId, obj: &mut Value) {
     match id {
-        StorageId::Deployments | StorageId::ReplicaSets => {
+        StorageId::DEPLOYMENTS | StorageId::REPLICASETS => {
             set(obj, "status", json!({}));
             meta_mut(obj).insert("generation".into(), json!(1));
         }
-        StorageId::Pods => {
+        StorageId::PODS => {
             let q = qos_class(obj);
             set(obj, "status", json!({"phase": "Pending", "qosClass": q}));
             meta_mut(obj).insert("generation".into(), json!(1));
         }
-        StorageId::Namespaces => {
+        StorageId::NAMESPACES => {
             set(obj, "status", json!({"phase": "Active"}));
             let mut fins: Vec<Value> = at(obj, &["spec", "finalizers"])
                 .and_then(Value::as_array)
@@ -223,18 +244,18 @@ pub fn prepare_for_create(id: StorageId, obj: &mut Value) {
             set(obj, "spec", json!({"finalizers": fins}));
             meta_mut(obj).remove("generation");
         }
-        StorageId::Leases => {
+        StorageId::LEASES => {
             drop_lease_gated(obj);
             meta_mut(obj).remove("generation");
         }
-        StorageId::Events | StorageId::Nodes => {
+        StorageId::EVENTS | StorageId::NODES => {
             meta_mut(obj).remove("generation");
         }
-        StorageId::CustomResourceDefinitions => crd_strategy::prepare_for_create(obj),
+        StorageId::CUSTOMRESOURCEDEFINITIONS => crd_strategy::prepare_for_create(obj),
         // custom resources: custom::strategy::prepare_for_create
-        StorageId::Custom(_) => {}
+        _ => {}
     }
-    if id == StorageId::Namespaces {
+    if id == StorageId::NAMESPACES {
         let name = meta::name_of(obj).to_string();
         let m = meta_mut(obj);
         let labels = m
@@ -286,13 +307,13 @@ pub fn prepare_for_update(id: StorageId, sub: Option<&str>, old: &Value, new: &m
     match sub {
         None => {
             match id {
-                StorageId::Deployments
-                | StorageId::ReplicaSets
-                | StorageId::Pods
-                | StorageId::Nodes => {
+                StorageId::DEPLOYMENTS
+                | StorageId::REPLICASETS
+                | StorageId::PODS
+                | StorageId::NODES => {
                     put_opt(new, "status", take(old, "status"));
                 }
-                StorageId::Namespaces => {
+                StorageId::NAMESPACES => {
                     put_opt(new, "status", take(old, "status"));
                     let fins = at(old, &["spec", "finalizers"]).cloned();
                     let spec = new
@@ -309,22 +330,22 @@ pub fn prepare_for_update(id: StorageId, sub: Option<&str>, old: &Value, new: &m
                         }
                     }
                 }
-                StorageId::Leases => drop_lease_gated(new),
-                StorageId::CustomResourceDefinitions => {
+                StorageId::LEASES => drop_lease_gated(new),
+                StorageId::CUSTOMRESOURCEDEFINITIONS => {
                     crd_strategy::prepare_for_update(old, new, false)
                 }
-                StorageId::Events | StorageId::Custom(_) => {}
+                _ => {}
             }
             let spec_changed = !semantic_eq(old.get("spec"), new.get("spec"));
             let bump = match id {
-                StorageId::Deployments => {
+                StorageId::DEPLOYMENTS => {
                     spec_changed
                         || !semantic_eq(
                             at(old, &["metadata", "annotations"]),
                             at(new, &["metadata", "annotations"]),
                         )
                 }
-                StorageId::ReplicaSets | StorageId::Pods => spec_changed,
+                StorageId::REPLICASETS | StorageId::PODS => spec_changed,
                 _ => false,
             };
             if bump && meta::generation(old) > 0 {
@@ -334,10 +355,10 @@ pub fn prepare_for_update(id: StorageId, sub: Option<&str>, old: &Value, new: &m
         Some("status") => {
             put_opt(new, "spec", take(old, "spec"));
             match id {
-                StorageId::CustomResourceDefinitions => {
+                StorageId::CUSTOMRESOURCEDEFINITIONS => {
                     crd_strategy::prepare_for_update(old, new, true)
                 }
-                StorageId::Deployments => {
+                StorageId::DEPLOYMENTS => {
                     let labels = at(old, &["metadata", "labels"]).cloned();
                     let m = meta_mut(new);
                     match labels {
@@ -349,7 +370,7 @@ pub fn prepare_for_update(id: StorageId, sub: Option<&str>, old: &Value, new: &m
                         }
                     }
                 }
-                StorageId::Pods => {
+                StorageId::PODS => {
                     let owners = at(old, &["metadata", "ownerReferences"]).cloned();
                     let m = meta_mut(new);
                     match owners {
@@ -442,18 +463,18 @@ mod tests {
     fn deployment_generation_rules() {
         let old = json!({"metadata": {"generation": 1, "annotations": {"a": "1"}}, "spec": {"replicas": 1}, "status": {"replicas": 1}});
         let mut new = json!({"metadata": {"annotations": {"a": "2"}}, "spec": {"replicas": 1}, "status": {"replicas": 5}});
-        prepare_for_update(StorageId::Deployments, None, &old, &mut new);
+        prepare_for_update(StorageId::DEPLOYMENTS, None, &old, &mut new);
         assert_eq!(new["metadata"]["generation"], 2);
         assert_eq!(new["status"]["replicas"], 1);
         // ReplicaSet: annotations do not count
         let mut new = json!({"metadata": {"annotations": {"a": "2"}}, "spec": {"replicas": 1}});
-        prepare_for_update(StorageId::ReplicaSets, None, &old, &mut new);
+        prepare_for_update(StorageId::REPLICASETS, None, &old, &mut new);
         assert_eq!(new["metadata"]["generation"], 1);
         // status path: spec and labels (deployment) reset, generation kept
         let old =
             json!({"metadata": {"generation": 2, "labels": {"x": "1"}}, "spec": {"replicas": 1}});
         let mut new = json!({"metadata": {"labels": {"x": "2"}, "annotations": {"r": "1"}}, "spec": {"replicas": 9}, "status": {"observedGeneration": 2}});
-        prepare_for_update(StorageId::Deployments, Some("status"), &old, &mut new);
+        prepare_for_update(StorageId::DEPLOYMENTS, Some("status"), &old, &mut new);
         assert_eq!(new["spec"]["replicas"], 1);
         assert_eq!(new["metadata"]["labels"]["x"], "1");
         assert_eq!(new["metadata"]["annotations"]["r"], "1");

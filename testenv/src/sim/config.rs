@@ -4,6 +4,28 @@ use std::time::Duration;
 
 use kcm_util::go_duration::parse_go_duration;
 
+/// The images upstream's e2e tests use to make a rollout stall, none of which any registry has:
+/// `webserver:404` (the Deployment proportional-scaling test, `test/e2e/apps/deployment.go`),
+/// `gcr.io/google_samples/gb-redisslave:nonexistent` (rollover), `foo:non-existent` (DaemonSet
+/// rolling update, `test/e2e/apps/daemon_set.go`), `localhost/some-image-that-doesnt-exist`
+/// (`test/e2e/node/pods.go`) and anything from `invalid.registry.k8s.io` (`InvalidRegistryImage`
+/// of `test/utils/image/manifest.go`), as patterns for [`SimConfig::missing_images`].
+pub const DEFAULT_MISSING_IMAGES: &[&str] = &[
+    "*:404",
+    "*:nonexistent",
+    "*:non-existent",
+    "*doesnt-exist*",
+    "invalid.registry.k8s.io/*",
+];
+
+/// [`DEFAULT_MISSING_IMAGES`], owned.
+pub(crate) fn default_missing_images() -> Vec<String> {
+    DEFAULT_MISSING_IMAGES
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+}
+
 /// Configuration of a [`Simulation`](super::simulation::Simulation).
 ///
 /// The defaults are tuned for tests: a 3-node cluster whose pods become Ready 200 ms after they are
@@ -24,9 +46,10 @@ pub struct SimConfig {
     pub gc: bool,
     /// Run the namespace controller (empties and finalizes terminating namespaces).
     pub namespace_controller: bool,
-    /// Write the Events the real scheduler and kubelet write (`Scheduled`, `FailedScheduling`,
-    /// `Pulled`, `Created`, `Started`, `BackOff`, `Killing`). Off by default, so that tests counting
-    /// their controllers' events see only those.
+    /// Write the Events the real scheduler, kubelet and garbage collector write (`Scheduled`,
+    /// `FailedScheduling`, `Pulling`, `Pulled`, `Failed`, `Created`, `Started`, `BackOff`,
+    /// `Killing`, `OwnerRefInvalidNamespace`). Off by default, so that tests counting their
+    /// controllers' events see only those.
     pub events: bool,
     /// Period of node Lease renewals in `kube-node-lease` (upstream: 10 s).
     pub heartbeat_interval: Duration,
@@ -34,6 +57,15 @@ pub struct SimConfig {
     pub crash_loop_backoff: Duration,
     /// Longest back-off of a crash-looping container (upstream: 5 min).
     pub crash_loop_max_backoff: Duration,
+    /// Images the kubelets cannot pull: patterns over the image as the pod spec writes it, `*`
+    /// matching any run of characters. Such a container waits with `ErrImagePull`, then
+    /// `ImagePullBackOff`, and its pod stays Pending and never Ready. Default: upstream e2e's
+    /// convention, [`DEFAULT_MISSING_IMAGES`].
+    pub missing_images: Vec<String>,
+    /// First image pull back-off (upstream: 10 s); it doubles after every failed pull.
+    pub image_pull_backoff: Duration,
+    /// Longest image pull back-off (upstream: 5 min).
+    pub image_pull_max_backoff: Duration,
 }
 
 impl Default for SimConfig {
@@ -50,6 +82,9 @@ impl Default for SimConfig {
             heartbeat_interval: Duration::from_secs(10),
             crash_loop_backoff: Duration::from_secs(1),
             crash_loop_max_backoff: Duration::from_secs(10),
+            missing_images: default_missing_images(),
+            image_pull_backoff: Duration::from_secs(1),
+            image_pull_max_backoff: Duration::from_secs(10),
         }
     }
 }
@@ -88,9 +123,13 @@ pub struct SimArgs {
     /// Do not run the namespace controller.
     #[arg(long)]
     pub no_namespace_controller: bool,
-    /// Write scheduler and kubelet Events.
+    /// Write scheduler, kubelet and garbage collector Events.
     #[arg(long)]
     pub sim_events: bool,
+    /// Images the simulated kubelets cannot pull, comma-separated patterns (`*` matches any
+    /// run of characters); `--missing-images=` for none.
+    #[arg(long, value_delimiter = ',', default_values_t = default_missing_images())]
+    pub missing_images: Vec<String>,
 }
 
 impl SimArgs {
@@ -105,6 +144,12 @@ impl SimArgs {
             gc: !self.no_gc,
             namespace_controller: !self.no_namespace_controller,
             events: self.sim_events,
+            missing_images: self
+                .missing_images
+                .iter()
+                .filter(|p| !p.is_empty())
+                .cloned()
+                .collect(),
             ..SimConfig::default()
         })
     }
@@ -132,6 +177,15 @@ mod tests {
             (5, Duration::from_secs(1), false)
         );
         assert!(Cli::parse_from(["x", "--no-sim"]).sim.config().is_none());
+        let c = Cli::parse_from(["x", "--missing-images", "*:broken,bad/*"])
+            .sim
+            .config();
+        assert_eq!(
+            c.map(|c| c.missing_images),
+            Some(vec!["*:broken".to_string(), "bad/*".to_string()])
+        );
+        let none = Cli::parse_from(["x", "--missing-images="]).sim.config();
+        assert_eq!(none.map(|c| c.missing_images), Some(Vec::new()));
         assert!(Cli::try_parse_from(["x", "--max-grace", "soon"]).is_err());
     }
 }

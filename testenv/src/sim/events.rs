@@ -1,6 +1,7 @@
 //! Events as the real components write them: the scheduler through events.k8s.io/v1
-//! (`Scheduled`, `FailedScheduling`), the kubelet through core/v1 (`Pulled`, `Created`, `Started`,
-//! `BackOff`, `Killing`). Written only when [`SimConfig::events`](super::SimConfig::events) is on.
+//! (`Scheduled`, `FailedScheduling`), the kubelet (`Pulling`, `Pulled`, `Failed`, `Created`,
+//! `Started`, `BackOff`, `Killing`) and the garbage collector (`OwnerRefInvalidNamespace`) through
+//! core/v1. Written only when [`SimConfig::events`](super::SimConfig::events) is on.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -9,7 +10,7 @@ use kube::Api;
 use kube::api::{ApiResource, DynamicObject, PostParams};
 use serde_json::{Value, json};
 
-use super::clock::{now_micro, now_time};
+use super::timestamps::{now_micro, now_time};
 
 static SEQ: AtomicU64 = AtomicU64::new(0);
 
@@ -65,6 +66,43 @@ pub(crate) async fn kubelet_event(
             tracing::debug!(error = %e, %reason, "sim: kubelet event not written");
             None
         }
+    }
+}
+
+/// An event of a controller (core/v1, source `component`) about `involved` (an
+/// `involvedObject`), in `namespace` (`default` for a cluster-scoped object, as client-go's
+/// recorder writes it).
+pub(crate) async fn controller_event(
+    client: &kube::Client,
+    namespace: &str,
+    involved: Value,
+    component: &str,
+    type_: &str,
+    reason: &str,
+    message: String,
+) {
+    let ns = if namespace.is_empty() {
+        "default"
+    } else {
+        namespace
+    };
+    let name = involved["name"].as_str().unwrap_or("object").to_string();
+    let now = now_time();
+    let body = json!({
+        "apiVersion": "v1", "kind": "Event",
+        "metadata": {"name": event_name(&name), "namespace": ns},
+        "involvedObject": involved,
+        "reason": reason, "message": message, "type": type_,
+        "source": {"component": component},
+        "firstTimestamp": now, "lastTimestamp": now, "count": 1,
+        "eventTime": null, "reportingComponent": component, "reportingInstance": "",
+    });
+    let Ok(event) = serde_json::from_value::<Event>(body) else {
+        return;
+    };
+    let api: Api<Event> = Api::namespaced(client.clone(), ns);
+    if let Err(e) = api.create(&PostParams::default(), &event).await {
+        tracing::debug!(error = %e, %reason, "sim: {component} event not written");
     }
 }
 

@@ -2,12 +2,16 @@
 //! heartbeats, a scheduler, kubelets, the garbage collector and the namespace controller.
 //!
 //! Every component talks to the server the way the real one talks to kube-apiserver: list + watch
-//! through a [`kube::Client`] (surviving 410 Gone and dropped connections), then writes — bindings,
-//! `/status` patches, deletes with preconditions, finalizer patches — each with its own
-//! resourceVersion, so controllers under test see the same intermediate states as in a real cluster.
+//! through kcm-informer's shared informers and kcm-reflector (surviving 410 Gone and dropped
+//! connections), work on kcm-workqueue queues, then writes — bindings, `/status` patches, deletes
+//! with preconditions, finalizer patches — each with its own resourceVersion, so controllers under
+//! test see the same intermediate states as in a real cluster. The garbage collector and the
+//! namespace controller find what to watch and empty through discovery, so they handle every kind
+//! the server serves, custom resources included.
 //!
 //! Pods can ask for special behaviour through annotations (see [`annotations`]), so a Deployment's
-//! template can produce slow, never-ready, crash-looping, failing or unschedulable pods.
+//! template can produce slow, never-ready, crash-looping, failing or unschedulable pods; images
+//! matching [`SimConfig::missing_images`] are never pulled (`ErrImagePull`, `ImagePullBackOff`).
 //!
 //! ```no_run
 //! # async fn demo(client: kube::Client) -> Result<(), Box<dyn std::error::Error>> {
@@ -23,25 +27,23 @@
 //! ```
 
 pub mod annotations;
-mod clock;
+mod changes;
 mod config;
+mod discovery;
 mod error;
 mod events;
 mod gc;
-mod gc_graph;
-mod gc_queue;
-mod informer;
-mod kinds;
 mod kubelet;
+mod metadata;
 mod namespace;
 pub mod node_control;
 mod nodes;
-mod pod_status;
 mod scheduler;
 mod simulation;
+mod timestamps;
 
 pub use annotations::PodBehaviour;
-pub use config::{SimArgs, SimConfig};
+pub use config::{DEFAULT_MISSING_IMAGES, SimArgs, SimConfig};
 pub use error::SimError;
 pub use nodes::{NODE_LEASE_NAMESPACE, UNREACHABLE_TAINT};
 pub use scheduler::DEFAULT_SCHEDULER;

@@ -13,11 +13,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Node;
-use kube::{Api, ResourceExt};
-use tokio::sync::mpsc;
+use kcm_informer::SharedIndexInformer;
+use kube::ResourceExt;
 use tokio_util::sync::CancellationToken;
 
-use super::informer::{Change, spawn_informer};
+use super::changes::{Change, changes};
 use super::nodes::{self, NodeSet};
 
 /// `"true"` on a simulated Node: the node is down.
@@ -31,9 +31,19 @@ pub fn wants_ready(annotations: &BTreeMap<String, String>) -> bool {
 }
 
 /// Follows the simulated Nodes' annotations until `token` is cancelled.
-pub(crate) async fn run(client: kube::Client, nodes: Arc<NodeSet>, token: CancellationToken) {
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let (_cache, informer) = spawn_informer(Api::<Node>::all(client.clone()), tx, token.clone());
+pub(crate) async fn run(
+    client: kube::Client,
+    nodes: Arc<NodeSet>,
+    informer: SharedIndexInformer<Node>,
+    token: CancellationToken,
+) {
+    let (registration, mut rx) = match changes(&informer) {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::warn!(error = %e, "sim: node controls cannot follow nodes");
+            return;
+        }
+    };
     let mut asked: BTreeMap<String, bool> = BTreeMap::new();
     loop {
         let change = tokio::select! {
@@ -62,7 +72,7 @@ pub(crate) async fn run(client: kube::Client, nodes: Arc<NodeSet>, token: Cancel
             }
         }
     }
-    let _ = informer.await;
+    informer.remove_event_handler(&registration);
 }
 
 #[cfg(test)]

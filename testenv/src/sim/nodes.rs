@@ -14,9 +14,9 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::clock::{now_micro, now_time};
 use super::config::SimConfig;
 use super::error::SimError;
+use super::timestamps::{now_micro, now_time};
 
 /// Namespace of node Leases.
 pub const NODE_LEASE_NAMESPACE: &str = "kube-node-lease";

@@ -1,8 +1,14 @@
 //! [`Simulation::start`] and the running [`SimHandle`]: which components run, node failures,
-//! shutdown.
+//! shutdown. The components share one kcm-informer [`InformerFactory`]: one informer per kind
+//! (pods, nodes, namespaces, CustomResourceDefinitions), as kube-controller-manager's controllers
+//! share theirs.
 
 use std::sync::Arc;
+use std::time::Duration;
 
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kcm_informer::{BackoffConfig, InformerFactory, InformerOptions, ReflectorConfig};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -22,6 +28,11 @@ impl Simulation {
         let config = Arc::new(config);
         let nodes = Arc::new(nodes::NodeSet::new(config.nodes));
         let token = CancellationToken::new();
+        let reflector = reflector_config();
+        let factory = InformerFactory::new(
+            client.clone(),
+            InformerOptions::default().reflector(reflector.clone()),
+        );
         let mut tasks = Vec::new();
         if config.kubelet {
             nodes::register(&client, &nodes).await?;
@@ -37,11 +48,13 @@ impl Simulation {
                 client.clone(),
                 nodes.clone(),
                 config.clone(),
+                factory.informer::<Pod>(),
                 token.clone(),
             )));
             tasks.push(tokio::spawn(node_control::run(
                 client.clone(),
                 nodes.clone(),
+                factory.informer::<Node>(),
                 token.clone(),
             )));
         }
@@ -50,23 +63,48 @@ impl Simulation {
                 client.clone(),
                 config.clone(),
                 nodes.clone(),
+                factory.informer::<Pod>(),
+                factory.informer::<Node>(),
                 token.clone(),
             )));
         }
         if config.gc {
-            tasks.push(tokio::spawn(gc::run(client.clone(), token.clone())));
+            tasks.push(tokio::spawn(gc::run(
+                client.clone(),
+                factory.informer::<CustomResourceDefinition>(),
+                reflector.clone(),
+                config.events,
+                token.clone(),
+            )));
         }
         if config.namespace_controller {
-            tasks.push(tokio::spawn(namespace::run(client.clone(), token.clone())));
+            tasks.push(tokio::spawn(namespace::run(
+                client.clone(),
+                factory.informer::<Namespace>(),
+                config.max_grace,
+                token.clone(),
+            )));
         }
+        factory.start(&token);
         Ok(SimHandle {
             client,
             scheduler: config.scheduler,
             nodes,
+            factory,
             token,
             tasks,
         })
     }
+}
+
+/// The reflectors of the simulation back off from 20 ms up to 2 s between failed attempts
+/// (client-go: 800 ms up to 30 s), so that a test's injected faults heal quickly.
+fn reflector_config() -> ReflectorConfig {
+    ReflectorConfig::default().backoff(BackoffConfig {
+        initial: Duration::from_millis(20),
+        cap: Duration::from_secs(2),
+        ..BackoffConfig::default()
+    })
 }
 
 impl Simulation {
@@ -91,6 +129,7 @@ impl Simulation {
 pub struct SimHandle {
     client: kube::Client,
     nodes: Arc<nodes::NodeSet>,
+    factory: InformerFactory,
     scheduler: bool,
     token: CancellationToken,
     tasks: Vec<JoinHandle<()>>,
@@ -147,6 +186,7 @@ impl SimHandle {
         for t in self.tasks.drain(..) {
             let _ = t.await;
         }
+        self.factory.shutdown().await;
     }
 }
 

@@ -104,16 +104,16 @@ mod tests {
     fn revisions_are_global_and_history_consecutive() {
         let s = Store::new(0, 100);
         s.write(|t| {
-            t.put(StorageId::Pods, "a/x", pod("a", "x", 1));
-            t.put(StorageId::Deployments, "a/d", pod("a", "d", 1));
-            t.put(StorageId::Pods, "a/x", pod("a", "x", 2));
+            t.put(StorageId::PODS, "a/x", pod("a", "x", 1));
+            t.put(StorageId::DEPLOYMENTS, "a/d", pod("a", "d", 1));
+            t.put(StorageId::PODS, "a/x", pod("a", "x", 2));
         });
         assert_eq!(s.rv(), 3);
-        let (evs, rv) = s.events_since(StorageId::Pods, 0).expect("history");
+        let (evs, rv) = s.events_since(StorageId::PODS, 0).expect("history");
         assert_eq!(rv, 3);
         assert_eq!(evs.iter().map(|e| e.rv).collect::<Vec<_>>(), vec![1, 3]);
         assert_eq!(evs[1].kind, EventType::Modified);
-        let (evs, _) = s.events_since(StorageId::Pods, 1).expect("history");
+        let (evs, _) = s.events_since(StorageId::PODS, 1).expect("history");
         assert_eq!(evs.len(), 1);
     }
 
@@ -123,17 +123,17 @@ mod tests {
         s.write(|t| {
             for i in 0..5 {
                 t.put(
-                    StorageId::Pods,
+                    StorageId::PODS,
                     &format!("a/p{i}"),
                     pod("a", &format!("p{i}"), i),
                 );
             }
         });
         assert_eq!(
-            s.events_since(StorageId::Pods, 1).err(),
+            s.events_since(StorageId::PODS, 1).err(),
             Some(TooOld { oldest: 4 })
         );
-        assert!(s.events_since(StorageId::Pods, 3).is_ok());
+        assert!(s.events_since(StorageId::PODS, 3).is_ok());
         s.compact();
         assert_eq!(s.rv(), 6, "a compaction moves the revision on");
         // New watches from any revision seen before the compaction are refused.
@@ -141,15 +141,15 @@ mod tests {
         assert!(s.check_resume(6).is_ok());
         // An open watch positioned within the window keeps reading through it, and past the
         // revision that has no event.
-        let (evs, rv) = s.events_since(StorageId::Pods, 4).expect("open watch");
+        let (evs, rv) = s.events_since(StorageId::PODS, 4).expect("open watch");
         assert_eq!((evs.len(), rv), (1, 6));
-        s.write(|t| t.put(StorageId::Pods, "a/q", pod("a", "q", 0)));
+        s.write(|t| t.put(StorageId::PODS, "a/q", pod("a", "q", 0)));
         let (evs, rv) = s
-            .events_since(StorageId::Pods, 5)
+            .events_since(StorageId::PODS, 5)
             .expect("after compaction");
         assert_eq!((evs.len(), evs[0].rv, rv), (1, 7, 7));
         let (evs, _) = s
-            .events_since(StorageId::Pods, 6)
+            .events_since(StorageId::PODS, 6)
             .expect("from the new floor");
         assert_eq!(evs.iter().map(|e| e.rv).collect::<Vec<_>>(), vec![7]);
     }

@@ -131,13 +131,13 @@ mod tests {
         let s = Store::new(0, 100);
         s.write(|t| {
             for n in ["a", "b", "c", "d"] {
-                t.put(StorageId::Pods, &format!("ns/{n}"), pod("ns", n, 0));
+                t.put(StorageId::PODS, &format!("ns/{n}"), pod("ns", n, 0));
             }
         });
         let all = |_: &Obj| true;
         let p1 = s
             .list_page(
-                StorageId::Pods,
+                StorageId::PODS,
                 "ns/",
                 None,
                 None,
@@ -152,14 +152,14 @@ mod tests {
         let last = p1.last_key.clone().expect("more");
         // Changes after the first page must not show up in the next pages.
         s.write(|t| {
-            t.put(StorageId::Pods, "ns/bb", pod("ns", "bb", 0));
-            t.remove(StorageId::Pods, "ns/c");
-            t.put(StorageId::Pods, "ns/d", pod("ns", "d", 9));
+            t.put(StorageId::PODS, "ns/bb", pod("ns", "bb", 0));
+            t.remove(StorageId::PODS, "ns/c");
+            t.put(StorageId::PODS, "ns/d", pod("ns", "d", 9));
         });
         let start = format!("{last}\u{0}");
         let p2 = s
             .list_page(
-                StorageId::Pods,
+                StorageId::PODS,
                 "ns/",
                 Some(&start),
                 Some(p1.rv),
@@ -181,7 +181,7 @@ mod tests {
         s.expire_continue_tokens();
         assert!(
             s.list_page(
-                StorageId::Pods,
+                StorageId::PODS,
                 "ns/",
                 Some(&start),
                 Some(p1.rv),

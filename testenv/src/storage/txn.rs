@@ -122,12 +122,12 @@ mod tests {
     #[test]
     fn delete_event_carries_delete_revision() {
         let s = Store::new(10, 100);
-        s.write(|t| t.put(StorageId::Pods, "a/x", pod("a", "x", 1)));
+        s.write(|t| t.put(StorageId::PODS, "a/x", pod("a", "x", 1)));
         let tomb = s
-            .write(|t| t.remove(StorageId::Pods, "a/x"))
+            .write(|t| t.remove(StorageId::PODS, "a/x"))
             .expect("existed");
         assert_eq!(tomb.rv, 12);
         assert_eq!(tomb.value()["metadata"]["resourceVersion"], "12");
-        assert!(s.get(StorageId::Pods, "a/x").is_none());
+        assert!(s.get(StorageId::PODS, "a/x").is_none());
     }
 }

@@ -63,16 +63,35 @@ rules:
   - level: RequestResponse
 ";
 
-/// Starts the control plane and the simulation in `dir` (the binaries must be built; see
-/// [`super::build::build`]). Returns once the API server is ready, kube-controller-manager leads
-/// and runs its controllers, the simulated nodes exist, and kcm's ServiceAccount token is written
-/// into `dir/kcm.kubeconfig`.
-pub fn start(dir: &Path, bins: &Binaries, opts: &Options) -> anyhow::Result<Cluster> {
+/// etcd and kube-apiserver started by [`start_api_server`], ready.
+#[derive(Debug)]
+pub struct ApiServerRun {
+    /// etcd, then kube-apiserver (killed when dropped).
+    pub procs: Vec<Proc>,
+    /// etcd's data folder (removed when dropped).
+    pub etcd_data: TempDir,
+    /// The certificates and keys.
+    pub pki: Pki,
+    /// kube-apiserver's URL (`https://127.0.0.1:<port>`).
+    pub url: String,
+    /// An admin kubeconfig (`system:masters`).
+    pub admin: PathBuf,
+    /// kubectl's cache folder for `admin`.
+    pub cache: PathBuf,
+}
+
+/// Starts etcd and kube-apiserver in `dir` as [`start`] does (certificates, flags, audit log),
+/// and returns once kube-apiserver answers `/readyz`. `cargo xtask upstream gen-testenv` reads
+/// discovery from it; [`start`] adds kube-controller-manager and the simulation.
+pub fn start_api_server(
+    dir: &Path,
+    bins: &Binaries,
+    feature_gates: &str,
+) -> anyhow::Result<ApiServerRun> {
     std::fs::create_dir_all(dir)?;
     let pki = Pki::generate(&dir.join("pki"))?;
     let etcd_data = TempDir::new("kcm-rs-etcd")?;
     let mut procs = Vec::new();
-
     // etcd: loopback only; no fsync (a test cluster, thrown away after the run).
     let etcd_port = free_port()?;
     let peer_port = free_port()?;
@@ -144,8 +163,8 @@ pub fn start(dir: &Path, bins: &Binaries, opts: &Options) -> anyhow::Result<Clus
             "--audit-log-maxsize=100000",
             "-v=1",
         ]);
-    if !opts.feature_gates.is_empty() {
-        apiserver.arg(format!("--feature-gates={}", opts.feature_gates));
+    if !feature_gates.is_empty() {
+        apiserver.arg(format!("--feature-gates={feature_gates}"));
     }
     procs.push(spawn_logged(&mut apiserver, "kube-apiserver", dir)?);
 
@@ -163,6 +182,30 @@ pub fn start(dir: &Path, bins: &Binaries, opts: &Options) -> anyhow::Result<Clus
                 .map(|_| ()))
         },
     )?;
+
+    Ok(ApiServerRun {
+        procs,
+        etcd_data,
+        pki,
+        url,
+        admin,
+        cache,
+    })
+}
+
+/// Starts the control plane and the simulation in `dir` (the binaries must be built; see
+/// [`super::build::build`]). Returns once the API server is ready, kube-controller-manager leads
+/// and runs its controllers, the simulated nodes exist, and kcm's ServiceAccount token is written
+/// into `dir/kcm.kubeconfig`.
+pub fn start(dir: &Path, bins: &Binaries, opts: &Options) -> anyhow::Result<Cluster> {
+    let ApiServerRun {
+        mut procs,
+        etcd_data,
+        pki,
+        url,
+        admin,
+        cache,
+    } = start_api_server(dir, bins, &opts.feature_gates)?;
 
     // kube-controller-manager, everything but the controllers kcm replaces.
     let kcm_upstream = dir.join("kube-controller-manager.kubeconfig");

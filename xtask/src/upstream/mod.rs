@@ -5,15 +5,24 @@
 
 pub mod build;
 pub mod control_plane;
+mod gen_testenv;
+mod gen_testenv_schemas;
+mod gen_testenv_table;
 mod kubeconfig;
 mod pki;
 
 const USAGE: &str = "usage: cargo xtask upstream build
+       cargo xtask upstream gen-testenv [--check]
 
 Builds etcd, kube-apiserver and kube-controller-manager from the Go module in upstream/
 (versions pinned by upstream/go.mod and go.sum) into target/upstream/<version>/bin/, reusing
 an up-to-date build. Needs Go 1.26 or newer and the Go module proxy; the first build takes
 10-15 minutes on 2 cores.
+
+gen-testenv regenerates kcm-testenv's built-in resource table (testenv/src/registry/builtin.rs,
+from the discovery documents of kube-apiserver started on loopback) and type schemas
+(testenv/src/registry/schema/definitions.rs, from upstream's OpenAPI v3 documents in Go's
+module cache, descriptions left out); --check only compares them with the committed files.
 ";
 
 /// `cargo xtask upstream <command>`.
@@ -29,6 +38,8 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
             );
             Ok(())
         }
+        Some("gen-testenv") if args.len() == 1 => gen_testenv::run(false),
+        Some("gen-testenv") if args.len() == 2 && args[1] == "--check" => gen_testenv::run(true),
         Some("-h" | "--help") | None => {
             print!("{USAGE}");
             Ok(())

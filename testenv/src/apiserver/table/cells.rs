@@ -85,12 +85,12 @@ pub(super) fn cells(res: &ResourceInfo, v: &Value) -> Vec<Value> {
     let name = meta::name_of(v);
     let age = since(at(v, &["metadata", "creationTimestamp"]));
     match res.storage {
-        StorageId::CustomResourceDefinitions => super::custom::crd_cells(v),
-        StorageId::Custom(_) => match res.custom {
+        StorageId::CUSTOMRESOURCEDEFINITIONS => super::custom::crd_cells(v),
+        _ if res.storage.is_custom() => match res.custom {
             Some(cv) => super::custom::custom_cells(cv, v),
             None => vec![json!(name), json!(age)],
         },
-        StorageId::Deployments => {
+        StorageId::DEPLOYMENTS => {
             let (c, i) = template_containers(v);
             let ready = format!(
                 "{}/{}",
@@ -108,7 +108,7 @@ pub(super) fn cells(res: &ResourceInfo, v: &Value) -> Vec<Value> {
                 json!(selector_string(at(v, &["spec", "selector"]))),
             ]
         }
-        StorageId::ReplicaSets => {
+        StorageId::REPLICASETS => {
             let (c, i) = template_containers(v);
             vec![
                 json!(name),
@@ -121,7 +121,7 @@ pub(super) fn cells(res: &ResourceInfo, v: &Value) -> Vec<Value> {
                 json!(selector_string(at(v, &["spec", "selector"]))),
             ]
         }
-        StorageId::Pods => {
+        StorageId::PODS => {
             let total = at(v, &["spec", "containers"])
                 .and_then(Value::as_array)
                 .map_or(0, Vec::len);
@@ -180,8 +180,8 @@ pub(super) fn cells(res: &ResourceInfo, v: &Value) -> Vec<Value> {
                 json!(gates_cell),
             ]
         }
-        StorageId::Namespaces => vec![json!(name), json!(s(v, &["status", "phase"])), json!(age)],
-        StorageId::Events => {
+        StorageId::NAMESPACES => vec![json!(name), json!(s(v, &["status", "phase"])), json!(age)],
+        StorageId::EVENTS => {
             // a stored core/v1 event; events.k8s.io objects are converted back for printing
             let core = if res.is_events_v1() {
                 events_v1::to_core(v.clone())
@@ -239,12 +239,12 @@ pub(super) fn cells(res: &ResourceInfo, v: &Value) -> Vec<Value> {
                 json!(name),
             ]
         }
-        StorageId::Leases => vec![
+        StorageId::LEASES => vec![
             json!(name),
             json!(s(v, &["spec", "holderIdentity"])),
             json!(age),
         ],
-        StorageId::Nodes => {
+        StorageId::NODES => {
             let conds = at(v, &["status", "conditions"]).and_then(Value::as_array);
             let ready = conds
                 .into_iter()
@@ -291,5 +291,6 @@ pub(super) fn cells(res: &ResourceInfo, v: &Value) -> Vec<Value> {
                 json!(addr("ExternalIP")),
             ]
         }
+        _ => vec![json!(name), json!(age)],
     }
 }

@@ -15,12 +15,12 @@ pub(super) fn columns(res: &ResourceInfo) -> Vec<Value> {
     let name = col("Name", "string", "name", 0, NAME_DESC);
     let age = col("Age", "string", "", 0, AGE_DESC);
     match res.storage {
-        StorageId::CustomResourceDefinitions => super::custom::crd_columns(NAME_DESC, AGE_DESC),
-        StorageId::Custom(_) => match res.custom {
+        StorageId::CUSTOMRESOURCEDEFINITIONS => super::custom::crd_columns(NAME_DESC, AGE_DESC),
+        _ if res.storage.is_custom() => match res.custom {
             Some(cv) => super::custom::custom_columns(cv, NAME_DESC),
             None => vec![name, age],
         },
-        StorageId::Deployments => vec![
+        StorageId::DEPLOYMENTS => vec![
             name,
             col(
                 "Ready",
@@ -66,7 +66,7 @@ pub(super) fn columns(res: &ResourceInfo) -> Vec<Value> {
                 "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.",
             ),
         ],
-        StorageId::ReplicaSets => vec![
+        StorageId::REPLICASETS => vec![
             name,
             col(
                 "Desired",
@@ -112,7 +112,7 @@ pub(super) fn columns(res: &ResourceInfo) -> Vec<Value> {
                 "Selector is a label query over pods that should match the replica count.",
             ),
         ],
-        StorageId::Pods => vec![
+        StorageId::PODS => vec![
             name,
             col(
                 "Ready",
@@ -165,12 +165,12 @@ pub(super) fn columns(res: &ResourceInfo) -> Vec<Value> {
                 "If specified, all readiness gates will be evaluated for pod readiness.",
             ),
         ],
-        StorageId::Namespaces => vec![
+        StorageId::NAMESPACES => vec![
             name,
             col("Status", "string", "", 0, "The status of the namespace"),
             age,
         ],
-        StorageId::Events => vec![
+        StorageId::EVENTS => vec![
             col(
                 "Last Seen",
                 "string",
@@ -236,12 +236,12 @@ pub(super) fn columns(res: &ResourceInfo) -> Vec<Value> {
             ),
             col("Name", "string", "", 1, NAME_DESC),
         ],
-        StorageId::Leases => vec![
+        StorageId::LEASES => vec![
             name,
             col("Holder", "string", "", 0, "The holder of the lease."),
             age,
         ],
-        StorageId::Nodes => vec![
+        StorageId::NODES => vec![
             name,
             col("Status", "string", "", 0, "The status of the node"),
             col("Roles", "string", "", 0, "The roles of the node"),
@@ -256,5 +256,7 @@ pub(super) fn columns(res: &ResourceInfo) -> Vec<Value> {
             col("Internal-IP", "string", "", 1, "List of internal IPs."),
             col("External-IP", "string", "", 1, "List of external IPs."),
         ],
+        // kinds without printer columns of their own: upstream's default table
+        _ => vec![name, age],
     }
 }

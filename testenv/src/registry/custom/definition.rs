@@ -288,6 +288,7 @@ fn build_version(crd: &Value, version: &Value, storage: StorageId) -> ResourceIn
         },
         subresources: subresources.leak(),
         storage,
+        storage_version_hash: "",
         custom: Some(Box::leak(Box::new(custom))),
     }
 }
@@ -356,7 +357,7 @@ mod tests {
 
     #[test]
     fn served_versions_and_their_subresources() {
-        let vs = served_versions(&crd(), StorageId::Custom(3));
+        let vs = served_versions(&crd(), StorageId::custom(3));
         let names: Vec<&str> = vs.iter().map(|r| r.version).collect();
         assert_eq!(names, vec!["v1", "v1beta1"]);
         let v1 = vs[0];
@@ -378,11 +379,11 @@ mod tests {
         );
         assert!(!vs[1].has_subresource("status"));
         // built once per distinct definition
-        let again = served_versions(&crd(), StorageId::Custom(3));
+        let again = served_versions(&crd(), StorageId::custom(3));
         assert!(std::ptr::eq(again[0], v1));
         let mut deleting = crd();
         deleting["metadata"]["deletionTimestamp"] = json!("2024-01-01T00:00:00Z");
-        let d = served_versions(&deleting, StorageId::Custom(3));
+        let d = served_versions(&deleting, StorageId::custom(3));
         assert!(!std::ptr::eq(d[0], v1));
         assert!(!d[0].verbs.contains(&"create"));
     }

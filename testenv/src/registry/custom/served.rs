@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::definition::{condition_true, definition_key, served_versions};
 use super::version_order::by_priority;
 use crate::registry::meta::at;
-use crate::registry::resources::{GROUPS, RESOURCES, ResourceInfo, StorageId};
+use crate::registry::resources::{GROUPS, RESOURCES, ResourceInfo, StorageId, is_builtin_group};
 
 /// One served custom resource version.
 #[derive(Debug, Clone, Copy)]
@@ -65,7 +65,7 @@ impl ServedResources {
     /// Whether the group is served (its paths answer with Status errors, others with Go's
     /// plain-text 404).
     pub fn serves_group(&self, group: &str) -> bool {
-        GROUPS.contains(&group)
+        is_builtin_group(group)
             || self
                 .table
                 .read()
@@ -87,8 +87,8 @@ impl ServedResources {
         let mut out: Vec<GroupVersions> = GROUPS
             .iter()
             .map(|g| GroupVersions {
-                name: g.to_string(),
-                versions: vec!["v1".to_string()],
+                name: g.name.to_string(),
+                versions: g.versions.iter().map(|v| v.to_string()).collect(),
             })
             .collect();
         let t = self.table.read();
@@ -148,7 +148,7 @@ impl ServedResources {
     pub fn bucket_of(&self, crd_name: &str) -> StorageId {
         let mut t = self.table.write();
         let next = u32::try_from(t.buckets.len()).unwrap_or(u32::MAX);
-        StorageId::Custom(*t.buckets.entry(crd_name.to_string()).or_insert(next))
+        StorageId::custom(*t.buckets.entry(crd_name.to_string()).or_insert(next))
     }
 
     /// Every custom resource served now: `(bucket, namespaced)`, one per CRD.
@@ -164,9 +164,9 @@ impl ServedResources {
 
     /// How often the definition behind a bucket changed (0 for built-in buckets).
     pub fn generation(&self, id: StorageId) -> u64 {
-        match id {
-            StorageId::Custom(n) => self.table.read().generations.get(&n).copied().unwrap_or(0),
-            _ => 0,
+        match id.custom_number() {
+            Some(n) => self.table.read().generations.get(&n).copied().unwrap_or(0),
+            None => 0,
         }
     }
 
@@ -185,7 +185,7 @@ impl ServedResources {
                 .and_then(Value::as_str)
                 .unwrap_or("");
             let bucket = self.bucket_of(name);
-            if let StorageId::Custom(n) = bucket {
+            if let Some(n) = bucket.custom_number() {
                 definitions.insert(n, definition_key(crd));
             }
             entries.extend(served_versions(crd, bucket).into_iter().map(|res| Entry {
@@ -197,12 +197,12 @@ impl ServedResources {
         let mut changed = Vec::new();
         for (n, key) in &t.definitions {
             if definitions.get(n) != Some(key) {
-                changed.push(StorageId::Custom(*n));
+                changed.push(StorageId::custom(*n));
             }
         }
         for id in &changed {
-            if let StorageId::Custom(n) = id {
-                *t.generations.entry(*n).or_insert(0) += 1;
+            if let Some(n) = id.custom_number() {
+                *t.generations.entry(n).or_insert(0) += 1;
             }
         }
         t.entries = entries;
@@ -243,17 +243,9 @@ mod tests {
             crd("c.example.com", "cs", &["v1"], false),
         ]);
         let names: Vec<String> = s.groups().into_iter().map(|g| g.name).collect();
-        assert_eq!(
-            names,
-            vec![
-                "apps",
-                "events.k8s.io",
-                "apiextensions.k8s.io",
-                "coordination.k8s.io",
-                "a.example.com",
-                "b.example.com"
-            ]
-        );
+        let builtin: Vec<&str> = GROUPS.iter().map(|g| g.name).collect();
+        assert_eq!(names[..builtin.len()], builtin[..]);
+        assert_eq!(names[builtin.len()..], ["a.example.com", "b.example.com"]);
         assert_eq!(
             s.group("a.example.com").map(|g| g.versions),
             Some(vec!["v2".to_string(), "v1".into(), "v1beta1".into()])
@@ -271,18 +263,18 @@ mod tests {
         let a = crd("a.example.com", "as", &["v1"], true);
         assert!(s.sync(std::slice::from_ref(&a)).is_empty());
         let id = s.find("a.example.com", "v1", "as").map(|r| r.storage);
-        assert_eq!(id, Some(StorageId::Custom(0)));
-        assert_eq!(s.sync(&[]), vec![StorageId::Custom(0)]);
-        assert_eq!(s.generation(StorageId::Custom(0)), 1);
+        assert_eq!(id, Some(StorageId::custom(0)));
+        assert_eq!(s.sync(&[]), vec![StorageId::custom(0)]);
+        assert_eq!(s.generation(StorageId::custom(0)), 1);
         assert!(s.find("a.example.com", "v1", "as").is_none());
         s.sync(&[crd("b.example.com", "bs", &["v1"], true), a]);
         assert_eq!(
             s.find("a.example.com", "v1", "as").map(|r| r.storage),
-            Some(StorageId::Custom(0))
+            Some(StorageId::custom(0))
         );
         assert_eq!(
             s.find("b.example.com", "v1", "bs").map(|r| r.storage),
-            Some(StorageId::Custom(1))
+            Some(StorageId::custom(1))
         );
     }
 }

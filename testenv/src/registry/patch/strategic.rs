@@ -24,14 +24,14 @@ pub fn list_strategy(id: StorageId, path: &[&str]) -> ListStrategy {
         [.., "metadata", "ownerReferences"] => return Key("uid"),
         [.., "metadata", "finalizers"] => return Primitive,
         ["status", "conditions"] => return Key("type"),
-        ["status", "podIPs"] | ["status", "hostIPs"] if id == StorageId::Pods => return Key("ip"),
-        ["status", "addresses"] if id == StorageId::Nodes => return Key("type"),
+        ["status", "podIPs"] | ["status", "hostIPs"] if id == StorageId::PODS => return Key("ip"),
+        ["status", "addresses"] if id == StorageId::NODES => return Key("type"),
         _ => {}
     }
     let rest: &[&str] = match (id, path) {
-        (StorageId::Pods, ["spec", rest @ ..]) => rest,
+        (StorageId::PODS, ["spec", rest @ ..]) => rest,
         (
-            StorageId::Deployments | StorageId::ReplicaSets,
+            StorageId::DEPLOYMENTS | StorageId::REPLICASETS,
             ["spec", "template", "spec", rest @ ..],
         ) => rest,
         _ => return Replace,
@@ -288,7 +288,7 @@ mod tests {
     #[test]
     fn set_element_order_and_merge_by_name() {
         let p = json!({"spec": {"template": {"spec": {"$setElementOrder/containers": [{"name": "a"}, {"name": "b"}], "containers": [{"name": "b", "image": "busybox:2"}]}}}});
-        let out = apply(StorageId::Deployments, deploy(), &p).expect("patch");
+        let out = apply(StorageId::DEPLOYMENTS, deploy(), &p).expect("patch");
         let cs = &out["spec"]["template"]["spec"]["containers"];
         assert_eq!(cs[0]["name"], "a");
         assert_eq!(cs[0]["image"], "busybox:1");
@@ -300,7 +300,7 @@ mod tests {
     #[test]
     fn null_deletes_and_retain_keys() {
         let p = json!({"spec": {"paused": null, "strategy": {"$retainKeys": ["type"], "type": "Recreate", "rollingUpdate": null}}});
-        let out = apply(StorageId::Deployments, deploy(), &p).expect("patch");
+        let out = apply(StorageId::DEPLOYMENTS, deploy(), &p).expect("patch");
         assert!(out["spec"].get("paused").is_none());
         assert_eq!(out["spec"]["strategy"], json!({"type": "Recreate"}));
     }
@@ -309,14 +309,14 @@ mod tests {
     fn owner_reference_delete_directive_and_finalizers() {
         let pod = json!({"metadata": {"ownerReferences": [{"uid": "R", "name": "r"}, {"uid": "S", "name": "s"}], "finalizers": ["x", "y"]}});
         let p = json!({"metadata": {"ownerReferences": [{"$patch": "delete", "uid": "R"}], "$deleteFromPrimitiveList/finalizers": ["x"]}});
-        let out = apply(StorageId::Pods, pod.clone(), &p).expect("patch");
+        let out = apply(StorageId::PODS, pod.clone(), &p).expect("patch");
         assert_eq!(
             out["metadata"]["ownerReferences"],
             json!([{"uid": "S", "name": "s"}])
         );
         assert_eq!(out["metadata"]["finalizers"], json!(["y"]));
         let add = json!({"metadata": {"ownerReferences": [{"uid": "T", "name": "t", "controller": true}], "finalizers": ["z"]}});
-        let out = apply(StorageId::Pods, pod, &add).expect("patch");
+        let out = apply(StorageId::PODS, pod, &add).expect("patch");
         assert_eq!(
             out["metadata"]["ownerReferences"].as_array().map(Vec::len),
             Some(3)
@@ -328,7 +328,7 @@ mod tests {
     fn lists_without_strategy_are_replaced() {
         let pod = json!({"spec": {"containers": [{"name": "a", "args": ["1", "2"]}], "tolerations": [{"key": "k"}]}});
         let p = json!({"spec": {"containers": [{"name": "a", "args": ["3"]}], "tolerations": []}});
-        let out = apply(StorageId::Pods, pod, &p).expect("patch");
+        let out = apply(StorageId::PODS, pod, &p).expect("patch");
         assert_eq!(out["spec"]["containers"][0]["args"], json!(["3"]));
         assert_eq!(out["spec"]["tolerations"], json!([]));
     }
@@ -339,11 +339,11 @@ mod tests {
     fn directives_in_odd_lists_are_not_stored() {
         let p = json!({"metadata": {"finalizers": [{"$patch": "x"}]}});
         assert_eq!(
-            apply(StorageId::Pods, json!({}), &p),
+            apply(StorageId::PODS, json!({}), &p),
             Err("cannot merge lists without merge key for finalizers".to_string())
         );
         let p = json!({"spec": {"tolerations": [[{"$retainKeys": ["a"], "a": 1, "b": 2}]]}});
-        let out = apply(StorageId::Pods, json!({}), &p).expect("patch");
+        let out = apply(StorageId::PODS, json!({}), &p).expect("patch");
         assert_eq!(out["spec"]["tolerations"], json!([[{"a": 1}]]));
     }
 
@@ -351,7 +351,7 @@ mod tests {
     fn replace_directive_on_map() {
         let d = json!({"spec": {"selector": {"matchLabels": {"a": "1", "b": "2"}}}});
         let p = json!({"spec": {"selector": {"$patch": "replace", "matchLabels": {"c": "3"}}}});
-        let out = apply(StorageId::Deployments, d, &p).expect("patch");
+        let out = apply(StorageId::DEPLOYMENTS, d, &p).expect("patch");
         assert_eq!(out["spec"]["selector"], json!({"matchLabels": {"c": "3"}}));
     }
 }

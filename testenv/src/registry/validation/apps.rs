@@ -55,7 +55,7 @@ pub(super) fn workload(
 ) {
     let spec = obj.get("spec").cloned().unwrap_or(Value::Null);
     nonneg(obj, &["spec", "replicas"], "spec.replicas", errs);
-    if id == StorageId::ReplicaSets {
+    if id == StorageId::REPLICASETS {
         nonneg(
             obj,
             &["spec", "minReadySeconds"],
@@ -120,7 +120,7 @@ pub(super) fn workload(
     } else {
         errs.push(FieldError::required("spec.template", ""));
     }
-    if id == StorageId::Deployments {
+    if id == StorageId::DEPLOYMENTS {
         deployment_spec(obj, &spec, errs);
     }
     // the apps/v1 strategies add the selector immutability check after spec validation
@@ -285,7 +285,7 @@ pub(super) fn workload_status(
         "unavailableReplicas",
         "collisionCount",
     ];
-    if id == StorageId::ReplicaSets {
+    if id == StorageId::REPLICASETS {
         fields = vec![
             "replicas",
             "fullyLabeledReplicas",
@@ -304,7 +304,7 @@ pub(super) fn workload_status(
         }
     }
     let msg = "cannot be greater than status.replicas";
-    let bounded: &[&str] = if id == StorageId::Deployments {
+    let bounded: &[&str] = if id == StorageId::DEPLOYMENTS {
         &["updatedReplicas", "readyReplicas", "availableReplicas"]
     } else {
         &["fullyLabeledReplicas", "readyReplicas", "availableReplicas"]
@@ -325,7 +325,7 @@ pub(super) fn workload_status(
             "cannot be greater than readyReplicas",
         ));
     }
-    if id == StorageId::Deployments
+    if id == StorageId::DEPLOYMENTS
         && let Some(old) = old
         && let Some(oc) = int_at(old, &["status", "collisionCount"])
     {

@@ -25,13 +25,13 @@ pub fn validate(
     let mut errs = Vec::new();
     object_meta(id, obj, old, &mut errs);
     match (id, sub) {
-        (StorageId::Deployments | StorageId::ReplicaSets, None) => {
+        (StorageId::DEPLOYMENTS | StorageId::REPLICASETS, None) => {
             apps::workload(id, obj, old, &mut errs)
         }
-        (StorageId::Deployments | StorageId::ReplicaSets, Some("status")) => {
+        (StorageId::DEPLOYMENTS | StorageId::REPLICASETS, Some("status")) => {
             apps::workload_status(id, obj, old, &mut errs)
         }
-        (StorageId::Pods, None) => {
+        (StorageId::PODS, None) => {
             if let Some(spec) = obj.get("spec") {
                 core::pod_spec(spec, "spec", &mut errs);
             }
@@ -39,9 +39,9 @@ pub fn validate(
                 core::pod_update(obj, old, &mut errs);
             }
         }
-        (StorageId::Events, _) => core::event(obj, &mut errs),
-        (StorageId::Leases, _) => core::lease(obj, &mut errs),
-        (StorageId::CustomResourceDefinitions, sub) => {
+        (StorageId::EVENTS, _) => core::event(obj, &mut errs),
+        (StorageId::LEASES, _) => core::lease(obj, &mut errs),
+        (StorageId::CUSTOMRESOURCEDEFINITIONS, sub) => {
             errs.extend(validate_crd(obj, old, sub == Some("status")));
         }
         _ => {}
@@ -72,7 +72,7 @@ mod tests {
 
     #[test]
     fn valid_deployment_passes() {
-        assert!(validate(StorageId::Deployments, &deploy(base_spec()), None, None).is_empty());
+        assert!(validate(StorageId::DEPLOYMENTS, &deploy(base_spec()), None, None).is_empty());
     }
 
     #[test]
@@ -143,7 +143,7 @@ mod tests {
         for (patch, want, detail) in cases {
             let mut spec = base_spec();
             json_patch::merge(&mut spec, &patch);
-            let errs = validate(StorageId::Deployments, &deploy(spec), None, None);
+            let errs = validate(StorageId::DEPLOYMENTS, &deploy(spec), None, None);
             let f = fields(&errs);
             let hit = errs.iter().zip(&f).find(|(_, f)| f.as_str() == want);
             let (e, _) = hit.unwrap_or_else(|| panic!("{patch}: want {want}, got {f:?}"));
@@ -155,7 +155,7 @@ mod tests {
     fn missing_selector_gives_two_causes() {
         let mut spec = base_spec();
         spec.as_object_mut().map(|o| o.remove("selector"));
-        let errs = validate(StorageId::Deployments, &deploy(spec), None, None);
+        let errs = validate(StorageId::DEPLOYMENTS, &deploy(spec), None, None);
         assert_eq!(
             fields(&errs),
             vec![
@@ -169,7 +169,7 @@ mod tests {
     fn names_and_immutable_selector() {
         let mut d = deploy(base_spec());
         d["metadata"]["name"] = json!("Web_1");
-        let errs = validate(StorageId::Deployments, &d, None, None);
+        let errs = validate(StorageId::DEPLOYMENTS, &d, None, None);
         assert!(
             errs[0]
                 .body()
@@ -179,7 +179,7 @@ mod tests {
         let mut new = deploy(base_spec());
         new["spec"]["selector"] = json!({"matchLabels": {"app": "web", "x": "y"}});
         new["spec"]["template"]["metadata"]["labels"]["x"] = json!("y");
-        let errs = validate(StorageId::Deployments, &new, Some(&old), None);
+        let errs = validate(StorageId::DEPLOYMENTS, &new, Some(&old), None);
         assert_eq!(fields(&errs), vec!["spec.selector|Invalid"]);
         assert!(errs[0].body().ends_with("field is immutable"));
         assert!(dns1123_label("a.b").len() == 1);
@@ -190,7 +190,7 @@ mod tests {
     fn finalizers_cannot_be_added_while_deleting() {
         let old = json!({"metadata": {"name": "x", "deletionTimestamp": "2025-01-01T00:00:00Z", "finalizers": ["example.com/x"]}});
         let new = json!({"metadata": {"name": "x", "deletionTimestamp": "2025-01-01T00:00:00Z", "finalizers": ["example.com/x", "example.com/y"]}});
-        let errs = validate(StorageId::Leases, &new, Some(&old), None);
+        let errs = validate(StorageId::LEASES, &new, Some(&old), None);
         assert_eq!(errs.len(), 1);
         assert_eq!(
             errs[0].text(),
@@ -201,21 +201,21 @@ mod tests {
     #[test]
     fn status_rules() {
         let d = json!({"metadata": {"name": "x"}, "status": {"replicas": 1, "updatedReplicas": 2, "readyReplicas": 1, "availableReplicas": 1}});
-        let errs = validate(StorageId::Deployments, &d, None, Some("status"));
+        let errs = validate(StorageId::DEPLOYMENTS, &d, None, Some("status"));
         assert_eq!(fields(&errs), vec!["status.updatedReplicas|Invalid"]);
         let old = json!({"status": {"collisionCount": 2}});
         let d = json!({"metadata": {"name": "x"}, "status": {"collisionCount": 1}});
-        let errs = validate(StorageId::Deployments, &d, Some(&old), Some("status"));
+        let errs = validate(StorageId::DEPLOYMENTS, &d, Some(&old), Some("status"));
         assert!(errs[0].body().contains("cannot be decremented"));
     }
 
     #[test]
     fn events_namespace_rule() {
         let e = json!({"metadata": {"name": "e", "namespace": "t1"}, "involvedObject": {"namespace": "other"}});
-        let errs = validate(StorageId::Events, &e, None, None);
+        let errs = validate(StorageId::EVENTS, &e, None, None);
         assert_eq!(fields(&errs), vec!["involvedObject.namespace|Invalid"]);
         let ok = json!({"metadata": {"name": "e", "namespace": "default"}, "involvedObject": {"kind": "Node"}});
-        assert!(validate(StorageId::Events, &ok, None, None).is_empty());
+        assert!(validate(StorageId::EVENTS, &ok, None, None).is_empty());
     }
 
     #[test]
@@ -223,11 +223,11 @@ mod tests {
         let old = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "a", "image": "x"}], "nodeName": ""}});
         let mut ok = old.clone();
         ok["spec"]["containers"][0]["image"] = json!("y");
-        assert!(validate(StorageId::Pods, &ok, Some(&old), None).is_empty());
+        assert!(validate(StorageId::PODS, &ok, Some(&old), None).is_empty());
         let mut bad = old.clone();
         bad["spec"]["nodeName"] = json!("n1");
         assert_eq!(
-            fields(&validate(StorageId::Pods, &bad, Some(&old), None)),
+            fields(&validate(StorageId::PODS, &bad, Some(&old), None)),
             vec!["spec|Forbidden"]
         );
     }

@@ -24,7 +24,7 @@ pub(super) fn object_meta(
             "name or generateName is required",
         ));
     } else {
-        let msgs = if id == StorageId::Namespaces {
+        let msgs = if id == StorageId::NAMESPACES {
             dns1123_label(name)
         } else {
             dns1123_subdomain(name)

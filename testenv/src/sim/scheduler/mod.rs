@@ -3,45 +3,54 @@
 //!
 //! This file is the loop and its writes (informers, retries, bindings, conditions, events); the
 //! decision itself is [`filter`], a free function over plain data; [`pod_counts`] keeps the
-//! pods per node.
+//! pods per node. Pods and nodes come from the simulation's shared informers; a pod whose binding
+//! failed waits on a kcm-workqueue rate-limited queue (upstream's backoff queue).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Node, Pod};
+use kcm_informer::SharedIndexInformer;
+use kcm_store::ObjectKey;
+use kcm_workqueue::{ItemExponentialFailureRateLimiter, RateLimitingQueue};
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 mod filter;
 mod pod_counts;
 
 use super::annotations::PodBehaviour;
-use super::clock::now_time;
+use super::changes::{Change, changes};
 use super::config::SimConfig;
 use super::events;
-use super::informer::{Cache, Change, key_of, spawn_informer};
 use super::nodes::NodeSet;
+use super::timestamps::now_time;
 pub use filter::DEFAULT_SCHEDULER;
 use filter::{Decision, decide, wants_scheduling};
 use pod_counts::PodCounts;
 
-const BIND_RETRY: Duration = Duration::from_millis(100);
+/// First and longest wait before a failed binding is tried again (upstream's pod backoff: 1 s
+/// to 10 s; shorter here, as the simulation's other delays).
+const BIND_RETRY: (Duration, Duration) = (Duration::from_millis(100), Duration::from_secs(10));
+
+fn key_of(pod: &Pod) -> ObjectKey {
+    ObjectKey::from_meta(&pod.metadata)
+}
 
 struct Scheduler {
-    backoff: mpsc::UnboundedSender<String>,
+    backoff: RateLimitingQueue<ObjectKey>,
     client: kube::Client,
     config: Arc<SimConfig>,
-    pods: Arc<Cache<Pod>>,
-    nodes: Arc<Cache<Node>>,
+    pods: SharedIndexInformer<Pod>,
+    nodes: SharedIndexInformer<Node>,
     /// Pods per node (cache and our own bindings).
     counts: PodCounts,
     /// Keys of the pods seen unbound and not yet seen bound, finished or deleted: the ones
     /// retried when nodes or pods change (whether they found no node or their binding failed).
-    pending: BTreeSet<String>,
+    pending: BTreeSet<ObjectKey>,
 }
 
 impl Scheduler {
@@ -60,7 +69,7 @@ impl Scheduler {
             pod.metadata.annotations.as_ref(),
             self.config.pod_ready_after,
         );
-        let nodes = self.nodes.list();
+        let nodes = self.nodes.store().list();
         let target = match decide(
             pod,
             nodes.iter().map(|n| &**n),
@@ -100,17 +109,14 @@ impl Scheduler {
                     });
                 }
                 self.counts.assume(uid, target);
+                self.backoff.forget(&key_of(pod));
             }
-            Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => {}
+            Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => {
+                self.backoff.forget(&key_of(pod));
+            }
             Err(e) => {
                 tracing::debug!(pod = %name, error = %e, "sim scheduler: binding failed");
-                // Retried soon, as upstream's backoff queue does.
-                let tx = self.backoff.clone();
-                let key = key_of(pod);
-                tokio::spawn(async move {
-                    tokio::time::sleep(BIND_RETRY).await;
-                    let _ = tx.send(key);
-                });
+                self.backoff.add_rate_limited(key_of(pod));
             }
         }
     }
@@ -164,29 +170,35 @@ pub(crate) async fn run(
     client: kube::Client,
     config: Arc<SimConfig>,
     sim_nodes: Arc<NodeSet>,
+    pods: SharedIndexInformer<Pod>,
+    nodes: SharedIndexInformer<Node>,
     token: CancellationToken,
 ) {
-    let (ptx, mut prx) = mpsc::unbounded_channel();
-    let (ntx, mut nrx) = mpsc::unbounded_channel();
-    let (pods, pod_task) = spawn_informer(Api::<Pod>::all(client.clone()), ptx, token.clone());
-    let (nodes, node_task) = spawn_informer(Api::<Node>::all(client.clone()), ntx, token.clone());
+    let (Ok((pod_handler, mut prx)), Ok((node_handler, mut nrx))) =
+        (changes(&pods), changes(&nodes))
+    else {
+        tracing::warn!("sim scheduler: cannot follow pods and nodes");
+        return;
+    };
     // Schedule once the nodes are listed; a shutdown before that ends the scheduler too.
-    if token
-        .run_until_cancelled(nodes.wait_synced())
-        .await
-        .is_none()
-    {
+    if !nodes.wait_for_cache_sync(None, &token).await {
         return;
     }
-    let (backoff_tx, mut backoff_rx) = mpsc::unbounded_channel();
+    let backoff = RateLimitingQueue::builder()
+        .name("scheduler_backoff")
+        .rate_limiter(ItemExponentialFailureRateLimiter::new(
+            BIND_RETRY.0,
+            BIND_RETRY.1,
+        ))
+        .build();
     let mut s = Scheduler {
         client,
         config,
-        pods,
-        nodes,
+        pods: pods.clone(),
+        nodes: nodes.clone(),
         counts: PodCounts::default(),
         pending: BTreeSet::new(),
-        backoff: backoff_tx,
+        backoff: backoff.clone(),
     };
     // Unschedulable pods are retried on node changes and every few seconds, as upstream's
     // unschedulable queue flushes.
@@ -201,15 +213,15 @@ pub(crate) async fn run(
                     let bound = pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).is_some_and(|n| !n.is_empty());
                     if bound || pod.metadata.deletion_timestamp.is_some() {
                         if let Some(u) = &pod.metadata.uid { s.counts.forget_assumed(u); }
-                        s.pending.remove(&key_of(&*pod));
+                        s.pending.remove(&key_of(&pod));
                         continue;
                     }
-                    s.pending.insert(key_of(&*pod));
+                    s.pending.insert(key_of(&pod));
                     s.schedule(&pod).await;
                 }
                 Some(Change::Deleted(pod)) => {
                     if let Some(u) = &pod.metadata.uid { s.counts.forget(u); }
-                    s.pending.remove(&key_of(&*pod));
+                    s.pending.remove(&key_of(&pod));
                     // A freed slot may fit a waiting pod.
                     retry_all(&mut s).await;
                 }
@@ -226,23 +238,26 @@ pub(crate) async fn run(
                 None => break,
             },
             _ = retry.tick() => retry_all(&mut s).await,
-            k = backoff_rx.recv() => {
-                if let Some(pod) = k.and_then(|k| s.pods.get(&k)) {
+            k = backoff.get() => {
+                let Some(key) = k else { break };
+                if let Some(pod) = s.pods.store().get_by_key(&key) {
                     s.schedule(&pod).await;
                 }
+                backoff.done(&key);
             }
         }
     }
-    let _ = pod_task.await;
-    let _ = node_task.await;
+    backoff.shutdown();
+    pods.remove_event_handler(&pod_handler);
+    nodes.remove_event_handler(&node_handler);
 }
 
 /// Tries every pending pod again, in key order (those we bound and the cache has not shown
 /// bound yet are skipped by `schedule`).
 async fn retry_all(s: &mut Scheduler) {
-    let keys: Vec<String> = s.pending.iter().cloned().collect();
+    let keys: Vec<ObjectKey> = s.pending.iter().cloned().collect();
     for key in keys {
-        match s.pods.get(&key) {
+        match s.pods.store().get_by_key(&key) {
             Some(pod) if wants_scheduling(&pod) => s.schedule(&pod).await,
             _ => {
                 s.pending.remove(&key);

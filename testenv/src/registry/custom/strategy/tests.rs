@@ -31,7 +31,7 @@ fn widget_crd(status: bool) -> Value {
 fn res(status: bool) -> &'static ResourceInfo {
     served_versions(
         &widget_crd(status),
-        StorageId::Custom(90 + u32::from(status)),
+        StorageId::custom(90 + u32::from(status)),
     )[0]
 }
 

@@ -1,4 +1,4 @@
-//! Timestamps in the API's wire formats.
+//! Timestamps in the API's wire formats (metav1.Time and metav1.MicroTime), as the simulated components write them.
 
 /// Now as a metav1.Time (RFC 3339, second precision, UTC).
 pub(crate) fn now_time() -> String {

@@ -1,9 +1,13 @@
 //! Pure builders of the pod status a kubelet writes at each stage of a pod's life (upstream
-//! `pkg/kubelet/status/generate.go` and `kubelet_pods.go` `generateAPIPodStatus`), as JSON for a
-//! `/status` merge patch.
+//! `pkg/kubelet/status/generate.go` and `kubelet_pods.go` `generateAPIPodStatus`,
+//! `convertToAPIContainerStatuses`), as JSON for a `/status` merge patch. A container that was
+//! never created reports the image as the spec writes it; a created one the runtime's
+//! normalised reference.
 
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Container, Pod};
 use serde_json::{Value, json};
+
+use super::image_pull::{back_off_message, pull_error};
 
 /// Where a pod is in its simulated life.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,6 +29,20 @@ pub(crate) enum Stage {
         last_started: String,
         /// When the last run ended.
         last_finished: String,
+    },
+    /// Some images cannot be pulled (phase Pending, sandbox up): those containers wait with
+    /// `ErrImagePull`, or `ImagePullBackOff` while the kubelet backs off; the other containers
+    /// of the same kind run. While init containers fail, the app containers wait
+    /// `PodInitializing`.
+    PullFailing {
+        /// The containers whose image fails.
+        failing: Vec<String>,
+        /// Whether they are init containers.
+        init: bool,
+        /// Failed pulls so far.
+        failures: u32,
+        /// Backing off (`ImagePullBackOff`) rather than just failed (`ErrImagePull`).
+        backing_off: bool,
     },
     /// Containers exited; `exit_code` 0 gives phase Succeeded, otherwise Failed.
     Terminated {
@@ -144,6 +162,35 @@ fn stamp(conditions: &mut [Value], pod: &Pod, now: &str) {
     }
 }
 
+/// A container the runtime never created: the spec's image, waiting with `reason` (upstream's
+/// default waiting state).
+fn never_created(c: &Container, reason: &str) -> Value {
+    json!({
+        "name": c.name,
+        "image": c.image.clone().unwrap_or_default(),
+        "imageID": "",
+        "ready": false,
+        "started": false,
+        "restartCount": 0,
+        "state": {"waiting": {"reason": reason}},
+        "lastState": {},
+    })
+}
+
+/// A container whose image cannot be pulled: `ErrImagePull` with the runtime's error, or
+/// `ImagePullBackOff` while the kubelet backs off.
+fn pull_waiting(c: &Container, backing_off: bool) -> Value {
+    let image = c.image.clone().unwrap_or_default();
+    let (reason, message) = if backing_off {
+        ("ImagePullBackOff", back_off_message(&image))
+    } else {
+        ("ErrImagePull", pull_error(&image))
+    };
+    let mut s = never_created(c, reason);
+    s["state"]["waiting"]["message"] = message.into();
+    s
+}
+
 /// The full status for `stage`. `now` is an RFC 3339 timestamp at second precision.
 pub(crate) fn build_status(pod: &Pod, rt: &Runtime, stage: &Stage, now: &str) -> Value {
     let spec = pod.spec.as_ref();
@@ -156,6 +203,7 @@ pub(crate) fn build_status(pod: &Pod, rt: &Runtime, stage: &Stage, now: &str) ->
 
     let (phase, ready, sandbox, initialized) = match stage {
         Stage::Creating => ("Pending", false, false, init_names.is_empty()),
+        Stage::PullFailing { init, .. } => ("Pending", false, true, !init),
         Stage::Running { ready } => ("Running", *ready, true, true),
         Stage::CrashLoop { .. } => ("Running", false, true, true),
         Stage::Terminated { exit_code, .. } => (
@@ -170,7 +218,7 @@ pub(crate) fn build_status(pod: &Pod, rt: &Runtime, stage: &Stage, now: &str) ->
         ),
     };
 
-    let container_status = |i: usize, c: &k8s_openapi::api::core::v1::Container| -> Value {
+    let container_status = |i: usize, c: &Container| -> Value {
         let image = c.image.clone().unwrap_or_default();
         let id = rt.container_ids.get(i).cloned().unwrap_or_default();
         let mut s = json!({
@@ -183,17 +231,27 @@ pub(crate) fn build_status(pod: &Pod, rt: &Runtime, stage: &Stage, now: &str) ->
             "state": {},
             "lastState": {},
         });
+        let running = |s: &mut Value, ready: bool| {
+            s["imageID"] = image_id(&image).into();
+            s["containerID"] = id.clone().into();
+            s["ready"] = ready.into();
+            s["started"] = true.into();
+            s["state"] = json!({"running": {"startedAt": rt.containers_started_at}});
+        };
         match stage {
-            Stage::Creating => {
-                s["state"] = json!({"waiting": {"reason": "ContainerCreating"}});
+            Stage::Creating => return never_created(c, "ContainerCreating"),
+            Stage::PullFailing { init: true, .. } => return never_created(c, "PodInitializing"),
+            Stage::PullFailing {
+                failing,
+                backing_off,
+                ..
+            } => {
+                if failing.contains(&c.name) {
+                    return pull_waiting(c, *backing_off);
+                }
+                running(&mut s, true);
             }
-            Stage::Running { ready } => {
-                s["imageID"] = image_id(&image).into();
-                s["containerID"] = id.into();
-                s["ready"] = (*ready).into();
-                s["started"] = true.into();
-                s["state"] = json!({"running": {"startedAt": rt.containers_started_at}});
-            }
+            Stage::Running { ready } => running(&mut s, *ready),
             Stage::CrashLoop {
                 restarts,
                 backoff,
@@ -243,21 +301,27 @@ pub(crate) fn build_status(pod: &Pod, rt: &Runtime, stage: &Stage, now: &str) ->
         .enumerate()
         .map(|(i, c)| container_status(i, c))
         .collect();
+    let init_failing = match stage {
+        Stage::PullFailing {
+            failing,
+            init: true,
+            backing_off,
+            ..
+        } => Some((failing, *backing_off)),
+        _ => None,
+    };
     let init_statuses: Vec<Value> = init_containers
         .iter()
         .map(|c| {
+            if let Some((failing, backing_off)) = init_failing
+                && failing.contains(&c.name)
+            {
+                return pull_waiting(c, backing_off);
+            }
             let image = c.image.clone().unwrap_or_default();
-            let mut s = json!({
-                "name": c.name,
-                "image": normalize_image(&image),
-                "imageID": "",
-                "ready": false,
-                "started": false,
-                "restartCount": 0,
-                "state": {"waiting": {"reason": "PodInitializing"}},
-                "lastState": {},
-            });
-            if initialized {
+            let mut s = never_created(c, "PodInitializing");
+            if initialized || init_failing.is_some() {
+                s["image"] = normalize_image(&image).into();
                 s["imageID"] = image_id(&image).into();
                 s["ready"] = true.into();
                 s["state"] = json!({"terminated": {
@@ -271,10 +335,35 @@ pub(crate) fn build_status(pod: &Pod, rt: &Runtime, stage: &Stage, now: &str) ->
         })
         .collect();
 
+    // Containers that run are ready unless the pod is not; those whose image fails are not.
+    let unready_names: Vec<String> = match stage {
+        Stage::PullFailing {
+            failing,
+            init: false,
+            ..
+        } => names
+            .iter()
+            .filter(|n| failing.contains(n))
+            .cloned()
+            .collect(),
+        _ => names.clone(),
+    };
+    let incomplete_names: Vec<String> = match stage {
+        Stage::PullFailing {
+            failing,
+            init: true,
+            ..
+        } => init_names
+            .iter()
+            .filter(|n| failing.contains(n))
+            .cloned()
+            .collect(),
+        _ => init_names.clone(),
+    };
     let unready = || {
         Some(format!(
             "containers with unready status: {}",
-            go_list(&names)
+            go_list(&unready_names)
         ))
     };
     let (ready_reason, ready_message) = match stage {
@@ -291,7 +380,7 @@ pub(crate) fn build_status(pod: &Pod, rt: &Runtime, stage: &Stage, now: &str) ->
     let initialized_message = (!initialized).then(|| {
         format!(
             "containers with incomplete status: {}",
-            go_list(&init_names)
+            go_list(&incomplete_names)
         )
     });
     let mut conditions = vec![
@@ -326,164 +415,4 @@ pub(crate) fn build_status(pod: &Pod, rt: &Runtime, stage: &Stage, now: &str) ->
         status["podIPs"] = json!([{"ip": ip}]);
     }
     status
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn pod() -> Pod {
-        serde_json::from_value(json!({
-            "metadata": {"name": "web-1", "namespace": "default", "uid": "u1"},
-            "spec": {"containers": [{"name": "app", "image": "nginx"}, {"name": "side", "image": "quay.io/x/y:1"}]},
-            "status": {"conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": "2025-01-01T00:00:00Z"}]}
-        }))
-        .expect("pod")
-    }
-
-    fn rt() -> Runtime {
-        Runtime {
-            host_ip: "172.18.0.2".into(),
-            pod_ip: Some("10.244.1.2".into()),
-            start_time: "2025-01-01T00:00:01Z".into(),
-            containers_started_at: "2025-01-01T00:00:02Z".into(),
-            container_ids: vec!["containerd://a".into(), "containerd://b".into()],
-        }
-    }
-
-    fn cond<'a>(s: &'a Value, t: &str) -> &'a Value {
-        s["conditions"]
-            .as_array()
-            .and_then(|l| l.iter().find(|c| c["type"] == t))
-            .expect("condition")
-    }
-
-    #[test]
-    fn image_normalization() {
-        for (i, want) in [
-            ("nginx", "docker.io/library/nginx:latest"),
-            ("nginx:1.27", "docker.io/library/nginx:1.27"),
-            ("bitnami/redis", "docker.io/bitnami/redis:latest"),
-            ("quay.io/x/y:1", "quay.io/x/y:1"),
-            ("localhost:5000/a", "localhost:5000/a:latest"),
-            ("registry.k8s.io/pause:3.10", "registry.k8s.io/pause:3.10"),
-        ] {
-            assert_eq!(normalize_image(i), want, "{i}");
-        }
-        assert!(image_id("nginx").starts_with("docker.io/library/nginx@sha256:"));
-        assert_eq!(image_id("nginx"), image_id("nginx"));
-        assert_eq!(
-            image_id("nginx").len(),
-            "docker.io/library/nginx@sha256:".len() + 64
-        );
-    }
-
-    #[test]
-    fn stages() {
-        let now = "2025-01-01T00:00:05Z";
-        let creating = build_status(&pod(), &rt(), &Stage::Creating, now);
-        assert_eq!(creating["phase"], "Pending");
-        assert_eq!(
-            creating["containerStatuses"][0]["state"]["waiting"]["reason"],
-            "ContainerCreating"
-        );
-        assert!(creating.get("podIP").is_none());
-        assert_eq!(cond(&creating, "Ready")["reason"], "ContainersNotReady");
-        assert_eq!(
-            cond(&creating, "Ready")["message"],
-            "containers with unready status: [app side]"
-        );
-        assert_eq!(
-            cond(&creating, "PodReadyToStartContainers")["status"],
-            "False"
-        );
-        // PodScheduled keeps its transition time; others get now.
-        assert_eq!(
-            cond(&creating, "PodScheduled")["lastTransitionTime"],
-            "2025-01-01T00:00:00Z"
-        );
-        assert_eq!(cond(&creating, "Initialized")["lastTransitionTime"], now);
-
-        let running = build_status(&pod(), &rt(), &Stage::Running { ready: true }, now);
-        assert_eq!(running["phase"], "Running");
-        assert_eq!(running["podIP"], "10.244.1.2");
-        assert_eq!(running["podIPs"][0]["ip"], "10.244.1.2");
-        assert_eq!(running["hostIPs"][0]["ip"], "172.18.0.2");
-        for t in [
-            "PodReadyToStartContainers",
-            "Initialized",
-            "Ready",
-            "ContainersReady",
-            "PodScheduled",
-        ] {
-            assert_eq!(cond(&running, t)["status"], "True", "{t}");
-        }
-        let c0 = &running["containerStatuses"][0];
-        assert_eq!(c0["image"], "docker.io/library/nginx:latest");
-        assert_eq!(c0["containerID"], "containerd://a");
-        assert_eq!(
-            (c0["ready"].clone(), c0["started"].clone()),
-            (json!(true), json!(true))
-        );
-        assert_eq!(c0["state"]["running"]["startedAt"], "2025-01-01T00:00:02Z");
-
-        let never = build_status(&pod(), &rt(), &Stage::Running { ready: false }, now);
-        assert_eq!(never["phase"], "Running");
-        assert_eq!(cond(&never, "Ready")["status"], "False");
-        assert_eq!(never["containerStatuses"][0]["started"], true);
-        assert_eq!(never["containerStatuses"][0]["ready"], false);
-
-        let crash = build_status(
-            &pod(),
-            &rt(),
-            &Stage::CrashLoop {
-                restarts: 3,
-                backoff: "40s".into(),
-                last_started: "a".into(),
-                last_finished: "b".into(),
-            },
-            now,
-        );
-        let c0 = &crash["containerStatuses"][0];
-        assert_eq!(c0["restartCount"], 3);
-        assert_eq!(c0["state"]["waiting"]["reason"], "CrashLoopBackOff");
-        assert_eq!(
-            c0["state"]["waiting"]["message"],
-            "back-off 40s restarting failed container=app pod=web-1_default(u1)"
-        );
-        assert_eq!(c0["lastState"]["terminated"]["exitCode"], 1);
-        assert_eq!(cond(&crash, "Ready")["status"], "False");
-
-        let failed = build_status(
-            &pod(),
-            &rt(),
-            &Stage::Terminated {
-                exit_code: 1,
-                finished_at: now.into(),
-            },
-            now,
-        );
-        assert_eq!(failed["phase"], "Failed");
-        assert_eq!(
-            failed["containerStatuses"][0]["state"]["terminated"]["exitCode"],
-            1
-        );
-        assert_eq!(
-            failed["containerStatuses"][0]["state"]["terminated"]["reason"],
-            "Error"
-        );
-        assert_eq!(cond(&failed, "Ready")["reason"], "PodFailed");
-        let done = build_status(
-            &pod(),
-            &rt(),
-            &Stage::Terminated {
-                exit_code: 0,
-                finished_at: now.into(),
-            },
-            now,
-        );
-        assert_eq!(done["phase"], "Succeeded");
-        assert_eq!(cond(&done, "Ready")["reason"], "PodCompleted");
-        assert_eq!(cond(&done, "Initialized")["reason"], "PodCompleted");
-    }
 }

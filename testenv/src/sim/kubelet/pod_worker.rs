@@ -1,81 +1,29 @@
-//! The simulated kubelets: one pod worker per bound pod writes `/status` through the pod's life
-//! (Pending/ContainerCreating, Running/Ready, crash loop, failure) and finishes graceful deletions
-//! with `DELETE gracePeriodSeconds=0` and a uid precondition.
+//! One pod's worker (upstream's pod workers and status manager, simulated): it follows the pod
+//! through its stages ([`script`](super::script)), posts each status with the pod's uid as
+//! precondition (repairing one someone else changed), writes the kubelet's events, and finishes
+//! a graceful deletion with `DELETE gracePeriodSeconds=0`.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
-use kcm_util::go_duration::format_go_duration;
 use kube::Api;
 use kube::api::{DeleteParams, Patch, PatchParams, Preconditions};
 use serde_json::json;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::annotations::PodBehaviour;
-use super::clock::now_time;
-use super::config::SimConfig;
-use super::events;
-use super::informer::{Change, spawn_informer};
-use super::nodes::{NodeSet, SimNode};
+use super::super::annotations::PodBehaviour;
+use super::super::config::SimConfig;
+use super::super::events;
+use super::super::nodes::SimNode;
+use super::super::timestamps::now_time;
+use super::image_pull::{pull_error, with_default_tag};
 use super::pod_status::{Runtime, Stage, build_status};
+use super::script::{PullFailure, advance, pull_failure};
 
 const RETRY: Duration = Duration::from_millis(100);
-
-/// Run the kubelets of every simulated node until `token` is cancelled.
-pub(crate) async fn run(
-    client: kube::Client,
-    nodes: Arc<NodeSet>,
-    config: Arc<SimConfig>,
-    token: CancellationToken,
-) {
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let (_cache, informer) = spawn_informer(Api::<Pod>::all(client.clone()), tx, token.clone());
-    let mut workers: HashMap<String, (watch::Sender<Arc<Pod>>, CancellationToken)> = HashMap::new();
-    loop {
-        let change = tokio::select! {
-            _ = token.cancelled() => break,
-            c = rx.recv() => match c { Some(c) => c, None => break },
-        };
-        match change {
-            Change::Applied(pod) => {
-                let Some(uid) = pod.metadata.uid.clone() else {
-                    continue;
-                };
-                if let Some((tx, _)) = workers.get(&uid) {
-                    tx.send_replace(pod);
-                    continue;
-                }
-                let node_name = pod.spec.as_ref().and_then(|s| s.node_name.clone());
-                let Some(node) = node_name.and_then(|n| nodes.get(&n).cloned()) else {
-                    continue;
-                };
-                let (ptx, prx) = watch::channel(pod);
-                let child = token.child_token();
-                tokio::spawn(pod_worker(
-                    client.clone(),
-                    node,
-                    config.clone(),
-                    prx,
-                    child.clone(),
-                ));
-                workers.insert(uid, (ptx, child));
-            }
-            Change::Deleted(pod) => {
-                if let Some((_, t)) = pod.metadata.uid.as_ref().and_then(|u| workers.remove(u)) {
-                    t.cancel();
-                }
-            }
-        }
-    }
-    for (_, (_, t)) in workers {
-        t.cancel();
-    }
-    let _ = informer.await;
-}
 
 fn random_container_id() -> String {
     format!(
@@ -102,7 +50,8 @@ impl Drop for IpGuard {
     }
 }
 
-async fn pod_worker(
+/// Follow one pod until its deletion is done or `token` is cancelled.
+pub(super) async fn pod_worker(
     client: kube::Client,
     node: Arc<SimNode>,
     config: Arc<SimConfig>,
@@ -124,15 +73,6 @@ async fn pod_worker(
         .spec
         .iter()
         .flat_map(|s| s.containers.iter().map(|c| c.name.clone()))
-        .collect();
-    let container_images: Vec<String> = first
-        .spec
-        .iter()
-        .flat_map(|s| {
-            s.containers
-                .iter()
-                .map(|c| c.image.clone().unwrap_or_default())
-        })
         .collect();
     let restart_never = first
         .spec
@@ -218,6 +158,15 @@ async fn pod_worker(
     loop {
         let node_up = *ready_rx.borrow_and_update();
         let pod = pod_rx.borrow_and_update().clone();
+        let pull = pull_failure(&pod, &config.missing_images);
+        // The spec's images changed while a pull fails: pull again at once.
+        if let Some(Stage::PullFailing { failing, init, .. }) = &stage
+            && pull
+                .as_ref()
+                .is_none_or(|p| p.containers != *failing || p.init != *init)
+        {
+            next = Some(Instant::now());
+        }
         if terminating_at.is_none() && pod.metadata.deletion_timestamp.is_some() {
             let grace = pod
                 .metadata
@@ -301,41 +250,22 @@ async fn pod_worker(
                     &behaviour,
                     restart_never,
                     &mut crash_backoff,
+                    pull.as_ref(),
                     &config,
                 );
-                if matches!(current, Stage::Creating) {
+                let starting = matches!(current, Stage::Creating | Stage::PullFailing { .. })
+                    && !matches!(new_stage, Stage::PullFailing { .. });
+                if starting {
                     rt.containers_started_at = now_time();
                     if config.events && !matches!(new_stage, Stage::Terminated { .. }) {
-                        for (c, image) in container_names.iter().zip(&container_images) {
-                            emit(
-                                &client,
-                                &pod,
-                                &node.name,
-                                Some(c),
-                                "Normal",
-                                "Pulled",
-                                format!("Container image \"{image}\" already present on machine"),
-                            );
-                            emit(
-                                &client,
-                                &pod,
-                                &node.name,
-                                Some(c),
-                                "Normal",
-                                "Created",
-                                format!("Created container: {c}"),
-                            );
-                            emit(
-                                &client,
-                                &pod,
-                                &node.name,
-                                Some(c),
-                                "Normal",
-                                "Started",
-                                format!("Started container {c}"),
-                            );
-                        }
+                        started_events(&client, &pod, &node.name);
                     }
+                }
+                if config.events
+                    && let (Stage::PullFailing { backing_off, .. }, Some(p)) =
+                        (&new_stage, pull.as_ref())
+                {
+                    pull_events(&client, &pod, &node.name, p, *backing_off);
                 }
                 if config.events && matches!(new_stage, Stage::CrashLoop { .. }) {
                     backoff_events =
@@ -394,6 +324,58 @@ async fn pod_worker(
                 if *ready_rx.borrow() { dirty = true; }
             }
             _ = sleep => {}
+        }
+    }
+}
+
+/// The events of containers starting: the image present, the container created and started.
+fn started_events(client: &kube::Client, pod: &Arc<Pod>, node: &str) {
+    for c in pod.spec.iter().flat_map(|s| s.containers.iter()) {
+        let (name, image) = (&c.name, c.image.as_deref().unwrap_or(""));
+        let present = format!("Container image \"{image}\" already present on machine");
+        emit(client, pod, node, Some(name), "Normal", "Pulled", present);
+        let created = format!("Created container: {name}");
+        emit(client, pod, node, Some(name), "Normal", "Created", created);
+        let started = format!("Started container {name}");
+        emit(client, pod, node, Some(name), "Normal", "Started", started);
+    }
+}
+
+/// The events of images that cannot be pulled (upstream `image_manager.go` and
+/// `kuberuntime_container.go`): a pull and its failure, or the back-off.
+fn pull_events(
+    client: &kube::Client,
+    pod: &Arc<Pod>,
+    node: &str,
+    pull: &PullFailure,
+    backing_off: bool,
+) {
+    let spec = pod.spec.as_ref();
+    let containers = spec
+        .iter()
+        .flat_map(|s| {
+            s.init_containers
+                .iter()
+                .flatten()
+                .chain(s.containers.iter())
+        })
+        .filter(|c| pull.containers.contains(&c.name));
+    for c in containers {
+        let image = with_default_tag(c.image.as_deref().unwrap_or(""));
+        let name = Some(c.name.as_str());
+        if backing_off {
+            let note = format!("Back-off pulling image \"{image}\"");
+            emit(client, pod, node, name, "Normal", "BackOff", note);
+            let note = "Error: ImagePullBackOff".to_string();
+            emit(client, pod, node, name, "Warning", "Failed", note);
+        } else {
+            let note = format!("Pulling image \"{image}\"");
+            emit(client, pod, node, name, "Normal", "Pulling", note);
+            let error = pull_error(c.image.as_deref().unwrap_or(""));
+            let note = format!("Failed to pull image \"{image}\": {error}");
+            emit(client, pod, node, name, "Warning", "Failed", note);
+            let note = "Error: ErrImagePull".to_string();
+            emit(client, pod, node, name, "Warning", "Failed", note);
         }
     }
 }
@@ -470,124 +452,4 @@ fn reported_ready(pod: &Pod) -> bool {
         .and_then(|s| s.conditions.as_ref())
         .and_then(|c| c.iter().find(|c| c.type_ == "Ready"))
         .is_some_and(|c| c.status == "True")
-}
-
-/// The stage after `current` and the delay before the one after it.
-///
-/// A crashing container of a pod with `restartPolicy: Never` is not restarted: the pod fails.
-fn advance(
-    current: &Stage,
-    behaviour: &PodBehaviour,
-    restart_never: bool,
-    crash_backoff: &mut Duration,
-    config: &SimConfig,
-) -> (Stage, Option<Duration>) {
-    let now = now_time();
-    match current {
-        Stage::Creating if behaviour.crash_loop && restart_never => (
-            Stage::Terminated {
-                exit_code: 1,
-                finished_at: now,
-            },
-            None,
-        ),
-        Stage::Creating if behaviour.crash_loop => {
-            let b = *crash_backoff;
-            (
-                Stage::CrashLoop {
-                    restarts: 1,
-                    backoff: format_go_duration(b),
-                    last_started: now.clone(),
-                    last_finished: now,
-                },
-                Some(b),
-            )
-        }
-        Stage::Creating => (
-            Stage::Running {
-                ready: !behaviour.never_ready,
-            },
-            behaviour.fail_after,
-        ),
-        Stage::CrashLoop { restarts, .. } => {
-            *crash_backoff = (*crash_backoff * 2).min(config.crash_loop_max_backoff);
-            let b = *crash_backoff;
-            (
-                Stage::CrashLoop {
-                    restarts: restarts + 1,
-                    backoff: format_go_duration(b),
-                    last_started: now.clone(),
-                    last_finished: now,
-                },
-                Some(b),
-            )
-        }
-        Stage::Running { .. } => (
-            Stage::Terminated {
-                exit_code: 1,
-                finished_at: now,
-            },
-            None,
-        ),
-        Stage::Terminated { .. } => (current.clone(), None),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn behaviour() -> PodBehaviour {
-        PodBehaviour::from_annotations(None, Duration::from_millis(200))
-    }
-
-    #[test]
-    fn scripts() {
-        let config = SimConfig::default();
-        let mut b = config.crash_loop_backoff;
-        let (s, after) = advance(&Stage::Creating, &behaviour(), false, &mut b, &config);
-        assert_eq!((s, after), (Stage::Running { ready: true }, None));
-
-        let mut never = behaviour();
-        never.never_ready = true;
-        never.fail_after = Some(Duration::from_secs(3));
-        let (s, after) = advance(&Stage::Creating, &never, false, &mut b, &config);
-        assert_eq!(
-            (s.clone(), after),
-            (
-                Stage::Running { ready: false },
-                Some(Duration::from_secs(3))
-            )
-        );
-        let (s, after) = advance(&s, &never, false, &mut b, &config);
-        assert!(matches!(s, Stage::Terminated { exit_code: 1, .. }));
-        assert_eq!(after, None);
-
-        let mut crash = behaviour();
-        crash.crash_loop = true;
-        let (mut s, _) = advance(&Stage::Creating, &crash, false, &mut b, &config);
-        let mut restarts = vec![];
-        let mut backoffs = vec![];
-        for _ in 0..6 {
-            if let Stage::CrashLoop {
-                restarts: r,
-                backoff,
-                ..
-            } = &s
-            {
-                restarts.push(*r);
-                backoffs.push(backoff.clone());
-            }
-            s = advance(&s, &crash, false, &mut b, &config).0;
-        }
-        assert_eq!(restarts, vec![1, 2, 3, 4, 5, 6]);
-        assert_eq!(backoffs, vec!["1s", "2s", "4s", "8s", "10s", "10s"]);
-
-        let (s, after) = advance(&Stage::Creating, &crash, true, &mut b, &config);
-        assert!(
-            matches!(s, Stage::Terminated { exit_code: 1, .. }),
-            "restartPolicy Never: {s:?}"
-        );
-        assert_eq!(after, None);
-    }
 }
