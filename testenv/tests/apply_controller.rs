@@ -165,7 +165,6 @@ async fn a_kube_runtime_controller_applies_status() {
 }
 
 #[tokio::test]
-#[ignore = "needs ConfigMaps (T1)"]
 async fn a_kube_runtime_controller_owns_configmaps_it_applies() {
     let env = Server::start("apply-cm").await;
     run(&env, true).await;

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use super::api_status::{ApiError, ApiResult};
 use super::custom::crd_strategy;
 use super::meta::{self, at, meta_mut, semantic_eq};
-use super::resources::{ResourceInfo, StorageId};
+use super::resources::{ResourceInfo, StorageId, for_storage};
 use super::{decode, schema};
 
 /// Whether a PUT on a missing object creates it (never for custom resources).
@@ -333,6 +333,12 @@ pub fn prepare_for_update(id: StorageId, sub: Option<&str>, old: &Value, new: &m
                 StorageId::LEASES => drop_lease_gated(new),
                 StorageId::CUSTOMRESOURCEDEFINITIONS => {
                     crd_strategy::prepare_for_update(old, new, false)
+                }
+                // every upstream strategy of a kind with a status subresource keeps the
+                // stored status on an update of the resource (e.g.
+                // pkg/registry/batch/cronjob/strategy.go, pkg/registry/core/service/strategy.go)
+                _ if for_storage(id).has_subresource("status") => {
+                    put_opt(new, "status", take(old, "status"));
                 }
                 _ => {}
             }

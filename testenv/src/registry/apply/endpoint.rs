@@ -5,7 +5,7 @@
 //! names (`fieldManager`, else its User-Agent as `pkg/endpoints/handlers/create.go` reads it).
 
 use std::collections::HashMap;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use parking_lot::Mutex;
 use serde_json::Value;
@@ -13,29 +13,29 @@ use serde_json::Value;
 use super::crd_types::crd_schema;
 use super::field_manager::FieldManager;
 use super::managed_fields::{FIELD_MANAGER_MAX_LENGTH, is_print};
+use super::openapi_types::OpenApiTypes;
 use super::path::Path;
-use super::schema::TypedSchema;
+use super::schema::{TypeRef, TypedSchema};
 use super::set::Set;
 use crate::registry::custom::CustomVersion;
-use crate::registry::resources::ResourceInfo;
+use crate::registry::resources::{ResourceInfo, StorageId, for_storage};
+use crate::registry::schema::catalog;
 
 /// Custom resource types by version definition (those live as long as the process).
 static CRD_TYPES: LazyLock<Mutex<HashMap<usize, TypedSchema>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 
-/// The merge types of a resource's objects. Custom resources take them from their
-/// structural schema; built-in kinds are deduced (maps granular, lists atomic) until the
-/// built-in schema catalog serves their OpenAPI types here, which takes:
-///
-/// ```text
-/// static BUILTIN: LazyLock<Arc<OpenApiTypes>> =
-///     LazyLock::new(|| Arc::new(OpenApiTypes::from_lookup(|name| schema::catalog().raw(name))));
-/// // in types_for, for a built-in kind (events.k8s.io/v1 excepted: it is stored as core v1)
-/// match schema::catalog().kind_definition(res.group, res.version, res.kind) {
-///     Some(name) => TypedSchema::new(BUILTIN.clone(), TypeRef::named(name)),
-///     None => TypedSchema::deduced(),
-/// }
-/// ```
+/// The built-in types: upstream's OpenAPI definitions from the schema catalog, each converted
+/// the first time an object of it is merged.
+static BUILTIN_TYPES: LazyLock<Arc<OpenApiTypes>> =
+    LazyLock::new(|| Arc::new(OpenApiTypes::from_lookup(|name| catalog().raw(name))));
+
+/// The merge types of a resource's objects, in `res`'s version. Custom resources take them
+/// from their structural schema; built-in kinds from upstream's OpenAPI definition of the
+/// kind (the schema catalog, found by `x-kubernetes-group-version-kind`), as kube-apiserver
+/// builds its type converter from its OpenAPI models (k8s.io/apiserver's
+/// `pkg/server/genericapiserver.go`, apimachinery's `pkg/util/managedfields/typeconverter.go`).
+/// A kind without a definition is deduced (maps granular, lists atomic).
 pub fn types_for(res: &ResourceInfo) -> TypedSchema {
     match res.custom {
         Some(cv) => {
@@ -46,8 +46,29 @@ pub fn types_for(res: &ResourceInfo) -> TypedSchema {
                 .or_insert_with(|| crd_schema(cv.schema.as_ref()))
                 .clone()
         }
-        None => TypedSchema::deduced(),
+        None => match catalog().kind_definition(res.group, res.version, res.kind) {
+            Some(name) => TypedSchema::new(BUILTIN_TYPES.clone(), TypeRef::named(name)),
+            None => {
+                tracing::warn!(
+                    group = res.group,
+                    version = res.version,
+                    kind = res.kind,
+                    "no OpenAPI definition for a built-in kind: its fields are deduced"
+                );
+                TypedSchema::deduced()
+            }
+        },
     }
+}
+
+/// The merge types of the form a resource's objects are stored in: a built-in kind served in
+/// several versions is stored in one (HorizontalPodAutoscalers as autoscaling/v2,
+/// events.k8s.io/v1 Events as core Events), and its updates are tracked in that form.
+pub fn stored_types_for(res: &ResourceInfo) -> TypedSchema {
+    if res.is_custom() || res.storage == StorageId::NONE {
+        return types_for(res);
+    }
+    types_for(for_storage(res.storage))
 }
 
 fn set_of(paths: &[&[&str]]) -> Set {
@@ -95,10 +116,15 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
-    /// The endpoint of `res`, or of its subresource `sub`.
+    /// The endpoint of `res`, or of its subresource `sub`, for objects in `res`'s version.
     pub fn new(res: &ResourceInfo, sub: Option<&str>) -> Self {
+        Endpoint::with_types(res, sub, types_for(res))
+    }
+
+    /// The endpoint of `res` (or `sub`) for objects of the types `schema`.
+    fn with_types(res: &ResourceInfo, sub: Option<&str>, schema: TypedSchema) -> Self {
         Endpoint {
-            schema: types_for(res),
+            schema,
             reset: reset_fields(res, sub),
             api_version: res.api_version(),
             kind: res.kind,
@@ -133,7 +159,7 @@ pub struct Writer {
 /// request's version for custom resources, the stored form for built-in kinds) with
 /// `metadata.managedFields` as kube-apiserver tracks the write.
 pub fn track(res: &ResourceInfo, sub: Option<&str>, live: &Value, new: Value, w: &Writer) -> Value {
-    Endpoint::new(res, sub)
+    Endpoint::with_types(res, sub, stored_types_for(res))
         .manager()
         .update(live, new, &w.manager, &w.now)
 }
@@ -171,6 +197,57 @@ mod tests {
         assert_eq!(manager_or_user_agent("", "kcm\u{1}x/1"), "kcmx");
         assert_eq!(manager_or_user_agent("", ""), "");
         assert_eq!(manager_or_user_agent("", &"a".repeat(200)).len(), 128);
+    }
+
+    #[test]
+    fn every_stored_builtin_kind_has_openapi_types() {
+        let missing: Vec<String> = crate::registry::resources::RESOURCES
+            .iter()
+            .filter(|r| r.storage != StorageId::NONE)
+            .filter(|r| {
+                catalog()
+                    .kind_definition(r.group, r.version, r.kind)
+                    .is_none()
+            })
+            .map(|r| r.qualified_kind())
+            .collect();
+        assert!(missing.is_empty(), "deduced: {missing:?}");
+    }
+
+    #[test]
+    fn builtin_kinds_take_their_openapi_types() {
+        let svc = crate::registry::find("", "v1", "services").expect("served");
+        let obj = serde_json::json!({"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "s", "labels": {"a": "b"}},
+            "spec": {"selector": {"app": "w"}, "ports": [{"port": 80}]}});
+        let set = super::super::typed::to_set(&types_for(svc), &obj).expect("valid");
+        let texts: Vec<String> = set.paths().iter().map(Path::to_string).collect();
+        for want in [
+            // a map list keyed by port and protocol, the protocol defaulted
+            ".spec.ports[port=80,protocol=\"TCP\"].port",
+            // an atomic map
+            ".spec.selector",
+            ".metadata.labels.a",
+        ] {
+            assert!(texts.iter().any(|t| t == want), "{want} not in {texts:?}");
+        }
+        // a named field holding a map is not a member of its own
+        assert!(!texts.iter().any(|t| t == ".metadata.labels"), "{texts:?}");
+        assert!(
+            !texts.iter().any(|t| t == ".spec.selector.app"),
+            "{texts:?}"
+        );
+        // the stored form's types: autoscaling/v1 HorizontalPodAutoscalers are stored as v2
+        let hpa =
+            crate::registry::find("autoscaling", "v1", "horizontalpodautoscalers").expect("served");
+        let v2 = serde_json::json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "h"}, "spec": {"maxReplicas": 2, "metrics": [{"type": "Resource"}]}});
+        let validate = super::super::typed::validate;
+        assert!(validate(&stored_types_for(hpa), &v2, false).is_ok());
+        assert!(
+            validate(&types_for(hpa), &v2, false).is_err(),
+            "v1 has no metrics"
+        );
     }
 
     #[test]

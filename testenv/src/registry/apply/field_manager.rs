@@ -301,12 +301,16 @@ impl FieldManager<'_> {
                 "metadata.managedFields must be nil".into(),
             ));
         }
+        // Go prints a core GroupVersionKind with an empty group: `/v1, Kind=ConfigMap`
+        let group_version = match self.api_version.contains('/') {
+            true => self.api_version.to_string(),
+            false => format!("/{}", self.api_version),
+        };
         let gvknn = || {
             format!(
-                "{}/{}; {}, Kind={}",
+                "{}/{}; {group_version}, Kind={}",
                 meta::namespace_of(config),
                 meta::name_of(config),
-                self.api_version,
                 self.kind
             )
         };
