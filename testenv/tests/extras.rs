@@ -1,9 +1,9 @@
-//! Behaviour beyond the spec checks (`spec_*.rs`): binding, nodes, server-side apply rejection,
+//! Behaviour beyond the spec checks (`spec_*.rs`): binding, nodes,
 //! dry run, deletecollection, Tables, metrics, HTTP errors, fault knobs.
 
 mod common;
 
-use common::{Watch, patch, req, request_full, start};
+use common::{Watch, req, request_full, start};
 use serde_json::{Value, json};
 
 fn pod(name: &str) -> Value {
@@ -81,33 +81,6 @@ async fn nodes_are_cluster_scoped_with_status() {
             .await
             .code,
         404
-    );
-    cluster.shutdown().await;
-}
-
-#[tokio::test]
-async fn server_side_apply_is_rejected_clearly() {
-    let cluster = start().await;
-    req(
-        &cluster,
-        "POST",
-        "/api/v1/namespaces/default/pods",
-        Some(&pod("p")),
-    )
-    .await;
-    let r = patch(
-        &cluster,
-        "/api/v1/namespaces/default/pods/p?fieldManager=x",
-        "application/apply-patch+yaml",
-        &pod("p"),
-    )
-    .await;
-    assert_eq!(r.code, 415);
-    assert!(
-        r.json()["message"]
-            .as_str()
-            .expect("m")
-            .contains("server-side apply")
     );
     cluster.shutdown().await;
 }

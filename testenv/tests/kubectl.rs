@@ -135,6 +135,82 @@ async fn kubectl_suite() {
         "deployment.apps/web configured"
     );
 
+    // server-side apply: kubectl's own field manager, a conflict for another one, force
+    let lease = "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata:\n  name: holder\nspec:\n  holderIdentity: a\n";
+    let l = k.file("l.yaml", lease);
+    assert_eq!(
+        k.ok(&["apply", "--server-side", "-f", &l]).await.trim(),
+        "lease.coordination.k8s.io/holder serverside-applied"
+    );
+    let l2 = k.file(
+        "l2.yaml",
+        &lease.replace("holderIdentity: a", "holderIdentity: b"),
+    );
+    let out = k
+        .cmd(&["apply", "--server-side", "--field-manager=other", "-f", &l2])
+        .output()
+        .await
+        .expect("run kubectl");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && err.contains(
+                "Apply failed with 1 conflict: conflict with \"kubectl\": .spec.holderIdentity"
+            ),
+        "{err}"
+    );
+    assert_eq!(
+        k.ok(&[
+            "apply",
+            "--server-side",
+            "--field-manager=other",
+            "--force-conflicts",
+            "-f",
+            &l2
+        ])
+        .await
+        .trim(),
+        "lease.coordination.k8s.io/holder serverside-applied"
+    );
+    assert_eq!(
+        k.ok(&[
+            "get",
+            "lease",
+            "holder",
+            "-o",
+            "jsonpath={.spec.holderIdentity}"
+        ])
+        .await,
+        "b"
+    );
+    // from client-side to server-side apply: the fields the last client-side apply set are
+    // taken over without --force-conflicts, and its annotation follows
+    let m = k.file("m.yaml", &lease.replace("name: holder", "name: migrate"));
+    assert_eq!(
+        k.ok(&["apply", "-f", &m]).await.trim(),
+        "lease.coordination.k8s.io/migrate created"
+    );
+    let m2 = k.file(
+        "m2.yaml",
+        &lease
+            .replace("name: holder", "name: migrate")
+            .replace("holderIdentity: a", "holderIdentity: c"),
+    );
+    assert_eq!(
+        k.ok(&["apply", "--server-side", "-f", &m2]).await.trim(),
+        "lease.coordination.k8s.io/migrate serverside-applied"
+    );
+    let last = k
+        .ok(&[
+            "get",
+            "lease",
+            "migrate",
+            "-o",
+            r"jsonpath={.metadata.annotations.kubectl\.kubernetes\.io/last-applied-configuration}",
+        ])
+        .await;
+    assert!(last.contains(r#""holderIdentity":"c""#), "{last}");
+
     let get = k.ok(&["get", "deploy"]).await;
     assert_eq!(
         header(&get),
@@ -470,10 +546,8 @@ spec:
 }
 
 /// `kubectl apply --server-side` and `kubectl diff --server-side`: the apply patch with the
-/// field manager kubectl names, and its dry run. Ignored until kcm-testenv serves server-side
-/// apply (issue 36, branch `ssa`); passes on kube-apiserver (`-- --ignored`).
+/// field manager kubectl names, and its dry run.
 #[tokio::test]
-#[ignore = "needs server-side apply in kcm-testenv (issue 36, branch ssa)"]
 async fn kubectl_apply_server_side() {
     if Command::new("kubectl")
         .arg("version")

@@ -21,8 +21,9 @@ use super::negotiate::{self, Endpoint, MediaType, Negotiated, negotiate, negotia
 use super::routes::{self, Route, Target};
 use super::server::ApiServer;
 use super::{
-    aggregated_discovery, audit, crd_controller, delete, discovery, eviction, handlers, list,
-    metrics, openapi, output, protobuf, restful, reviews, scale, table, tokens, unserved, watch,
+    aggregated_discovery, apply, audit, crd_controller, delete, discovery, eviction, handlers,
+    list, metrics, openapi, output, protobuf, restful, reviews, scale, table, tokens, unserved,
+    watch,
 };
 use crate::registry::api_status::{ApiError, ApiResult};
 use crate::registry::resources::is_builtin_group;
@@ -161,6 +162,7 @@ impl ApiServer {
             body,
             output: Negotiated::default(),
             if_none_match,
+            user_agent: user_agent.clone(),
         };
         let metric_res = if resource.is_empty() { "" } else { resource };
         let resp = self.clone().route(&method, &path, route, verb, ctx).await;
@@ -438,6 +440,11 @@ impl ApiServer {
             Handler::Get => handlers::get(&self, &t, &ctx),
             Handler::Create => handlers::create(&self, &t, &ctx),
             Handler::Update => handlers::update(&self, &t, &ctx),
+            Handler::Patch
+                if apply::is_apply(&ctx) && matches!(t.sub.as_deref(), None | Some("status")) =>
+            {
+                apply::patch(&self, &t, &ctx)
+            }
             Handler::Patch => handlers::patch(&self, &t, &ctx),
             Handler::Delete => delete::delete(&self, &t, &ctx),
             Handler::DeleteCollection => delete::delete_collection(&self, &t, &ctx),

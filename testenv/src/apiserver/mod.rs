@@ -11,9 +11,10 @@
 //!   negotiated form), [`metadata_view`] (`PartialObjectMetadata(List)`), [`unserved`] (the
 //!   warning logged for every request kcm-testenv does not serve).
 //! - The handlers, one concept each: [`handlers`] (get, create, update, patch), [`list`],
-//!   [`watch`], [`delete`], [`scale`] (`/scale` and `pods/binding`), [`table`] (server-side
-//!   printing), [`discovery`] (legacy), [`aggregated_discovery`], [`openapi`] (`/openapi/v2`
-//!   and `/openapi/v3`); [`protobuf`] decodes protobuf request bodies.
+//!   [`watch`], [`delete`], [`scale`] (`/scale` and `pods/binding`), [`apply`] (server-side
+//!   apply), [`table`] (server-side printing), [`discovery`] (legacy),
+//!   [`aggregated_discovery`], [`openapi`] (`/openapi/v2` and `/openapi/v3`); [`protobuf`]
+//!   decodes protobuf request bodies.
 //! - [`crd_controller`]: the CRD controllers kube-apiserver runs in-process (names,
 //!   Established, served resources, deleting a deleted CRD's objects).
 //! - [`metrics`]: request and watch-event counters (`/metrics`); [`audit`]: the audit log of
@@ -22,9 +23,10 @@
 //! Within this folder, files only import files listed before them in the dependency order
 //! `negotiate`, `restful`, `unserved`, `metadata_view` → `http`, `routes`, `metrics`, `audit`,
 //! `hook` → `output`, `aggregated_discovery` → `server` → `openapi`, `list` → `table` →
-//! `handlers`, `watch`, `delete` → `scale`, `crd_controller` → `dispatch`.
+//! `handlers`, `watch`, `delete` → `scale`, `apply`, `crd_controller` → `dispatch`.
 
 pub mod aggregated_discovery;
+pub mod apply;
 pub mod audit;
 pub mod cluster_objects;
 pub mod crd_controller;

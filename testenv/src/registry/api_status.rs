@@ -250,6 +250,11 @@ impl ApiError {
         if let Some(d) = &self.details {
             v["details"] = omit_empty(d.clone());
         }
+        if self.reason.is_empty()
+            && let Some(o) = v.as_object_mut()
+        {
+            o.remove("reason");
+        }
         v
     }
 
@@ -456,6 +461,11 @@ impl ApiError {
     /// 500 InternalError.
     pub fn internal(msg: impl Into<String>) -> Self {
         Self::new(500, "InternalError", msg)
+    }
+
+    /// 500 for an error that is no Status upstream (a plain Go error): no reason.
+    pub fn plain(msg: impl Into<String>) -> Self {
+        Self::new(500, "", msg)
     }
 }
 

@@ -133,8 +133,8 @@ pub fn normalize_checked(res: &ResourceInfo, mut v: Value) -> ApiResult<(Value, 
         }
         Some(_) => {}
     }
+    // managedFields stay: the field manager reads what the client sent (registry::apply)
     if let Some(m) = o.get_mut("metadata").and_then(Value::as_object_mut) {
-        m.remove("managedFields");
         m.remove("selfLink");
     }
     let input = v.clone();
