@@ -16,25 +16,9 @@ use super::custom::CustomVersion;
 pub struct StorageId(pub(crate) u32);
 
 impl StorageId {
-    /// The bucket of the `n`th custom resource (numbered by the server in the order the CRDs'
-    /// names first appeared).
-    pub fn custom(n: u32) -> StorageId {
-        StorageId((STORAGE_COUNT as u32).saturating_add(n))
-    }
-
     /// Position in storage vectors.
     pub fn index(self) -> usize {
         self.0 as usize
-    }
-
-    /// Whether the bucket holds custom resources.
-    pub fn is_custom(self) -> bool {
-        self.index() >= STORAGE_COUNT
-    }
-
-    /// The number of a custom resource's bucket (`None` for built-in buckets).
-    pub fn custom_number(self) -> Option<u32> {
-        self.0.checked_sub(STORAGE_COUNT as u32)
     }
 }
 

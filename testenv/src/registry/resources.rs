@@ -7,6 +7,26 @@
 pub use super::builtin::{GROUPS, RESOURCES, STORAGE_COUNT};
 pub use super::resource_info::{GroupInfo, ResourceInfo, StorageId, SubresourceInfo};
 
+/// The buckets of custom resources come after the generated table's (here, where its size is
+/// known).
+impl StorageId {
+    /// The bucket of the `n`th custom resource (numbered by the server in the order the CRDs'
+    /// names first appeared).
+    pub fn custom(n: u32) -> StorageId {
+        StorageId((STORAGE_COUNT as u32).saturating_add(n))
+    }
+
+    /// Whether the bucket holds custom resources.
+    pub fn is_custom(self) -> bool {
+        self.index() >= STORAGE_COUNT
+    }
+
+    /// The number of a custom resource's bucket (`None` for built-in buckets).
+    pub fn custom_number(self) -> Option<u32> {
+        self.0.checked_sub(STORAGE_COUNT as u32)
+    }
+}
+
 /// Every built-in bucket of namespaced objects, once each.
 pub fn namespaced_buckets() -> impl Iterator<Item = StorageId> {
     RESOURCES.iter().enumerate().filter_map(|(i, r)| {
