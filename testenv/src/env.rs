@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::apiserver::audit::AuditLog;
 use crate::apiserver::metrics::{Metrics, RequestCounts};
-use crate::apiserver::{ApiServer, RequestHook, dispatch, handlers};
+use crate::apiserver::{ApiServer, RequestHook, cluster_objects, dispatch, handlers};
 use crate::registry;
 use crate::storage::Store;
 
@@ -41,6 +41,10 @@ pub struct TestEnvConfig {
     /// Append every answered write to this file as kube-apiserver's audit log would
     /// ([`audit`](crate::apiserver::audit)).
     pub audit_log_path: Option<PathBuf>,
+    /// Give every namespace its `default` ServiceAccount and `kube-root-ca.crt` ConfigMap, as
+    /// kube-controller-manager's serviceaccount and root-ca-cert-publisher controllers do. Turn
+    /// off when a real kube-controller-manager runs against this server.
+    pub namespace_defaults: bool,
 }
 
 impl Default for TestEnvConfig {
@@ -54,6 +58,7 @@ impl Default for TestEnvConfig {
             hook: None,
             namespace_cleanup: true,
             audit_log_path: None,
+            namespace_defaults: true,
         }
     }
 }
@@ -99,6 +104,7 @@ pub struct TestEnv {
     url: String,
     kubeconfig: PathBuf,
     owns_kubeconfig: bool,
+    config: kube::Config,
     client: kube::Client,
     task: Option<JoinHandle<()>>,
 }
@@ -146,12 +152,16 @@ impl TestEnv {
             crd_controller: Default::default(),
             crd_finalizing: Default::default(),
             audit,
+            namespace_defaults: std::sync::atomic::AtomicBool::new(config.namespace_defaults),
+            token_key: rand::random(),
         });
+        cluster_objects::bootstrap(&srv);
         let ns_res = registry::find("", "v1", "namespaces")
             .ok_or_else(|| TestEnvError::Bootstrap("no namespaces".into()))?;
         for ns in BOOTSTRAP_NAMESPACES {
             handlers::create_value(&srv, ns_res, None, json!({"metadata": {"name": ns}}))
                 .map_err(|e| TestEnvError::Bootstrap(e.to_string()))?;
+            cluster_objects::namespace_defaults(&srv, ns);
         }
         let url = format!("http://{addr}");
         let (kubeconfig, owns_kubeconfig) = match &config.kubeconfig_path {
@@ -172,7 +182,8 @@ impl TestEnv {
         let uri: http::Uri = url
             .parse()
             .map_err(|e| TestEnvError::Client(format!("{e}")))?;
-        let client = kube::Client::try_from(kube::Config::new(uri))
+        let config = kube::Config::new(uri);
+        let client = kube::Client::try_from(config.clone())
             .map_err(|e| TestEnvError::Client(e.to_string()))?;
         let task = tokio::spawn(dispatch::serve(srv.clone(), listener));
         Ok(TestEnv {
@@ -180,6 +191,7 @@ impl TestEnv {
             url,
             kubeconfig,
             owns_kubeconfig,
+            config,
             client,
             task: Some(task),
         })
@@ -198,6 +210,30 @@ impl TestEnv {
     /// A ready kube client (cheap to clone).
     pub fn client(&self) -> kube::Client {
         self.client.clone()
+    }
+
+    /// The client configuration of this server (plain HTTP, no credentials, namespace
+    /// `default`), for building clients of your own: another timeout, a user agent, a default
+    /// namespace, or [`kube::Client::try_from`] in a library that takes a `Config`.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use k8s_openapi::api::coordination::v1::Lease;
+    /// use kcm_testenv::{TestEnv, TestEnvConfig};
+    ///
+    /// let env = TestEnv::start(TestEnvConfig::default()).await?;
+    /// let mut config = env.config();
+    /// config.default_namespace = "kube-system".to_string();
+    /// let client = kube::Client::try_from(config)?;
+    /// let leases: kube::Api<Lease> = kube::Api::default_namespaced(client);
+    /// assert!(leases.list(&Default::default()).await?.items.is_empty());
+    /// env.shutdown().await;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn config(&self) -> kube::Config {
+        self.config.clone()
     }
 
     /// The kubeconfig file (context `kcm-testenv`, no auth).

@@ -8,25 +8,15 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::crd::widget_crd;
+use common::crd::{widget_crd, widgets};
 use common::server::Server;
 use futures::StreamExt;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube_runtime::controller::{Action, Controller};
 use kube_runtime::wait::{await_condition, conditions};
 use kube_runtime::watcher;
 use serde_json::json;
-
-fn widgets(group: &str) -> ApiResource {
-    ApiResource {
-        group: group.to_string(),
-        version: "v1".into(),
-        api_version: format!("{group}/v1"),
-        kind: "Widget".into(),
-        plural: "widgets".into(),
-    }
-}
 
 #[derive(Debug, thiserror::Error)]
 #[error(transparent)]

@@ -135,6 +135,82 @@ async fn kubectl_suite() {
         "deployment.apps/web configured"
     );
 
+    // server-side apply: kubectl's own field manager, a conflict for another one, force
+    let lease = "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata:\n  name: holder\nspec:\n  holderIdentity: a\n";
+    let l = k.file("l.yaml", lease);
+    assert_eq!(
+        k.ok(&["apply", "--server-side", "-f", &l]).await.trim(),
+        "lease.coordination.k8s.io/holder serverside-applied"
+    );
+    let l2 = k.file(
+        "l2.yaml",
+        &lease.replace("holderIdentity: a", "holderIdentity: b"),
+    );
+    let out = k
+        .cmd(&["apply", "--server-side", "--field-manager=other", "-f", &l2])
+        .output()
+        .await
+        .expect("run kubectl");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && err.contains(
+                "Apply failed with 1 conflict: conflict with \"kubectl\": .spec.holderIdentity"
+            ),
+        "{err}"
+    );
+    assert_eq!(
+        k.ok(&[
+            "apply",
+            "--server-side",
+            "--field-manager=other",
+            "--force-conflicts",
+            "-f",
+            &l2
+        ])
+        .await
+        .trim(),
+        "lease.coordination.k8s.io/holder serverside-applied"
+    );
+    assert_eq!(
+        k.ok(&[
+            "get",
+            "lease",
+            "holder",
+            "-o",
+            "jsonpath={.spec.holderIdentity}"
+        ])
+        .await,
+        "b"
+    );
+    // from client-side to server-side apply: the fields the last client-side apply set are
+    // taken over without --force-conflicts, and its annotation follows
+    let m = k.file("m.yaml", &lease.replace("name: holder", "name: migrate"));
+    assert_eq!(
+        k.ok(&["apply", "-f", &m]).await.trim(),
+        "lease.coordination.k8s.io/migrate created"
+    );
+    let m2 = k.file(
+        "m2.yaml",
+        &lease
+            .replace("name: holder", "name: migrate")
+            .replace("holderIdentity: a", "holderIdentity: c"),
+    );
+    assert_eq!(
+        k.ok(&["apply", "--server-side", "-f", &m2]).await.trim(),
+        "lease.coordination.k8s.io/migrate serverside-applied"
+    );
+    let last = k
+        .ok(&[
+            "get",
+            "lease",
+            "migrate",
+            "-o",
+            r"jsonpath={.metadata.annotations.kubectl\.kubernetes\.io/last-applied-configuration}",
+        ])
+        .await;
+    assert!(last.contains(r#""holderIdentity":"c""#), "{last}");
+
     let get = k.ok(&["get", "deploy"]).await;
     assert_eq!(
         header(&get),
@@ -322,5 +398,220 @@ async fn kubectl_suite() {
     );
     let out = k.cmd(&["get", "deploy"]).output().await.expect("run");
     assert!(String::from_utf8_lossy(&out.stderr).contains("No resources found"));
+    env.finish().await;
+}
+
+/// `kubectl explain` reads the OpenAPI v3 documents (built-in kinds from upstream's own
+/// documents in the Go module cache, else from the generated definitions, custom resources from
+/// their CRDs) and `kubectl diff`
+/// the dry-run patch and the documents' patch parameters.
+#[tokio::test]
+async fn kubectl_explain_and_diff() {
+    if Command::new("kubectl")
+        .arg("version")
+        .arg("--client")
+        .output()
+        .await
+        .is_err()
+    {
+        eprintln!("kubectl not installed; skipping");
+        return;
+    }
+    let mut env = Server::start("kubectlapi").await;
+    let ns = env.ns("x").await;
+    let k = Kubectl::new(env.kubeconfig(), &ns);
+
+    let out = k.ok(&["explain", "deployment.spec"]).await;
+    assert!(
+        out.contains("KIND:       Deployment")
+            && out.contains("FIELD: spec <DeploymentSpec>")
+            && out.contains("replicas\t<integer>")
+            && out.contains("strategy\t<DeploymentStrategy>"),
+        "{out}"
+    );
+    let out = k
+        .ok(&["explain", "deployment.spec.template.spec.containers.image"])
+        .await;
+    assert!(out.contains("FIELD: image <string>"), "{out}");
+
+    let group = env.group("w");
+    env.track_crd(&format!("widgets.{group}"));
+    let crd = k.file(
+        "crd.yaml",
+        &format!(
+            "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.{group}
+spec:
+  group: {group}
+  scope: Namespaced
+  names: {{plural: widgets, singular: widget, kind: Widget}}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            description: what the widget should be
+            properties:
+              replicas: {{type: integer, description: how many}}
+              color: {{type: string, enum: [red, blue]}}
+"
+        ),
+    );
+    k.ok(&["apply", "-f", &crd]).await;
+    k.ok(&[
+        "wait",
+        "--for=condition=Established",
+        &format!("crd/widgets.{group}"),
+    ])
+    .await;
+    // kubectl finds it through aggregated discovery
+    let names = k
+        .ok(&["api-resources", "--api-group", &group, "-o", "name"])
+        .await;
+    assert_eq!(names.trim(), format!("widgets.{group}"));
+    let api_version = format!("{group}/v1");
+    // the CRD's document follows its establishment (a moment later on kube-apiserver)
+    let mut out = String::new();
+    for _ in 0..50 {
+        let o = k
+            .cmd(&["explain", "widgets.spec", "--api-version", &api_version])
+            .output()
+            .await
+            .expect("run");
+        out = String::from_utf8_lossy(&o.stdout).into_owned();
+        if o.status.success() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(
+        out.contains("KIND:       Widget")
+            && out.contains("what the widget should be")
+            && out.contains("replicas\t<integer>")
+            && out.contains("how many"),
+        "{out}"
+    );
+    let out = k
+        .ok(&[
+            "explain",
+            "widgets.metadata.labels",
+            "--api-version",
+            &api_version,
+        ])
+        .await;
+    assert!(out.contains("FIELD: labels <map[string]string>"), "{out}");
+
+    let f = k.file("d.yaml", DEPLOY);
+    k.ok(&["apply", "-f", &f]).await;
+    let f2 = k.file("d2.yaml", &DEPLOY.replace("nginx:1.25", "nginx:1.26"));
+    let out = k
+        .cmd(&["diff", "-f", &f2])
+        .output()
+        .await
+        .expect("run diff");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let changed = |sign: char, image: &str| {
+        text.lines()
+            .any(|l| l.starts_with(sign) && l.trim_end().ends_with(&format!("image: {image}")))
+    };
+    assert!(
+        changed('-', "nginx:1.25") && changed('+', "nginx:1.26"),
+        "{text}"
+    );
+    // nothing was written
+    let image = k
+        .ok(&[
+            "get",
+            "deploy",
+            "web",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[0].image}",
+        ])
+        .await;
+    assert_eq!(image, "nginx:1.25");
+    env.finish().await;
+}
+
+/// `kubectl apply --server-side` and `kubectl diff --server-side`: the apply patch with the
+/// field manager kubectl names, and its dry run.
+#[tokio::test]
+async fn kubectl_apply_server_side() {
+    if Command::new("kubectl")
+        .arg("version")
+        .arg("--client")
+        .output()
+        .await
+        .is_err()
+    {
+        eprintln!("kubectl not installed; skipping");
+        return;
+    }
+    let mut env = Server::start("kubectlssa").await;
+    let ns = env.ns("x").await;
+    let k = Kubectl::new(env.kubeconfig(), &ns);
+    let f = k.file("d.yaml", DEPLOY);
+    assert_eq!(
+        k.ok(&["apply", "--server-side", "-f", &f]).await.trim(),
+        "deployment.apps/web serverside-applied"
+    );
+    let managers = k
+        .ok(&[
+            "get",
+            "deploy",
+            "web",
+            "--show-managed-fields",
+            "-o",
+            "jsonpath={.metadata.managedFields[*].manager}",
+        ])
+        .await;
+    assert!(
+        managers.split_whitespace().any(|m| m == "kubectl"),
+        "{managers}"
+    );
+    let f2 = k.file("d2.yaml", &DEPLOY.replace("nginx:1.25", "nginx:1.26"));
+    let out = k
+        .cmd(&["diff", "--server-side", "-f", &f2])
+        .output()
+        .await
+        .expect("run diff");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with('+') && l.trim_end().ends_with("image: nginx:1.26")),
+        "{text}"
+    );
+    assert_eq!(
+        k.ok(&["apply", "--server-side", "-f", &f2]).await.trim(),
+        "deployment.apps/web serverside-applied"
+    );
+    let image = k
+        .ok(&[
+            "get",
+            "deploy",
+            "web",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[0].image}",
+        ])
+        .await;
+    assert_eq!(image, "nginx:1.26");
     env.finish().await;
 }

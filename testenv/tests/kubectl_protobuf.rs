@@ -82,3 +82,94 @@ async fn kubectl_create_deployment_and_namespace_with_protobuf_bodies() {
     let _ = std::fs::remove_dir_all(cache);
     env.finish().await;
 }
+
+/// Every built-in kind's protobuf body decodes (by schema and the Go types' protobuf tags): the
+/// imperative creates a test author reaches for, an Ingress (an inlined struct nested on the
+/// wire), a token, and `auth can-i` (a SelfSubjectAccessReview).
+#[tokio::test]
+async fn kubectl_creates_of_every_kind_with_protobuf_bodies() {
+    if Command::new("kubectl")
+        .arg("version")
+        .arg("--client")
+        .output()
+        .await
+        .is_err()
+    {
+        eprintln!("kubectl not installed; skipping");
+        return;
+    }
+    let mut env = common::server::Server::start("kubectl-pb-kinds").await;
+    let ns = env.ns("pbk").await;
+    let cache = std::env::temp_dir().join(format!("kcm-testenv-{ns}"));
+    let kc = env.kubeconfig();
+    let n = ["-n", ns.as_str()];
+    for (args, want) in [
+        (
+            vec!["create", "configmap", "c", "--from-literal=a=b"],
+            "configmap/c created",
+        ),
+        (
+            vec!["create", "secret", "generic", "s", "--from-literal=a=b"],
+            "secret/s created",
+        ),
+        (
+            vec!["create", "job", "j", "--image=busybox"],
+            "job.batch/j created",
+        ),
+        (
+            vec!["create", "serviceaccount", "sa"],
+            "serviceaccount/sa created",
+        ),
+        (
+            vec!["create", "service", "clusterip", "svc", "--tcp=80:8080"],
+            "service/svc created",
+        ),
+        (
+            vec!["create", "ingress", "i", "--rule=a.example.com/=svc:80"],
+            "ingress.networking.k8s.io/i created",
+        ),
+    ] {
+        let out = kubectl(&kc, &cache, &[&n[..], &args[..]].concat()).await;
+        assert_eq!(out.trim(), want);
+    }
+    let secret: serde_json::Value = serde_json::from_str(
+        &kubectl(
+            &kc,
+            &cache,
+            &[&n[..], &["get", "secret", "s", "-o", "json"]].concat(),
+        )
+        .await,
+    )
+    .expect("json");
+    assert_eq!(
+        (secret["type"].clone(), secret["data"]["a"].clone()),
+        (serde_json::json!("Opaque"), serde_json::json!("Yg=="))
+    );
+    let ing: serde_json::Value = serde_json::from_str(
+        &kubectl(
+            &kc,
+            &cache,
+            &[&n[..], &["get", "ingress", "i", "-o", "json"]].concat(),
+        )
+        .await,
+    )
+    .expect("json");
+    assert_eq!(
+        ing["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]["name"],
+        "svc"
+    );
+    let token = kubectl(&kc, &cache, &[&n[..], &["create", "token", "sa"]].concat()).await;
+    assert_eq!(token.trim().split('.').count(), 3);
+    assert_eq!(
+        kubectl(
+            &kc,
+            &cache,
+            &[&n[..], &["auth", "can-i", "create", "pods"]].concat()
+        )
+        .await
+        .trim(),
+        "yes"
+    );
+    let _ = std::fs::remove_dir_all(cache);
+    env.finish().await;
+}

@@ -1,4 +1,5 @@
-//! Spec §12 checks 7–17: create, system fields, defaults and validation (apiserver.md §2.1, §3), over real HTTP.
+//! Spec checks 7–17 (README.md, "Agreement with kube-apiserver v1.37.2"): create, system
+//! fields, defaults and validation, over real HTTP.
 //! They run on an embedded TestEnv, or on a real kube-apiserver with `KCM_SPEC_SERVER` (see
 //! testenv/README.md, "Agreement with kube-apiserver v1.37.2").
 

@@ -1,4 +1,5 @@
-//! Spec §12 checks 42–49: deletion, finalizers and namespaces (apiserver.md §7, §3.3), over real HTTP.
+//! Spec checks 42–49 (README.md, "Agreement with kube-apiserver v1.37.2"): deletion,
+//! finalizers and namespaces, over real HTTP.
 //! They run on an embedded TestEnv, or on a real kube-apiserver with `KCM_SPEC_SERVER` (see
 //! testenv/README.md, "Agreement with kube-apiserver v1.37.2").
 

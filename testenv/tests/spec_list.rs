@@ -1,4 +1,5 @@
-//! Spec §12 checks 30–34: list, selectors and pagination (apiserver.md §5), over real HTTP.
+//! Spec checks 30–34 (README.md, "Agreement with kube-apiserver v1.37.2"): list, selectors
+//! and pagination, over real HTTP.
 //! They run on an embedded TestEnv, or on a real kube-apiserver with `KCM_SPEC_SERVER` (see
 //! testenv/README.md, "Agreement with kube-apiserver v1.37.2").
 

@@ -1,4 +1,5 @@
-//! Spec §12 checks 50–54: patch and events (apiserver.md §8, §10.2–10.3), over real HTTP.
+//! Spec checks 50–54 (README.md, "Agreement with kube-apiserver v1.37.2"): patch and
+//! events, over real HTTP.
 //! They run on an embedded TestEnv, or on a real kube-apiserver with `KCM_SPEC_SERVER` (see
 //! testenv/README.md, "Agreement with kube-apiserver v1.37.2").
 

@@ -1,4 +1,5 @@
-//! Spec §12 checks 18–29: update, status, generation and /scale (apiserver.md §2.2–2.4, §4, §10.1), over real HTTP.
+//! Spec checks 18–29 (README.md, "Agreement with kube-apiserver v1.37.2"): update, status,
+//! generation and /scale, over real HTTP.
 //! They run on an embedded TestEnv, or on a real kube-apiserver with `KCM_SPEC_SERVER` (see
 //! testenv/README.md, "Agreement with kube-apiserver v1.37.2").
 

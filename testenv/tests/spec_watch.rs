@@ -1,4 +1,5 @@
-//! Spec §12 checks 35–40: watch (apiserver.md §6), over real HTTP.
+//! Spec checks 35–40 (README.md, "Agreement with kube-apiserver v1.37.2"): watch, over real
+//! HTTP.
 //! They run on an embedded TestEnv, or on a real kube-apiserver with `KCM_SPEC_SERVER` (see
 //! testenv/README.md, "Agreement with kube-apiserver v1.37.2").
 

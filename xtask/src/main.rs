@@ -22,6 +22,7 @@ mod diff;
 mod e2e;
 mod house;
 mod observe;
+mod peer_tests;
 mod reaper;
 mod svg;
 mod timestamps;
@@ -55,6 +56,8 @@ commands:
                      seeded fault schedules (testenv faults, kcm kills, takeovers) with
                      invariant and convergence checks; a failure prints its replay command
   upstream build     build etcd, kube-apiserver, kube-controller-manager from upstream/ (Go)
+  peer-tests [--cluster testenv|upstream|both] [--only NAME,...]
+                     kube-rs's own cluster tests on kcm-testenv and on kube-apiserver, compared
   bench <name>...    run benchmark workloads (names: see `cargo xtask bench --list`)
 ";
 
@@ -72,6 +75,7 @@ fn main() -> ExitCode {
         Some("diff") => diff::run(&args[1..]),
         Some("house") => house::run(&args[1..]),
         Some("upstream") => upstream::run(&args[1..]),
+        Some("peer-tests") => peer_tests::run(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
@@ -90,7 +94,11 @@ fn main() -> ExitCode {
 /// Runs a command from the workspace root, echoing it first, and fails if it fails.
 pub(crate) fn run_cmd(program: &str, args: &[&str]) -> anyhow::Result<()> {
     eprintln!("xtask: $ {program} {}", args.join(" "));
-    let status = std::process::Command::new(program)
+    let mut cmd = std::process::Command::new(program);
+    if program == "cargo" {
+        without_cargo_run_env(&mut cmd);
+    }
+    let status = cmd
         .args(args)
         .current_dir(workspace_root())
         .status()
@@ -101,8 +109,62 @@ pub(crate) fn run_cmd(program: &str, args: &[&str]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Drops the variables `cargo run` gives xtask about itself (`CARGO_MANIFEST_DIR`,
+/// `CARGO_PKG_NAME`, ...) from a nested cargo's environment. Build scripts such as ring's ask
+/// to rerun when these change, and cargo compares them with its own environment: a nested
+/// `cargo build` that sees `CARGO_PKG_NAME=xtask` where the `cargo run` that built xtask saw
+/// none rebuilds ring and everything above it (2 minutes and more on a 2-core machine), and the
+/// next `cargo xtask` rebuilds them back.
+pub(crate) fn without_cargo_run_env(cmd: &mut std::process::Command) {
+    for (key, _) in std::env::vars_os() {
+        if key.to_str().is_some_and(is_cargo_run_var) {
+            cmd.env_remove(key);
+        }
+    }
+}
+
+/// The variables cargo sets for the binary it runs (not those that configure cargo itself,
+/// such as `CARGO_HOME` or `CARGO_TARGET_DIR`).
+fn is_cargo_run_var(key: &str) -> bool {
+    key.starts_with("CARGO_PKG_")
+        || key.starts_with("CARGO_MANIFEST_")
+        || matches!(
+            key,
+            "CARGO_CRATE_NAME" | "CARGO_BIN_NAME" | "CARGO_PRIMARY_PACKAGE" | "OUT_DIR"
+        )
+}
+
 /// The workspace root: the parent of this crate's manifest directory.
 pub(crate) fn workspace_root() -> std::path::PathBuf {
     let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     manifest.parent().unwrap_or(manifest).to_path_buf()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_cargo_run_var;
+
+    #[test]
+    fn nested_cargo_forgets_what_cargo_run_said_about_xtask() {
+        for key in [
+            "CARGO_MANIFEST_DIR",
+            "CARGO_MANIFEST_PATH",
+            "CARGO_PKG_NAME",
+            "CARGO_PKG_VERSION_MAJOR",
+            "CARGO_CRATE_NAME",
+            "CARGO_BIN_NAME",
+            "OUT_DIR",
+        ] {
+            assert!(is_cargo_run_var(key), "{key}");
+        }
+        for key in [
+            "CARGO_HOME",
+            "CARGO_TARGET_DIR",
+            "CARGO_INCREMENTAL",
+            "CARGO",
+            "PATH",
+        ] {
+            assert!(!is_cargo_run_var(key), "{key}");
+        }
+    }
 }

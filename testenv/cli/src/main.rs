@@ -44,6 +44,10 @@ struct Args {
     /// lines, audit.k8s.io/v1 Events at stage ResponseComplete).
     #[arg(long)]
     audit_log_path: Option<PathBuf>,
+    /// Do not give namespaces their `default` ServiceAccount and `kube-root-ca.crt` ConfigMap
+    /// (a real kube-controller-manager running against this server makes them).
+    #[arg(long)]
+    no_namespace_defaults: bool,
     #[command(flatten)]
     sim: SimArgs,
     #[command(flatten)]
@@ -83,6 +87,7 @@ async fn main() -> anyhow::Result<()> {
         watch_window: args.watch_window,
         kubeconfig_path: Some(kubeconfig_out.clone()),
         audit_log_path: args.audit_log_path,
+        namespace_defaults: !args.no_namespace_defaults,
         ..TestEnvConfig::default()
     };
     let mut cluster = TestCluster::builder().env_config(env_config);

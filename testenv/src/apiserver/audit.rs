@@ -1,8 +1,9 @@
 //! An audit log of the writes the server answered, in kube-apiserver's format (one
 //! `audit.k8s.io/v1` Event a line, level Metadata, stage ResponseComplete), so that tools
-//! reading a real control plane's audit log read this one too: who wrote (the User-Agent; this
-//! server authenticates nobody, so every user is `system:anonymous`), what, with which answer,
-//! and when the server received the request. Reads and watches are not logged.
+//! reading a real control plane's audit log read this one too: who wrote (the User-Agent, and
+//! the user: the ServiceAccount of a token this server signed, `system:anonymous` otherwise),
+//! what, with which answer, and when the server received the request. Reads and watches are not
+//! logged.
 //!
 //! Timestamps are RFC 3339 in UTC with six fractional digits (fixed width, as kube-apiserver
 //! writes them), so they order as strings. The file is opened for appending: a server restarted
@@ -31,6 +32,9 @@ pub struct AuditEntry<'a> {
     pub request_uri: &'a str,
     /// The `User-Agent` header.
     pub user_agent: &'a str,
+    /// The authenticated user (`username`, `uid`, `groups`), as
+    /// [`request_user`](super::tokens::request_user) gives it.
+    pub user: &'a serde_json::Value,
     /// The plural resource.
     pub resource: &'a str,
     /// The subresource, if any.
@@ -88,7 +92,7 @@ impl AuditLog {
             "stage": "ResponseComplete",
             "requestURI": entry.request_uri,
             "verb": entry.verb,
-            "user": {"username": "system:anonymous", "groups": ["system:unauthenticated"]},
+            "user": entry.user,
             "userAgent": entry.user_agent,
             "objectRef": object,
             "responseStatus": {"code": entry.code},
@@ -115,10 +119,13 @@ mod tests {
         let path = dir.join("audit.log");
         let _ = std::fs::remove_file(&path);
         let received = timestamp();
+        let anonymous =
+            json!({"username": "system:anonymous", "groups": ["system:unauthenticated"]});
         let entry = AuditEntry {
             verb: "create",
             request_uri: "/api/v1/namespaces/ns/pods",
             user_agent: "kcm/v1.37.2 (linux/amd64) kubernetes/ff8fb4c/replicaset-controller shard-member/a_1",
+            user: &anonymous,
             resource: "pods",
             subresource: None,
             namespace: Some("ns"),
@@ -142,6 +149,7 @@ mod tests {
             .collect();
         assert_eq!(events.len(), 2);
         assert_eq!(events[0]["stage"], "ResponseComplete");
+        assert_eq!(events[0]["user"]["username"], "system:anonymous");
         assert_eq!(events[0]["objectRef"]["namespace"], "ns");
         assert!(events[0]["objectRef"].get("name").is_none());
         assert_eq!(events[1]["objectRef"]["subresource"], "status");

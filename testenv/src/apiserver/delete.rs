@@ -1,4 +1,5 @@
-//! Deletion (spec §7.1–7.2): DeleteOptions, preconditions, graceful pod deletion,
+//! Deletion (`staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go`, `Delete`,
+//! `DeleteCollection`; `pkg/registry/core/pod/strategy.go`, `CheckGracefulDelete`): DeleteOptions, preconditions, graceful pod deletion,
 //! finalizers, and the namespace lifecycle (Terminating, then content removal).
 
 use std::sync::Arc;
@@ -166,7 +167,8 @@ pub enum Deleted {
     Gone(ObjRef),
 }
 
-/// Delete one object under the write lock (spec §7.2).
+/// Delete one object under the write lock (`store.go`, `Delete`: preconditions, graceful
+/// deletion, finalizers).
 pub fn delete_in_txn(
     txn: &mut Txn<'_>,
     res: &ResourceInfo,

@@ -1,12 +1,10 @@
-//! `/version`, legacy discovery (`/api`, `/apis`, `/api/v1`, `/apis/G/V`) and the OpenAPI
-//! stubs kubectl needs (spec §1.2–1.5).
+//! `/version` and legacy discovery (`/api`, `/apis`, `/api/v1`, `/apis/G/V`), as
+//! `staging/src/k8s.io/apiserver/pkg/endpoints/discovery/` serves them.
 
 use std::net::SocketAddr;
 
-use http::{HeaderValue, header};
 use serde_json::{Value, json};
 
-use super::http::{Body, json_response};
 use crate::registry::{GroupVersions, ServedResources};
 
 /// The emulated kube-apiserver version: the one `upstream/go.mod` pins, which the real control
@@ -73,7 +71,8 @@ pub fn api_group(served: &ServedResources, g: &str) -> Value {
     v
 }
 
-/// `/api/v1` or `/apis/{g}/{v}`.
+/// `/api/v1` or `/apis/{g}/{v}`: built-in resources and their subresources sorted by name, as
+/// kube-apiserver's installer lists them; a custom resource's status and scale after it.
 pub fn resource_list(served: &ServedResources, group: &str, version: &str) -> Value {
     let mut out = Vec::new();
     for r in served.resources(group, version) {
@@ -111,26 +110,19 @@ pub fn resource_list(served: &ServedResources, group: &str, version: &str) -> Va
             out.push(e);
         }
     }
+    if served
+        .resources(group, version)
+        .iter()
+        .all(|r| !r.is_custom())
+    {
+        out.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+    }
     let gv = if group.is_empty() {
         version.to_string()
     } else {
         format!("{group}/{version}")
     };
     json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": out})
-}
-
-/// `/openapi/v2`: an empty protobuf document (a 200 with no body), or a JSON stub when JSON is asked for.
-pub fn openapi_v2(accept: &str) -> http::Response<Body> {
-    if accept.contains("application/json") && !accept.contains("protobuf") {
-        let v = json!({"swagger": "2.0", "info": {"title": "Kubernetes", "version": GIT_VERSION}, "paths": {}, "definitions": {}});
-        return json_response(200, serde_json::to_vec(&v).unwrap_or_default());
-    }
-    let mut r = json_response(200, bytes::Bytes::new());
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/com.github.proto-openapi.spec.v2.v1.0+protobuf"),
-    );
-    r
 }
 
 #[cfg(test)]

@@ -11,21 +11,24 @@ use http::{HeaderValue, Method, Request, Response, header};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
-use serde_json::json;
 use tokio::net::TcpListener;
 
 use super::hook::{HookDecision, RequestInfo};
 use super::http::{
     Body, Ctx, error_response, json_response, text_response, value_response, with_warnings,
 };
+use super::negotiate::{self, Endpoint, MediaType, Negotiated, negotiate, negotiate_written};
 use super::routes::{self, Route, Target};
 use super::server::ApiServer;
 use super::{
-    audit, crd_controller, delete, discovery, handlers, list, metrics, protobuf, scale, table,
+    aggregated_discovery, apply, audit, crd_controller, delete, discovery, eviction, handlers,
+    list, metrics, openapi, output, protobuf, restful, reviews, scale, table, tokens, unserved,
     watch,
 };
-use crate::registry::StorageId;
 use crate::registry::api_status::{ApiError, ApiResult};
+use crate::registry::resources::is_builtin_group;
+use crate::registry::{ResourceInfo, StorageId};
+use unserved::Unserved;
 
 fn verb_of(method: &Method, route: &Route, query: &HashMap<String, String>) -> &'static str {
     let Route::Resource(t) = route else {
@@ -50,19 +53,6 @@ fn verb_of(method: &Method, route: &Route, query: &HashMap<String, String>) -> &
         Method::DELETE => "deletecollection",
         _ => "other",
     }
-}
-
-fn acceptable(accept: &str) -> bool {
-    if accept.is_empty() {
-        return true;
-    }
-    accept.split(',').any(|a| {
-        let t = a.split(';').next().unwrap_or("").trim();
-        matches!(
-            t,
-            "application/json" | "*/*" | "application/*" | "application/yaml" | ""
-        ) || t.starts_with("application/json")
-    })
 }
 
 impl ApiServer {
@@ -93,16 +83,24 @@ impl ApiServer {
         let audited =
             self.audit.is_some() && !resource.is_empty() && audit::AUDITED_VERBS.contains(&verb);
         let received = audited.then(audit::timestamp);
+        let user = audited.then(|| {
+            let authorization = req
+                .headers()
+                .get(header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok());
+            super::tokens::request_user(&self.token_key, authorization)
+        });
         let request_uri = req
             .uri()
             .path_and_query()
             .map_or_else(|| path.clone(), |pq| pq.to_string());
         let audit = |code: u16| {
-            if let (Some(log), Some(received)) = (&self.audit, &received) {
+            if let (Some(log), Some(received), Some(user)) = (&self.audit, &received, &user) {
                 log.record(&audit::AuditEntry {
                     verb,
                     request_uri: &request_uri,
                     user_agent: &user_agent,
+                    user,
                     resource,
                     subresource: sub.as_deref(),
                     namespace: namespace.as_deref(),
@@ -150,6 +148,8 @@ impl ApiServer {
                 .to_string()
         };
         let accept = header_str(header::ACCEPT);
+        let error_accept = accept.clone();
+        let if_none_match = header_str(header::IF_NONE_MATCH);
         let content_type = header_str(header::CONTENT_TYPE);
         let body = match req.into_body().collect().await {
             Ok(b) => b.to_bytes(),
@@ -160,12 +160,20 @@ impl ApiServer {
             accept,
             content_type,
             body,
+            output: Negotiated::default(),
+            if_none_match,
+            user_agent: user_agent.clone(),
         };
         let metric_res = if resource.is_empty() { "" } else { resource };
-        let resp = self.clone().route(&method, route, verb, ctx).await;
+        let resp = self.clone().route(&method, &path, route, verb, ctx).await;
         let resp = match resp {
             Ok(r) => r,
-            Err(e) => error_response(&e),
+            // errors are written in the media type the client asked for, as upstream's
+            // ErrorNegotiated does (JSON when nothing else fits)
+            Err(e) => match negotiate_written(&error_accept, Endpoint::Plain) {
+                Ok(n) => output::value(e.code, &e.to_status(), n.media),
+                Err(_) => error_response(&e),
+            },
         };
         if !metric_res.is_empty() {
             let sub_s = sub.as_deref().unwrap_or("");
@@ -173,36 +181,30 @@ impl ApiServer {
                 .record(&client, verb, metric_res, sub_s, resp.status().as_u16());
         }
         audit(resp.status().as_u16());
+        let mut resp = resp;
+        // kube-apiserver's cache-control filter: nothing is cacheable unless a handler says so
+        if !resp.headers().contains_key(header::CACHE_CONTROL) {
+            resp.headers_mut().insert(
+                header::CACHE_CONTROL,
+                HeaderValue::from_static("no-cache, private"),
+            );
+        }
         resp
     }
 
     async fn route(
         self: Arc<Self>,
         method: &Method,
+        path: &str,
         route: Route,
         verb: &'static str,
         ctx: Ctx,
     ) -> ApiResult<Response<Body>> {
-        if !acceptable(&ctx.accept)
-            && !matches!(
-                route,
-                Route::OpenApiV2
-                    | Route::OpenApiV3
-                    | Route::Metrics
-                    | Route::Health
-                    | Route::NoHandler
-            )
-        {
-            return Err(ApiError::new(
-                406,
-                "NotAcceptable",
-                format!(
-                    "only the following media types are accepted: application/json, application/yaml (got {})",
-                    ctx.accept
-                ),
-            ));
-        }
+        let loud = |code: u16, what: &str| unserved::warn(method, path, code, what);
         match route {
+            Route::Version if !restful::accepts(&ctx.accept, restful::VERSION) => {
+                Err(restful::not_acceptable(restful::VERSION))
+            }
             Route::Version => Ok(value_response(200, &discovery::version())),
             Route::Health => Ok(text_response(200, "text/plain; charset=utf-8", "ok")),
             Route::Metrics => {
@@ -217,32 +219,160 @@ impl ApiServer {
                 );
                 Ok(r)
             }
-            Route::Api => Ok(value_response(200, &discovery::api_versions(&self.addr))),
-            Route::Apis => Ok(value_response(200, &discovery::api_group_list(&self.crds))),
-            Route::ApiGroup(g) => Ok(value_response(200, &discovery::api_group(&self.crds, &g))),
-            Route::ResourceList(g, v) => Ok(value_response(
-                200,
-                &discovery::resource_list(&self.crds, &g, &v),
+            Route::Api if !restful::accepts(&ctx.accept, restful::RESOURCE) => {
+                loud(406, "no media type of the Accept header is served here");
+                Err(restful::not_acceptable(restful::RESOURCE))
+            }
+            Route::Api | Route::Apis => {
+                let core = matches!(route, Route::Api);
+                match negotiate(&ctx.accept, MediaType::ALL, Endpoint::AggregatedDiscovery) {
+                    Some(n) if n.media == MediaType::Json => {
+                        let doc = aggregated_discovery::document(&self.crds, core);
+                        return Ok(aggregated_discovery::respond(&doc, &ctx.if_none_match));
+                    }
+                    Some(n) => {
+                        let e =
+                            negotiate::not_acceptable(MediaType::ALL.iter().map(|m| m.as_str()));
+                        loud(
+                            406,
+                            &format!(
+                                "aggregated discovery in {} is not written by kcm-testenv (only JSON)",
+                                n.media.as_str()
+                            ),
+                        );
+                        return Err(e);
+                    }
+                    None => {}
+                }
+                let n = self.legacy_negotiation(&ctx, &loud)?;
+                let doc = if core {
+                    discovery::api_versions(&self.addr)
+                } else {
+                    discovery::api_group_list(&self.crds)
+                };
+                Ok(output::value(200, &doc, n.media))
+            }
+            Route::ApiGroup(g) => {
+                let n = self.legacy_negotiation(&ctx, &loud)?;
+                Ok(output::value(
+                    200,
+                    &discovery::api_group(&self.crds, &g),
+                    n.media,
+                ))
+            }
+            Route::ResourceList(g, _)
+                if (g.is_empty() || is_builtin_group(&g))
+                    && !restful::accepts(&ctx.accept, restful::RESOURCE) =>
+            {
+                loud(406, "no media type of the Accept header is served here");
+                Err(restful::not_acceptable(restful::RESOURCE))
+            }
+            Route::ResourceList(g, v) => {
+                let n = self.legacy_negotiation(&ctx, &loud)?;
+                let doc = discovery::resource_list(&self.crds, &g, &v);
+                Ok(output::value(200, &doc, n.media))
+            }
+            Route::OpenApiV2 => Ok(openapi::serve::v2(
+                &self,
+                method,
+                path,
+                &ctx.accept,
+                &ctx.if_none_match,
             )),
-            Route::OpenApiV2 => Ok(discovery::openapi_v2(&ctx.accept)),
-            Route::OpenApiV3 => Err(ApiError::path_not_found()),
-            Route::NotFound => Err(ApiError::path_not_found()),
-            Route::NoHandler => Ok(text_response(
-                404,
-                "text/plain; charset=utf-8",
-                "404 page not found\n",
+            Route::OpenApiV3 => Ok(openapi::serve::v3(
+                &self,
+                method,
+                path,
+                ctx.q("hash"),
+                &ctx.accept,
+                &ctx.if_none_match,
             )),
-            Route::Resource(t) => self.resource(method, t, verb, ctx).await,
+            Route::NotFound => {
+                loud(404, &routes::describe_missing(path, &self.crds));
+                Err(ApiError::path_not_found())
+            }
+            Route::NoHandler => {
+                loud(404, &routes::describe_missing(path, &self.crds));
+                Ok(text_response(
+                    404,
+                    "text/plain; charset=utf-8",
+                    "404 page not found\n",
+                ))
+            }
+            Route::Resource(t) => self.resource(method, path, t, verb, ctx).await,
         }
+    }
+
+    /// Negotiate a legacy discovery document (no conversion): JSON or YAML, else 406.
+    fn legacy_negotiation(&self, ctx: &Ctx, loud: &dyn Fn(u16, &str)) -> ApiResult<Negotiated> {
+        negotiate_written(&ctx.accept, Endpoint::Plain).map_err(|na| {
+            loud(406, &na.explain(&ctx.accept));
+            na.error()
+        })
     }
 
     async fn resource(
         self: Arc<Self>,
         method: &Method,
+        path: &str,
         t: Target,
         verb: &'static str,
         mut ctx: Ctx,
     ) -> ApiResult<Response<Body>> {
+        let loud = |code: u16, what: &str| unserved::warn(method, path, code, what);
+        let sub = t.sub.as_deref();
+        if let Some(s) = sub
+            && !t.res.has_subresource(s)
+        {
+            // a custom resource's unknown subresource: the object's 404
+            return Err(ApiError::not_found(t.res, t.name.as_deref().unwrap_or("")));
+        }
+        let custom = t.res.is_custom();
+        let handler = pick(t.res, verb, sub, t.name.is_some()).map_err(|why| {
+            let e = unserved::refusal(t.res, verb, sub, why);
+            loud(e.code, &unserved::verb(t.res, verb, sub, why));
+            e
+        })?;
+        let produces = if matches!(handler, Handler::List | Handler::Watch) {
+            restful::COLLECTION
+        } else {
+            restful::RESOURCE
+        };
+        if !custom && !restful::accepts(&ctx.accept, produces) {
+            loud(406, "no media type of the Accept header is served here");
+            return Err(restful::not_acceptable(produces));
+        }
+        ctx.output =
+            negotiate_written(&ctx.accept, Endpoint::Resource { custom }).map_err(|na| {
+                loud(406, &na.explain(&ctx.accept));
+                na.error()
+            })?;
+        self.clone()
+            .decode_and_serve(method, path, t, handler, verb, ctx)
+            .await
+    }
+
+    /// Decode a protobuf body, run the handler, and write its answer in the negotiated form.
+    async fn decode_and_serve(
+        self: Arc<Self>,
+        method: &Method,
+        path: &str,
+        t: Target,
+        handler: Handler,
+        verb: &'static str,
+        mut ctx: Ctx,
+    ) -> ApiResult<Response<Body>> {
+        let loud = |code: u16, what: &str| unserved::warn(method, path, code, what);
+        if matches!(*method, Method::POST | Method::PUT)
+            && !restful::readable_body(&ctx.content_type)
+        {
+            let e = restful::unsupported_body();
+            loud(
+                415,
+                &format!("{} (Content-Type {:?})", e.message, ctx.content_type),
+            );
+            return Err(e);
+        }
         if matches!(*method, Method::POST | Method::PUT | Method::DELETE) {
             let ct = ctx.content_type.to_ascii_lowercase();
             // A DELETE may come without DeleteOptions (nothing to decode).
@@ -259,11 +389,15 @@ impl ApiServer {
                 ctx.body = Bytes::from(json.to_string());
                 ctx.content_type = "application/json".to_string();
             } else if ct.contains("protobuf") || ct.contains("cbor") {
-                return Err(ApiError::unsupported_media_type(&ctx.content_type));
+                let e = ApiError::unsupported_media_type(&ctx.content_type);
+                loud(415, &e.message);
+                return Err(e);
             }
         }
         let res = t.res;
-        let result = self.clone().serve(method, t, verb, ctx).await;
+        let sub = t.sub.clone();
+        let output = ctx.output.clone();
+        let result = self.clone().serve(handler, t, verb, ctx).await;
         if res.storage == StorageId::CUSTOMRESOURCEDEFINITIONS
             && result.is_ok()
             && matches!(
@@ -273,6 +407,17 @@ impl ApiServer {
         {
             crd_controller::reconcile(&self);
         }
+        let result = match result {
+            // a watch streams in its negotiated form already
+            Ok(r) if handler != Handler::Watch => {
+                Ok(output::finish(r, res, sub.as_deref(), &output).await)
+            }
+            Err(e) if e.code == 415 => {
+                loud(415, &e.message);
+                Err(e)
+            }
+            r => r,
+        };
         // a deprecated custom resource version warns on every request, failed ones too
         match (result, res.custom.and_then(|c| c.warning.as_ref())) {
             (Ok(r), Some(w)) => Ok(with_warnings(r, std::slice::from_ref(w))),
@@ -283,89 +428,124 @@ impl ApiServer {
 
     async fn serve(
         self: Arc<Self>,
-        method: &Method,
+        handler: Handler,
         t: Target,
         verb: &'static str,
         ctx: Ctx,
     ) -> ApiResult<Response<Body>> {
-        let sub = t.sub.clone();
-        if let Some(s) = sub.as_deref()
-            && !t.res.has_subresource(s)
-        {
-            return Err(ApiError::not_found(t.res, t.name.as_deref().unwrap_or("")));
-        }
-        // (a custom resource serves every verb; a terminating CRD's discovery lists fewer)
-        if sub.is_none() && !t.res.is_custom() {
-            verb_served(&t, verb)?;
-        }
-        match (verb, sub.as_deref()) {
-            ("list", None) => {
-                if ctx.wants_table() {
-                    table::list(&self, &t, &ctx)
-                } else {
-                    list::list(&self, &t, &ctx)
-                }
+        match handler {
+            Handler::List if ctx.wants_table() => table::list(&self, &t, &ctx),
+            Handler::List => list::list(&self, &t, &ctx),
+            Handler::Watch => watch::watch(self.clone(), &t, &ctx),
+            Handler::Get => handlers::get(&self, &t, &ctx),
+            Handler::Create => handlers::create(&self, &t, &ctx),
+            Handler::Update => handlers::update(&self, &t, &ctx),
+            Handler::Patch
+                if apply::is_apply(&ctx) && matches!(t.sub.as_deref(), None | Some("status")) =>
+            {
+                apply::patch(&self, &t, &ctx)
             }
-            ("watch", None) => watch::watch(self.clone(), &t, &ctx),
-            ("get", None) => handlers::get(&self, &t, &ctx),
-            ("create", None) => handlers::create(&self, &t, &ctx),
-            ("update", None | Some("status" | "finalize")) => handlers::update(&self, &t, &ctx),
-            ("patch", None | Some("status")) => handlers::patch(&self, &t, &ctx),
-            ("delete", None) => delete::delete(&self, &t, &ctx),
-            ("deletecollection", None) => delete::delete_collection(&self, &t, &ctx),
-            ("get", Some("status")) => handlers::get(&self, &t, &ctx),
-            ("get" | "update" | "patch", Some("scale")) => scale::scale(&self, &t, verb, &ctx),
-            ("create", Some("binding")) => scale::binding(&self, &t, &ctx),
-            _ => Err(ApiError::method_not_allowed(method.as_str())),
+            Handler::Patch => handlers::patch(&self, &t, &ctx),
+            Handler::Delete => delete::delete(&self, &t, &ctx),
+            Handler::DeleteCollection => delete::delete_collection(&self, &t, &ctx),
+            Handler::Scale => scale::scale(&self, &t, verb, &ctx),
+            Handler::Binding => scale::binding(&self, &t, &ctx),
+            Handler::Review => reviews::create(&self, &t, &ctx),
+            Handler::ComponentStatuses => reviews::component_statuses(&t),
+            Handler::Token => tokens::token_request(&self, &t, &ctx),
+            Handler::Eviction => eviction::evict(&self, &t, &ctx),
         }
     }
 }
 
-/// A verb the resource's discovery entry does not list is refused as kube-apiserver refuses it:
-/// no item routes at all for a resource served only by collection verbs (`bindings`, the
-/// reviews), a watch of a resource that is only listed (`componentstatuses`) named as such, any
-/// other verb a 405 from the router. Resources kube-apiserver does not store are never stored.
-fn verb_served(t: &Target, verb: &str) -> ApiResult<()> {
-    let verbs = t.res.verbs;
-    if verbs.contains(&verb) {
-        if t.res.storage == StorageId::NONE {
-            tracing::warn!(
-                resource = %t.res.qualified_resource(),
-                verb,
-                "kcm-testenv does not serve this resource's {verb} yet"
-            );
-            return Err(ApiError::new(
-                405,
-                "MethodNotAllowed",
-                format!(
-                    "{verb} is not supported on resources of kind {:?} by kcm-testenv",
-                    t.res.plural
-                ),
-            ));
+/// The handler of a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Handler {
+    List,
+    Watch,
+    Get,
+    Create,
+    Update,
+    Patch,
+    Delete,
+    DeleteCollection,
+    Scale,
+    Binding,
+    /// A create of a resource kube-apiserver does not store: the reviews and `bindings`.
+    Review,
+    /// `componentstatuses`, answered from the simulated cluster's components.
+    ComponentStatuses,
+    /// `serviceaccounts/token` (TokenRequest).
+    Token,
+    /// `pods/eviction`.
+    Eviction,
+}
+
+/// The handler of a verb on a resource or subresource (`item`: the path names an object).
+/// `Err` says why there is none: kube-apiserver refuses the verb as well (a 405; a 404 for an
+/// item path of a resource served only by collection verbs, as `bindings` and the reviews have
+/// no item routes; watching a resource that is only listed, `componentstatuses`, is a 405
+/// naming it), or kube-apiserver serves it and kcm-testenv does not (a resource kube-apiserver
+/// does not store, a subresource without a handler here).
+fn pick(
+    res: &ResourceInfo,
+    verb: &str,
+    sub: Option<&str>,
+    item: bool,
+) -> Result<Handler, Unserved> {
+    // the CRD handler takes every verb of a custom resource (a terminating one answers its
+    // creates with a 403), whatever discovery lists
+    const CUSTOM: &[&str] = &[
+        "create",
+        "delete",
+        "deletecollection",
+        "get",
+        "list",
+        "patch",
+        "update",
+        "watch",
+    ];
+    const ITEM_VERBS: &[&str] = &["get", "update", "patch", "delete"];
+    let verbs = match sub {
+        None if res.is_custom() => CUSTOM,
+        None => res.verbs,
+        Some(s) => match res.subresources.iter().find(|x| x.name == s) {
+            Some(x) => x.verbs,
+            None => return Err(Unserved::Upstream),
+        },
+    };
+    if !verbs.contains(&verb) {
+        return Err(match sub {
+            None if item && !ITEM_VERBS.iter().any(|v| verbs.contains(v)) => Unserved::NoItemRoutes,
+            None if verb == "watch" && verbs.contains(&"list") => Unserved::WatchOfList,
+            _ => Unserved::Upstream,
+        });
+    }
+    // resources kube-apiserver does not store: the reviews, bindings, componentstatuses
+    if sub.is_none() && res.storage == StorageId::NONE {
+        return match verb {
+            "create" => Ok(Handler::Review),
+            "get" | "list" => Ok(Handler::ComponentStatuses),
+            _ => Err(Unserved::Testenv),
+        };
+    }
+    Ok(match (verb, sub) {
+        ("list", None) => Handler::List,
+        ("watch", None) => Handler::Watch,
+        ("get", None | Some("status" | "approval" | "ephemeralcontainers")) => Handler::Get,
+        ("create", None) => Handler::Create,
+        ("update", None | Some("status" | "finalize" | "approval" | "ephemeralcontainers")) => {
+            Handler::Update
         }
-        return Ok(());
-    }
-    let item_verbs = ["get", "update", "patch", "delete"];
-    if t.name.is_some() && !item_verbs.iter().any(|v| verbs.contains(v)) {
-        return Err(ApiError::path_not_found());
-    }
-    if verb == "watch" && verbs.contains(&"list") {
-        return Err(ApiError::new(
-            405,
-            "MethodNotAllowed",
-            format!(
-                "watch is not supported on resources of kind {:?}",
-                t.res.plural
-            ),
-        )
-        .with_details(json!({"kind": t.res.plural})));
-    }
-    Err(ApiError::new(
-        405,
-        "MethodNotAllowed",
-        "the server does not allow this method on the requested resource",
-    )
-    .with_details(json!({})))
+        ("patch", None | Some("status" | "approval" | "ephemeralcontainers")) => Handler::Patch,
+        ("delete", None) => Handler::Delete,
+        ("deletecollection", None) => Handler::DeleteCollection,
+        ("get" | "update" | "patch", Some("scale")) => Handler::Scale,
+        ("create", Some("binding")) => Handler::Binding,
+        ("create", Some("token")) => Handler::Token,
+        ("create", Some("eviction")) => Handler::Eviction,
+        _ => return Err(Unserved::Testenv),
+    })
 }
 
 /// Accept connections until `shutdown` is cancelled.

@@ -1,5 +1,6 @@
 //! Item and collection handlers: get, create, update (main resource and `status` /
-//! `finalize`), patch, and the shared update path every write goes through.
+//! `finalize`), patch, and the shared update path every write goes through. Creates, updates
+//! and patches are tracked in `metadata.managedFields` (server-side apply is `apply.rs`).
 
 use std::sync::Arc;
 
@@ -9,10 +10,13 @@ use serde_json::{Value, json};
 use super::http::{Body, Ctx, obj_response, parse_body, with_warnings};
 use super::routes::Target;
 use super::server::ApiServer;
-use super::table;
+use super::{cluster_objects, services, table};
 use crate::registry::api_status::{ApiError, ApiResult, FieldError, go_quote};
+use crate::registry::apply::endpoint::{Writer, track};
+use crate::registry::apply::managed_fields;
 use crate::registry::events_v1;
 use crate::registry::meta::{self, meta_mut};
+use crate::registry::patch::options::WriteKind;
 use crate::registry::view::view_value;
 use crate::registry::{
     self, ResourceInfo, StorageId, convert, custom, defaults, patch, strategy, validation,
@@ -32,7 +36,11 @@ pub fn decode_checked(res: &ResourceInfo, v: Value, ctx: &Ctx) -> ApiResult<(Val
 
 /// `decode_checked` for a patched object: with `fieldValidation=Strict` unknown fields are a
 /// 422 on the field `patch` whose value is the patched object, as upstream's patch handler.
-fn decode_patched(res: &ResourceInfo, v: Value, ctx: &Ctx) -> ApiResult<(Value, Vec<String>)> {
+pub(super) fn decode_patched(
+    res: &ResourceInfo,
+    v: Value,
+    ctx: &Ctx,
+) -> ApiResult<(Value, Vec<String>)> {
     decode_with(res, v, ctx, true)
 }
 
@@ -105,7 +113,7 @@ fn decode_with(
     }
 }
 
-fn url_ns(t: &Target) -> &str {
+pub(super) fn url_ns(t: &Target) -> &str {
     if t.res.namespaced {
         t.namespace.as_deref().unwrap_or("")
     } else {
@@ -113,12 +121,12 @@ fn url_ns(t: &Target) -> &str {
     }
 }
 
-fn url_name(t: &Target) -> &str {
+pub(super) fn url_name(t: &Target) -> &str {
     t.name.as_deref().unwrap_or("")
 }
 
 /// Fill the namespace from the URL; 400 when the body names another one.
-fn set_namespace(t: &Target, obj: &mut Value) -> ApiResult<()> {
+pub(super) fn set_namespace(t: &Target, obj: &mut Value) -> ApiResult<()> {
     let ns = url_ns(t).to_string();
     let m = meta_mut(obj);
     if !t.res.namespaced {
@@ -167,8 +175,13 @@ fn admit_namespace(txn: &Txn<'_>, res: &ResourceInfo, ns: &str, name: &str) -> A
     }
 }
 
-/// Prepare a decoded body for create: system metadata, strategy, defaults, validation.
-fn prepare_create(t: &Target, obj: &mut Value) -> ApiResult<()> {
+/// Prepare a decoded body for create: system metadata, defaults, managedFields (when a
+/// `writer` is given; an apply tracked them already), strategy, validation.
+pub(super) fn prepare_create(
+    t: &Target,
+    obj: &mut Value,
+    writer: Option<&Writer>,
+) -> ApiResult<()> {
     set_namespace(t, obj)?;
     let id = t.res.storage;
     let m = meta_mut(obj);
@@ -216,6 +229,7 @@ fn prepare_create(t: &Target, obj: &mut Value) -> ApiResult<()> {
             ));
         }
         // decoding defaulted it already
+        track_create(t, obj, writer)?;
         custom::strategy::prepare_for_create(cv, obj);
         let errs = custom::strategy::validate_object(t.res, cv, obj, None, None);
         if !errs.is_empty() {
@@ -226,7 +240,9 @@ fn prepare_create(t: &Target, obj: &mut Value) -> ApiResult<()> {
     }
     // defaulting happens at decode time upstream, before the strategy (QoS sees defaults)
     defaults::apply(id, obj);
+    track_create(t, obj, writer)?;
     strategy::prepare_for_create(id, obj);
+    strategy::storage_round_trip(t.res, obj)?;
     let errs = validation::validate(id, obj, None, None);
     if !errs.is_empty() {
         return Err(ApiError::invalid_object(t.res, meta::name_of(obj), &errs));
@@ -234,13 +250,45 @@ fn prepare_create(t: &Target, obj: &mut Value) -> ApiResult<()> {
     Ok(())
 }
 
+/// Set managedFields for a create: defaulted, before the strategy, as upstream's create
+/// handler runs the field manager on the decoded object.
+fn track_create(t: &Target, obj: &mut Value, writer: Option<&Writer>) -> ApiResult<()> {
+    if let Some(w) = writer {
+        let new = std::mem::take(obj);
+        *obj = track(t.res, t.sub.as_deref(), &json!({}), new, w);
+        check_managers(t.res, obj)?;
+    }
+    Ok(())
+}
+
+/// 422 when the managedFields a client sent (and the field manager kept) are not valid
+/// object metadata.
+fn check_managers(res: &ResourceInfo, obj: &Value) -> ApiResult<()> {
+    let errs = managed_fields::validate(meta::at(obj, &["metadata", "managedFields"]));
+    if errs.is_empty() {
+        return Ok(());
+    }
+    Err(match res.custom {
+        Some(_) => custom::strategy::invalid(res, obj, &errs),
+        None => ApiError::invalid_object(res, meta::name_of(obj), &errs),
+    })
+}
+
 /// Store a prepared object under the write lock (admission, name clashes, generateName retries).
-fn create_in_txn(txn: &mut Txn<'_>, t: &Target, mut obj: Value, dry: bool) -> ApiResult<ObjRef> {
+pub(super) fn create_in_txn(
+    txn: &mut Txn<'_>,
+    t: &Target,
+    mut obj: Value,
+    dry: bool,
+) -> ApiResult<ObjRef> {
     let id = t.res.storage;
     let ns = meta::namespace_of(&obj).to_string();
     let gen_name = meta::meta_str(&obj, "generateName").to_string();
     let explicit = t.name.is_some() || gen_name.is_empty();
     admit_namespace(txn, t.res, &ns, meta::name_of(&obj))?;
+    if id == StorageId::SERVICES {
+        services::allocate(txn, t.res, &mut obj)?;
+    }
     let mut tries = 0;
     loop {
         let name = meta::name_of(&obj).to_string();
@@ -279,22 +327,43 @@ fn create_in_txn(txn: &mut Txn<'_>, t: &Target, mut obj: Value, dry: bool) -> Ap
 
 /// POST on a collection.
 pub fn create(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body>> {
+    ctx.check_write_options(WriteKind::Create)?;
     let (mut obj, warnings) = decode_checked(t.res, parse_body(ctx)?, ctx)?;
-    prepare_create(t, &mut obj)?;
+    prepare_create(t, &mut obj, Some(&ctx.writer()))?;
     let dry = ctx.dry_run();
     let stored = srv.store.write(|txn| create_in_txn(txn, t, obj, dry))?;
+    if t.res.storage == StorageId::NAMESPACES && !dry {
+        let ns = stored.field("metadata.name").unwrap_or("").to_string();
+        cluster_objects::namespace_defaults(srv, &ns);
+    }
     Ok(with_warnings(obj_response(t.res, 201, &stored), &warnings))
 }
 
 /// The update path shared by PUT, PATCH, `/status`, `/scale` and `/finalize`: strategy,
-/// defaults, validation, no-op detection, finalizer-driven deletion.
+/// defaults, validation, no-op detection, finalizer-driven deletion. `managedFields` are
+/// left as `new` has them (see [`update_in_txn_as`]).
 pub fn update_in_txn(
+    txn: &mut Txn<'_>,
+    res: &ResourceInfo,
+    sub: Option<&str>,
+    old: &ObjRef,
+    new: Value,
+    dry: bool,
+) -> ApiResult<ObjRef> {
+    update_in_txn_as(txn, res, sub, old, new, dry, None)
+}
+
+/// [`update_in_txn`], with the write tracked in `metadata.managedFields` as `writer`'s
+/// (after defaulting, before the strategy, as upstream's update handler runs the field
+/// manager).
+pub fn update_in_txn_as(
     txn: &mut Txn<'_>,
     res: &ResourceInfo,
     sub: Option<&str>,
     old: &ObjRef,
     mut new: Value,
     dry: bool,
+    writer: Option<&Writer>,
 ) -> ApiResult<ObjRef> {
     let id = res.storage;
     let old_v = old.value();
@@ -302,6 +371,10 @@ pub fn update_in_txn(
     if let Some(cv) = res.custom {
         // the strategy sees both in the request's version; storage gets the storage version
         let old_view = view_value(res, &old_v);
+        if let Some(w) = writer {
+            new = track(res, sub, &old_view, new, w);
+            check_managers(res, &new)?;
+        }
         custom::strategy::prepare_for_update(cv, sub, &old_view, &mut new);
         let errs = custom::strategy::validate_object(res, cv, &new, Some(&old_view), sub);
         if !errs.is_empty() {
@@ -310,7 +383,17 @@ pub fn update_in_txn(
         custom::strategy::to_storage_version(res, cv, &mut new);
     } else {
         defaults::apply(id, &mut new);
+        if let Some(w) = writer {
+            // a built-in body is decoded to its stored form (events.k8s.io/v1 to core)
+            new = track(res, sub, &old_v, new, w);
+            check_managers(res, &new)?;
+        }
         strategy::prepare_for_update(id, sub, &old_v, &mut new);
+        if id == StorageId::SERVICES && sub.is_none() {
+            services::keep_allocated(res, &old_v, &mut new)?;
+            services::allocate(txn, res, &mut new)?;
+        }
+        strategy::storage_round_trip(res, &mut new)?;
         let errs = validation::validate(id, &new, Some(&old_v), sub);
         if !errs.is_empty() {
             return Err(ApiError::invalid_object(res, &name, &errs));
@@ -380,6 +463,8 @@ pub fn check_preconditions(
 
 /// PUT on an item, `status` or `finalize`.
 pub fn update(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body>> {
+    ctx.check_write_options(WriteKind::Update)?;
+    let writer = ctx.writer();
     let (mut new, warnings) = decode_checked(t.res, parse_body(ctx)?, ctx)?;
     let name = url_name(t).to_string();
     let body_name = meta::name_of(&new).to_string();
@@ -396,7 +481,7 @@ pub fn update(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body
         let Some(old) = txn.get(t.res.storage, &key) else {
             if sub.is_none() && strategy::allow_create_on_update(t.res.storage) {
                 let mut obj = new;
-                prepare_create(t, &mut obj)?;
+                prepare_create(t, &mut obj, Some(&writer))?;
                 return Ok((create_in_txn(txn, t, obj, dry)?, 201));
             }
             return Err(ApiError::not_found(t.res, &name));
@@ -407,7 +492,8 @@ pub fn update(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body
             &new,
             !strategy::allow_unconditional_update(t.res.storage),
         )?;
-        Ok((update_in_txn(txn, t.res, sub, &old, new, dry)?, 200))
+        let updated = update_in_txn_as(txn, t.res, sub, &old, new, dry, Some(&writer))?;
+        Ok((updated, 200))
     })?;
     Ok(with_warnings(obj_response(t.res, code, &obj), &warnings))
 }
@@ -415,9 +501,8 @@ pub fn update(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body
 /// PATCH on an item or its `status`.
 pub fn patch(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body>> {
     let kind = patch::PatchKind::from_content_type(&ctx.content_type)?;
-    if kind == patch::PatchKind::Apply {
-        return Err(patch::apply_unsupported());
-    }
+    ctx.check_write_options(WriteKind::Patch(kind == patch::PatchKind::Apply))?;
+    let writer = ctx.writer();
     if kind == patch::PatchKind::Strategic && t.res.is_custom() {
         return Err(patch::strategic_unsupported());
     }
@@ -435,31 +520,38 @@ pub fn patch(srv: &ApiServer, t: &Target, ctx: &Ctx) -> ApiResult<Response<Body>
         let patched = patch::apply(kind, t.res.storage, doc, &body)?;
         let (mut new, w) = decode_patched(t.res, patched, ctx)?;
         warnings = w;
-        let body_name = meta::name_of(&new).to_string();
-        if body_name != name {
-            return Err(ApiError::bad_request(format!(
-                "the name of the object ({body_name}) does not match the name on the URL ({name})"
-            )));
-        }
-        set_namespace(t, &mut new)?;
-        // a patch carries no UID precondition (a PUT does): another uid in the patched object
-        // fails validation, as metadata.uid is immutable
-        let uid = meta::uid_of(&new).to_string();
-        if !uid.is_empty() && uid != meta::uid_of(&old.value()) {
-            return Err(ApiError::invalid_object(
-                t.res,
-                &name,
-                &[FieldError::invalid(
-                    "metadata.uid",
-                    go_quote(&uid),
-                    "field is immutable",
-                )],
-            ));
-        }
-        check_preconditions(t.res, &old, &new, false)?;
-        update_in_txn(txn, t.res, sub, &old, new, dry)
+        check_patched(t, &old, &mut new)?;
+        update_in_txn_as(txn, t.res, sub, &old, new, dry, Some(&writer))
     })?;
     Ok(with_warnings(obj_response(t.res, 200, &obj), &warnings))
+}
+
+/// A patched (or applied) object must keep its name, namespace and uid, and meet its
+/// `resourceVersion` precondition.
+pub(super) fn check_patched(t: &Target, old: &ObjRef, new: &mut Value) -> ApiResult<()> {
+    let name = url_name(t);
+    let body_name = meta::name_of(new).to_string();
+    if body_name != name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({body_name}) does not match the name on the URL ({name})"
+        )));
+    }
+    set_namespace(t, new)?;
+    // a patch carries no UID precondition (a PUT does): another uid in the patched object
+    // fails validation, as metadata.uid is immutable
+    let uid = meta::uid_of(new).to_string();
+    if !uid.is_empty() && uid != meta::uid_of(&old.value()) {
+        return Err(ApiError::invalid_object(
+            t.res,
+            name,
+            &[FieldError::invalid(
+                "metadata.uid",
+                go_quote(&uid),
+                "field is immutable",
+            )],
+        ));
+    }
+    check_preconditions(t.res, old, new, false)
 }
 
 /// Create an object directly (bootstrap and simulations): same defaults, validation and
@@ -477,6 +569,10 @@ pub fn create_value(
         sub: None,
     };
     let mut obj = decode_for_storage(res, body)?;
-    prepare_create(&t, &mut obj)?;
+    let writer = Writer {
+        manager: "kube-apiserver".into(),
+        now: meta::now_rfc3339(),
+    };
+    prepare_create(&t, &mut obj, Some(&writer))?;
     srv.store.write(|txn| create_in_txn(txn, &t, obj, false))
 }

@@ -9,7 +9,11 @@ use http::{HeaderValue, Response, StatusCode, header};
 use http_body_util::{BodyExt, Full, combinators::UnsyncBoxBody};
 use serde_json::Value;
 
+use super::negotiate::Negotiated;
 use crate::registry::api_status::{ApiError, ApiResult};
+use crate::registry::apply::endpoint::{Writer, manager_or_user_agent};
+use crate::registry::meta;
+use crate::registry::patch::options::{self, WriteKind, WriteOptions};
 use crate::registry::{ResourceInfo, view};
 use crate::storage::ObjRef;
 
@@ -27,6 +31,13 @@ pub struct Ctx {
     pub content_type: String,
     /// Request body.
     pub body: Bytes,
+    /// The negotiated answer: media type and conversion (`as=Table`,
+    /// `as=PartialObjectMetadata`, …) of the `Accept` header.
+    pub output: Negotiated,
+    /// `If-None-Match` header.
+    pub if_none_match: String,
+    /// `User-Agent` header (names the field manager of writes without `fieldManager`).
+    pub user_agent: String,
 }
 
 impl Ctx {
@@ -36,11 +47,31 @@ impl Ctx {
     }
     /// Whether the client asked for a Table.
     pub fn wants_table(&self) -> bool {
-        self.accept.contains("as=Table")
+        self.output.converts_to("Table")
     }
     /// `dryRun=All`.
     pub fn dry_run(&self) -> bool {
         self.q("dryRun") == "All"
+    }
+
+    /// Who writes: `fieldManager`, else the User-Agent's product, now.
+    pub fn writer(&self) -> Writer {
+        Writer {
+            manager: manager_or_user_agent(self.q("fieldManager"), &self.user_agent),
+            now: meta::now_rfc3339(),
+        }
+    }
+
+    /// 422 when the write's options (`fieldManager`, `force`, `dryRun`) are not valid.
+    pub fn check_write_options(&self, kind: WriteKind) -> ApiResult<()> {
+        options::validate(
+            kind,
+            &WriteOptions {
+                field_manager: self.q("fieldManager"),
+                force: self.query.get("force").map(String::as_str),
+                dry_run: self.query.get("dryRun").map(String::as_str),
+            },
+        )
     }
 }
 

@@ -1,5 +1,6 @@
 //! List: resourceVersion semantics, limit/continue with consistent snapshots, label and
-//! field selectors (spec §5).
+//! field selectors (`staging/src/k8s.io/apiserver/pkg/storage/cacher/cacher.go`, `GetList`;
+//! `staging/src/k8s.io/apiserver/pkg/endpoints/handlers/get.go`, `ListResource`).
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
@@ -93,7 +94,8 @@ pub struct ListPlan {
     pub is_continue: bool,
 }
 
-/// Validate list options (spec §5) and derive what to serve.
+/// Validate list options (`staging/src/k8s.io/apimachinery/pkg/apis/meta/internalversion/validation`,
+/// `ValidateListOptions`) and derive what to serve.
 pub fn plan(srv: &ApiServer, ctx: &Ctx) -> ApiResult<ListPlan> {
     let rv = ctx.q("resourceVersion");
     let rvm = ctx.q("resourceVersionMatch");

@@ -128,6 +128,56 @@ fn resource(served: &ServedResources, group: &str, version: &str, rest: &[&str])
     }
 }
 
+/// What a path that routes nowhere lacks, in words, for the log of a loud 404.
+pub fn describe_missing(path: &str, served: &ServedResources) -> String {
+    let segs: Vec<&str> = path
+        .trim_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .collect();
+    let (group, version, rest) = match segs.as_slice() {
+        ["api", v, rest @ ..] => ("", *v, rest),
+        ["apis", g] if !served.serves_group(g) => return format!("no API group {g:?} is served"),
+        ["apis", g, v, rest @ ..] => (*g, *v, rest),
+        ["api" | "apis" | "version", ..] => return "no such path under a served API".to_string(),
+        _ => return "no handler serves this path (not an API path kcm-testenv knows)".to_string(),
+    };
+    if !group.is_empty() && !served.serves_group(group) {
+        return format!("no API group {group:?} is served");
+    }
+    let gv = if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    };
+    let core_v1 = group.is_empty() && version == "v1";
+    if !core_v1 && !served.serves_group_version(group, version) {
+        return format!("the API version {gv} is not served");
+    }
+    let (plural, sub) = match rest {
+        ["namespaces", _, plural, _, sub, ..] => (*plural, Some(*sub)),
+        ["namespaces", _, plural, ..] => (*plural, None),
+        [plural, _, sub, ..] => (*plural, Some(*sub)),
+        [plural, ..] => (*plural, None),
+        [] => return format!("no such path in {gv}"),
+    };
+    match (served.find(group, version, plural), sub) {
+        (None, _) => format!("{gv} serves no resource {plural:?}"),
+        (Some(r), Some(s)) if !r.has_subresource(s) => {
+            format!("{} has no subresource {s:?}", r.qualified_resource())
+        }
+        (Some(r), _) => format!(
+            "no such path for {} ({})",
+            r.qualified_resource(),
+            if r.namespaced {
+                "namespaced"
+            } else {
+                "cluster-scoped"
+            }
+        ),
+    }
+}
+
 fn hex(b: u8) -> Option<u8> {
     match b {
         b'0'..=b'9' => Some(b - b'0'),
@@ -238,6 +288,26 @@ mod tests {
         assert!(matches!(parse("/apis/apps/v2"), Route::NotFound));
         assert!(matches!(parse("/api/v2"), Route::NotFound));
         assert!(matches!(parse("/apis/apps/v1"), Route::ResourceList(..)));
+    }
+
+    #[test]
+    fn missing_things_named() {
+        let d = |p: &str| describe_missing(p, &ServedResources::default());
+        assert_eq!(
+            d("/apis/nope.example.com/v1/things"),
+            "no API group \"nope.example.com\" is served"
+        );
+        assert_eq!(d("/apis/apps/v2"), "the API version apps/v2 is not served");
+        assert_eq!(
+            d("/api/v1/namespaces/a/nopes"),
+            "v1 serves no resource \"nopes\""
+        );
+        assert_eq!(
+            d("/apis/apps/v1/namespaces/a/deployments/x/rollback"),
+            "deployments.apps has no subresource \"rollback\""
+        );
+        assert_eq!(d("/api/v1/pods/x"), "no such path for pods (namespaced)");
+        assert!(d("/nope").starts_with("no handler serves this path"));
     }
 
     #[test]

@@ -1,4 +1,6 @@
-//! The `/scale` subresource (autoscaling/v1 Scale, spec §2.4) and `pods/binding`.
+//! The `/scale` subresource (autoscaling/v1 Scale: `pkg/registry/apps/deployment/storage/storage.go`,
+//! `ScaleREST`; server-side apply and managedFields as `ScaleREST` and apimachinery's
+//! `scalehandler.go` carry them between the Scale and its parent) and `pods/binding`.
 
 use http::Response;
 use serde_json::{Value, json};
@@ -8,15 +10,44 @@ use super::http::{Body, Ctx, parse_body, value_response};
 use super::routes::Target;
 use super::server::ApiServer;
 use crate::registry::api_status::{ApiError, ApiResult, FieldError};
+use crate::registry::apply::FieldManager;
+use crate::registry::apply::meta_types::scale_schema;
+use crate::registry::apply::scale::{SCALE_VERSION, replicas_path, to_parent, to_subresource};
 use crate::registry::custom::scale as custom_scale;
 use crate::registry::meta::{self, selector_string};
 use crate::registry::patch;
+use crate::registry::patch::options::WriteKind;
 use crate::registry::view::view_value;
 use crate::registry::{ResourceInfo, StorageId};
 use crate::storage::{ObjRef, key_of};
 
+/// The selector of a Scale's status: a label selector's text, or a ReplicationController's
+/// plain map as `labels.SelectorFromSet` writes it.
+fn scale_selector(sel: Option<&Value>) -> String {
+    let plain = sel
+        .and_then(Value::as_object)
+        .filter(|m| !m.contains_key("matchLabels") && !m.contains_key("matchExpressions"));
+    match plain {
+        Some(m) => m
+            .iter()
+            .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
+            .collect::<Vec<_>>()
+            .join(","),
+        None => selector_string(sel),
+    }
+}
+
 fn scale_doc(obj: &ObjRef) -> Value {
     let v = &obj.value();
+    let replicas = meta::at(v, &["spec", "replicas"])
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    // autoscaling/v1 ScaleSpec.replicas is omitempty: 0 is written as nothing
+    let spec = if replicas == 0 {
+        json!({})
+    } else {
+        json!({"replicas": replicas})
+    };
     json!({
         "kind": "Scale",
         "apiVersion": "autoscaling/v1",
@@ -27,10 +58,10 @@ fn scale_doc(obj: &ObjRef) -> Value {
             "resourceVersion": obj.rv.to_string(),
             "creationTimestamp": meta::meta_str(v, "creationTimestamp"),
         },
-        "spec": {"replicas": meta::at(v, &["spec", "replicas"]).and_then(Value::as_i64).unwrap_or(0)},
+        "spec": spec,
         "status": {
             "replicas": meta::at(v, &["status", "replicas"]).and_then(Value::as_i64).unwrap_or(0),
-            "selector": selector_string(meta::at(v, &["spec", "selector"])),
+            "selector": scale_selector(meta::at(v, &["spec", "selector"])),
         },
     })
 }
@@ -48,6 +79,18 @@ fn scale_of(res: &ResourceInfo, obj: &ObjRef) -> ApiResult<Value> {
         Some(paths) => custom_scale::scale_doc(&view_value(res, &obj.value()), obj.rv, paths),
         None => Ok(scale_doc(obj)),
     }
+}
+
+/// Whether two objects differ in nothing but their managedFields.
+fn same_but_managers(a: &Value, b: &Value) -> bool {
+    let strip = |v: &Value| {
+        let mut v = v.clone();
+        if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+            m.remove("managedFields");
+        }
+        v
+    };
+    strip(a) == strip(b)
 }
 
 /// GET, PUT or PATCH on `/scale`.
@@ -68,14 +111,28 @@ pub fn scale(srv: &ApiServer, t: &Target, verb: &str, ctx: &Ctx) -> ApiResult<Re
     } else {
         None
     };
-    if kind == Some(patch::PatchKind::Apply) {
-        return Err(patch::apply_unsupported());
-    }
+    let applying = kind == Some(patch::PatchKind::Apply);
+    ctx.check_write_options(match kind {
+        Some(k) => WriteKind::Patch(k == patch::PatchKind::Apply),
+        None => WriteKind::Update,
+    })?;
     if kind == Some(patch::PatchKind::Strategic) && custom.is_some() {
         return Err(patch::strategic_unsupported());
     }
     let body = parse_body(ctx)?;
     let dry = ctx.dry_run();
+    let writer = ctx.writer();
+    let scale_types = scale_schema();
+    let fm = FieldManager {
+        schema: &scale_types,
+        api_version: SCALE_VERSION,
+        kind: "Scale",
+        subresource: "scale",
+        reset: None,
+        strict_versions: false,
+    };
+    let group_version = t.res.api_version();
+    let replicas_at = replicas_path(custom.map_or(".spec.replicas", |p| &p.spec_replicas));
     let obj = srv.store.write(|txn| -> ApiResult<ObjRef> {
         let old = txn
             .get(t.res.storage, &key)
@@ -91,9 +148,34 @@ pub fn scale(srv: &ApiServer, t: &Target, verb: &str, ctx: &Ctx) -> ApiResult<Re
             }
             None => scale_doc(&old),
         };
+        // the Scale's managers are the parent's owners of the replicas
+        let parent_managers = meta::at(&old.value(), &["metadata", "managedFields"]).cloned();
+        let mut doc = doc;
+        if let Some(mf) = to_subresource(parent_managers.as_ref(), &group_version, &replicas_at) {
+            doc["metadata"]["managedFields"] = mf;
+        }
         let new_scale = match kind {
-            Some(k) => patch::apply(k, StorageId::DEPLOYMENTS, doc, &body)?,
-            None => body.clone(),
+            Some(_) if applying => {
+                let applied = fm
+                    .apply(&doc, &body, &writer.manager, ctx.q("force") == "true", &writer.now)
+                    .map_err(|e| e.to_api_error())?;
+                if custom.is_some() && !same_but_managers(&doc, &applied) {
+                    // kube-apiserver v1.37.2 converts the merged Scale with the custom
+                    // resource's converter, which refuses it: every apply to a custom
+                    // resource's scale that changes something fails so
+                    return Err(ApiError::plain(format!(
+                        "failed to convert new object ({}/{}; autoscaling/v1, Kind=Scale) to proper version: request to convert CR to an invalid group/version: autoscaling/v1",
+                        meta::namespace_of(&body),
+                        meta::name_of(&body)
+                    )));
+                }
+                applied
+            }
+            Some(k) => {
+                let patched = patch::apply(k, StorageId::DEPLOYMENTS, doc.clone(), &body)?;
+                fm.update(&doc, patched, &writer.manager, &writer.now)
+            }
+            None => fm.update(&doc, body.clone(), &writer.manager, &writer.now),
         };
         let replicas = meta::at(&new_scale, &["spec", "replicas"])
             .and_then(Value::as_i64)
@@ -127,6 +209,17 @@ pub fn scale(srv: &ApiServer, t: &Target, verb: &str, ctx: &Ctx) -> ApiResult<Re
             return Err(ApiError::conflict(t.res, &name));
         }
         let mut parent = view_value(t.res, &old_v);
+        let managers = to_parent(
+            parent_managers.as_ref(),
+            meta::at(&new_scale, &["metadata", "managedFields"]),
+            &group_version,
+            &replicas_at,
+        );
+        let m = meta::meta_mut(&mut parent);
+        match managers {
+            Some(mf) => m.insert("managedFields".into(), mf),
+            None => m.remove("managedFields"),
+        };
         match custom {
             Some(paths) => custom_scale::set_spec_replicas(&mut parent, paths, replicas),
             None => {

@@ -43,4 +43,10 @@ pub struct ApiServer {
     pub crd_finalizing: parking_lot::Mutex<HashSet<String>>,
     /// Where the answered writes are logged, if anywhere.
     pub audit: Option<AuditLog>,
+    /// Whether every namespace gets its `default` ServiceAccount and `kube-root-ca.crt`
+    /// ConfigMap from the server ([`cluster_objects`](super::cluster_objects)); off when a real
+    /// kube-controller-manager makes them.
+    pub namespace_defaults: AtomicBool,
+    /// The key ServiceAccount tokens are signed with ([`tokens`](super::tokens)).
+    pub token_key: [u8; 32],
 }

@@ -1,4 +1,5 @@
-//! Watch: newline-delimited JSON events over a chunked response (spec §6).
+//! Watch: newline-delimited JSON events over a chunked response
+//! (`staging/src/k8s.io/apiserver/pkg/endpoints/handlers/watch.go`, `serveWatchHandler`).
 //!
 //! Each watcher runs as a task reading the shared history from its last delivered
 //! revision; event lines are serialized once per event and shared (`Bytes`). A watcher
@@ -25,6 +26,7 @@ use super::list::{Filter, prefix_of};
 use super::routes::Target;
 use super::server::ApiServer;
 use super::table;
+use super::{metadata_view, negotiate};
 use crate::registry::ResourceInfo;
 use crate::registry::api_status::{ApiError, ApiResult, FieldError, go_quote};
 use crate::registry::view::{self, view_value};
@@ -114,11 +116,20 @@ fn validate(ctx: &Ctx) -> ApiResult<Start> {
 
 /// The bookmark line at a revision.
 pub fn bookmark_line(res: &ResourceInfo, rv: u64, initial_end: bool) -> Bytes {
+    bookmark(res, Render::Shared, rv, initial_end)
+}
+
+fn bookmark(res: &ResourceInfo, mode: Render, rv: u64, initial_end: bool) -> Bytes {
     let mut meta = json!({"resourceVersion": rv.to_string()});
     if initial_end {
         meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
     }
-    let obj = json!({"kind": res.kind, "apiVersion": res.api_version(), "metadata": meta});
+    let obj = match mode {
+        Render::Partial(gv) => {
+            json!({"kind": "PartialObjectMetadata", "apiVersion": gv, "metadata": meta})
+        }
+        _ => json!({"kind": res.kind, "apiVersion": res.api_version(), "metadata": meta}),
+    };
     watch_line("BOOKMARK", &serde_json::to_vec(&obj).unwrap_or_default())
 }
 
@@ -130,12 +141,17 @@ pub fn error_line(e: &ApiError) -> Bytes {
     )
 }
 
-/// How a watcher renders events: shared lines, a converted view, or Table rows.
+/// How a watcher renders events: shared lines, a converted view, Table rows, or
+/// `PartialObjectMetadata` of a `meta.k8s.io` version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Render {
     Shared,
     Converted,
     Table,
+    Partial(&'static str),
+    /// `as=PartialObjectMetadataList`: upstream cannot encode any event this way and ends the
+    /// stream at the first one, without sending it.
+    Unencodable,
 }
 
 fn render_obj(
@@ -151,6 +167,10 @@ fn render_obj(
             *first_table = false;
             watch_line(t, &serde_json::to_vec(&tbl).unwrap_or_default())
         }
+        Render::Partial(gv) => watch_line(
+            t,
+            &serde_json::to_vec(&metadata_view::partial(v, gv)).unwrap_or_default(),
+        ),
         _ => watch_line(
             t,
             &serde_json::to_vec(&view_value(res, v)).unwrap_or_default(),
@@ -212,8 +232,24 @@ pub fn watch(srv: Arc<ApiServer>, t: &Target, ctx: &Ctx) -> ApiResult<Response<B
         Ok(s) if s > 0 => Duration::from_secs(s),
         _ => Duration::from_secs(rand::rng().random_range(1800..3600)),
     };
+    if !ctx.output.media.streams() {
+        return Err(negotiate::not_acceptable_stream());
+    }
+    let partial = ctx
+        .output
+        .conversion
+        .as_ref()
+        .filter(|c| c.is_meta("PartialObjectMetadata"));
     let mode = if ctx.wants_table() {
         Render::Table
+    } else if ctx.output.converts_to("PartialObjectMetadataList") {
+        Render::Unencodable
+    } else if let Some(c) = partial {
+        Render::Partial(if c.version == "v1" {
+            "meta.k8s.io/v1"
+        } else {
+            "meta.k8s.io/v1beta1"
+        })
     } else if view::needs_conversion(t.res) {
         Render::Converted
     } else {
@@ -274,6 +310,9 @@ async fn run(
     let mut first_table = true;
     macro_rules! send {
         ($line:expr) => {
+            if mode == Render::Unencodable {
+                return;
+            }
             let delay = srv
                 .watch_delay_ms
                 .load(std::sync::atomic::Ordering::Relaxed);
@@ -302,12 +341,14 @@ async fn run(
                 let line = match mode {
                     Render::Shared => watch_line("ADDED", &o.json),
                     Render::Converted => watch_line("ADDED", &view_json(res, &o)),
-                    Render::Table => render_obj(res, mode, "ADDED", &o.value(), &mut first_table),
+                    Render::Table | Render::Partial(_) | Render::Unencodable => {
+                        render_obj(res, mode, "ADDED", &o.value(), &mut first_table)
+                    }
                 };
                 send!(line);
             }
             if end_bookmark {
-                send!(bookmark_line(res, rv, true));
+                send!(bookmark(res, mode, rv, true));
             }
             rv
         }
@@ -362,7 +403,7 @@ async fn run(
                     last = last.max(cur);
                 }
                 if res_rv > start_rv {
-                    send!(bookmark_line(res, res_rv, false));
+                    send!(bookmark(res, mode, res_rv, false));
                 }
                 next_bookmark = Instant::now() + bookmark_every;
                 if let Some(p) = pre_deadline && p > Instant::now() && p < next_bookmark {

@@ -1,4 +1,5 @@
-//! The metav1 `Status` error shapes of kube-apiserver (spec §3.4).
+//! The metav1 `Status` error shapes of kube-apiserver
+//! (`staging/src/k8s.io/apimachinery/pkg/api/errors/errors.go`).
 
 use serde_json::{Value, json};
 
@@ -249,6 +250,11 @@ impl ApiError {
         if let Some(d) = &self.details {
             v["details"] = omit_empty(d.clone());
         }
+        if self.reason.is_empty()
+            && let Some(o) = v.as_object_mut()
+        {
+            o.remove("reason");
+        }
         v
     }
 
@@ -260,6 +266,12 @@ impl ApiError {
             format!("{} \"{name}\" not found", r.qualified_resource()),
         )
         .with_details(json!({"name": name, "group": r.group, "kind": r.plural}))
+    }
+
+    /// 404 naming the resource as `kind` (componentstatuses say `componentstatus`).
+    pub fn not_found_kind(kind: &str, name: &str) -> Self {
+        Self::new(404, "NotFound", format!("{kind} \"{name}\" not found"))
+            .with_details(json!({"name": name, "kind": kind}))
     }
 
     /// 404 for a missing namespace.
@@ -449,6 +461,11 @@ impl ApiError {
     /// 500 InternalError.
     pub fn internal(msg: impl Into<String>) -> Self {
         Self::new(500, "InternalError", msg)
+    }
+
+    /// 500 for an error that is no Status upstream (a plain Go error): no reason.
+    pub fn plain(msg: impl Into<String>) -> Self {
+        Self::new(500, "", msg)
     }
 }
 

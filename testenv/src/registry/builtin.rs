@@ -2,7 +2,7 @@
 // kube-apiserver v1.37.2 with its default API set (as `cargo xtask cluster up --upstream`
 // starts it). Do not edit; regenerate with `cargo xtask upstream gen-testenv`.
 
-use super::resources::{GroupInfo, ResourceInfo, StorageId, SubresourceInfo};
+use super::resource_info::{GroupInfo, ResourceInfo, StorageId, SubresourceInfo};
 
 impl StorageId {
     /// The bucket of the resources kube-apiserver does not store (reviews, `bindings`,

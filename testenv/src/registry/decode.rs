@@ -17,7 +17,7 @@ use base64::Engine;
 use serde_json::{Map, Value};
 
 use super::quantity;
-use super::schema::{Node, Path, Shape, Step, Type};
+use super::schema::{GoKind, Node, Omit, Path, Shape, Step, Type};
 
 /// Go's `resource.ErrFormatWrong`.
 const QUANTITY_FORMAT: &str =
@@ -55,16 +55,34 @@ impl State {
     }
 }
 
-/// The innermost struct whose field is being decoded (Go's error context).
+/// Go's error context: the innermost struct whose field is being decoded, and the Go types of
+/// the value (and of its items or values) when the struct's Go declaration names them.
 #[derive(Clone, Copy)]
 struct Context<'a> {
     struct_name: Option<&'a str>,
+    go_ty: Option<&'a str>,
+    elem: Option<&'a str>,
+}
+
+impl<'a> Context<'a> {
+    /// The context of an item or value of this list or map.
+    fn element(self) -> Context<'a> {
+        Context {
+            go_ty: self.elem.filter(|e| !e.is_empty()),
+            elem: None,
+            ..self
+        }
+    }
 }
 
 /// Decode `v` as the type at `root` (a kind's definition).
 pub fn decode(root: Node<'_>, v: Value) -> Result<Decoded, DecodeError> {
     let mut st = State::default();
-    let ctx = Context { struct_name: None };
+    let ctx = Context {
+        struct_name: None,
+        go_ty: None,
+        elem: None,
+    };
     let value = decode_value(root, v, &Path::root(), ctx, &mut st);
     if let Some(e) = st.fatal.or(st.saved) {
         return Err(DecodeError(e));
@@ -135,7 +153,12 @@ fn json_kind(v: &Value) -> &'static str {
 }
 
 fn type_error(what: &str, node: Node<'_>, path: &Path, ctx: Context<'_>) -> String {
-    let ty = go_type(node);
+    let ty = ctx.go_ty.map_or_else(|| go_type(node), str::to_string);
+    type_error_as(what, &ty, path, ctx)
+}
+
+/// Go's `UnmarshalTypeError` text for a value decoded into `ty`.
+fn type_error_as(what: &str, ty: &str, path: &Path, ctx: Context<'_>) -> String {
     match ctx.struct_name {
         Some(s) => format!(
             "json: cannot unmarshal {what} into Go struct field {s}.{} of type {ty}",
@@ -172,7 +195,7 @@ fn decode_value<'a>(
                 for (k, x) in o {
                     let p = path.key(&k);
                     let x = if x.is_null() { zero(values) } else { x };
-                    out.insert(k, decode_value(values, x, &p, ctx, st));
+                    out.insert(k, decode_value(values, x, &p, ctx.element(), st));
                 }
                 Value::Object(out)
             }
@@ -191,7 +214,7 @@ fn decode_value<'a>(
                     .enumerate()
                     .map(|(i, x)| {
                         let x = if x.is_null() { zero(items) } else { x };
-                        decode_value(items, x, &path.index(i), ctx, st)
+                        decode_value(items, x, &path.index(i), ctx.element(), st)
                     })
                     .collect();
                 Value::Array(out)
@@ -202,20 +225,16 @@ fn decode_value<'a>(
             }
         },
         Shape::Scalar(t) => scalar(node, t, v, path, ctx, st),
+        // IntOrString decodes a string or its IntVal (int32)
         Shape::IntOrString => match v {
             Value::String(_) => v,
             Value::Number(ref n) if n.as_i64().is_some_and(|i| i32::try_from(i).is_ok()) => v,
             Value::Number(n) => {
-                st.fatal = Some(format!(
-                    "json: cannot unmarshal number {n} into Go value of type int32"
-                ));
+                st.save(type_error_as(&format!("number {n}"), "int32", path, ctx));
                 Value::Null
             }
             other => {
-                st.fatal = Some(format!(
-                    "json: cannot unmarshal {} into Go value of type int32",
-                    json_kind(&other)
-                ));
+                st.save(type_error_as(json_kind(&other), "int32", path, ctx));
                 Value::Null
             }
         },
@@ -238,8 +257,13 @@ fn decode_value<'a>(
 }
 
 fn decode_struct<'a>(node: Node<'a>, o: Map<String, Value>, path: &Path, st: &mut State) -> Value {
-    let ctx = Context {
-        struct_name: node.type_name(),
+    let ctx_of = |k: &str| {
+        let go = node.go_field(k);
+        Context {
+            struct_name: node.type_name(),
+            go_ty: go.map(|g| g.ty.as_str()),
+            elem: go.map(|g| g.elem.as_str()),
+        }
     };
     let mut out = Map::new();
     for (k, x) in o {
@@ -253,26 +277,50 @@ fn decode_struct<'a>(node: Node<'a>, o: Map<String, Value>, path: &Path, st: &mu
         if x.is_null() {
             continue;
         }
-        let x = decode_value(child, x, &p, ctx, st);
-        if !x.is_null() {
-            out.insert(k, x);
-        }
-    }
-    // what the Go type always writes: zero values of fields that are not pointers or omitted
-    // when empty, and +default markers (upstream's OpenAPI `default`)
-    for (k, s) in &node.schema().properties {
-        if out.contains_key(k) {
+        let x = decode_value(child, x, &p, ctx_of(&k), st);
+        // what Go leaves out when it writes the object (omitempty, omitzero)
+        if x.is_null() || node.go_field(&k).is_some_and(|g| g.omits(&x)) {
             continue;
         }
+        out.insert(k, x);
+    }
+    // what the Go type always writes: zero values of fields that are not pointers or omitted
+    // when empty, and +default markers (upstream's OpenAPI `default`), which also replace a
+    // zero value the client wrote into a field that is not a pointer
+    for (k, s) in &node.schema().properties {
         let child = Node::new(node.catalog(), s);
-        if let Some(d) = child.default() {
-            let x = decode_value(child, d.clone(), &path.child(k), ctx, st);
-            if !x.is_null() {
-                out.insert(k.clone(), x);
+        let Some(d) = child.default() else {
+            // a nil slice or map Go writes as null (no omitempty)
+            let nil = node.go_field(k).is_some_and(|g| {
+                g.omit == Omit::Never && !g.pointer && matches!(g.kind, GoKind::Slice | GoKind::Map)
+            });
+            if nil && !out.contains_key(k) {
+                out.insert(k.clone(), Value::Null);
             }
+            continue;
+        };
+        let replaces_zero = out.get(k).is_some_and(|x| {
+            is_zero_scalar(x) && !is_zero_scalar(d) && node.go_field(k).is_some_and(|g| !g.pointer)
+        });
+        if out.contains_key(k) && !replaces_zero {
+            continue;
+        }
+        let x = decode_value(child, d.clone(), &path.child(k), ctx_of(k), st);
+        if !x.is_null() && !node.go_field(k).is_some_and(|g| g.omits(&x)) {
+            out.insert(k.clone(), x);
         }
     }
     Value::Object(out)
+}
+
+/// `""`, `0` or `false`.
+fn is_zero_scalar(v: &Value) -> bool {
+    match v {
+        Value::String(s) => s.is_empty(),
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::Bool(b) => !b,
+        _ => false,
+    }
 }
 
 /// The zero value a `null` list item or map value decodes to.
@@ -305,11 +353,9 @@ fn scalar<'a>(
                 Value::Null
             }
         },
+        // Time decodes a string first
         (Type::String, other) if time => {
-            st.fatal = Some(format!(
-                "json: cannot unmarshal {} into Go value of type string",
-                json_kind(&other)
-            ));
+            st.fatal = Some(type_error_as(json_kind(&other), "string", path, ctx));
             Value::Null
         }
         (Type::String, Value::String(s)) if node.format() == Some("byte") => {

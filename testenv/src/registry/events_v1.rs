@@ -1,5 +1,5 @@
 //! The events.k8s.io/v1 view of core/v1 Events: one stored object, two schemas
-//! (spec §10.3).
+//! (`pkg/registry/core/event/strategy.go`, `pkg/apis/events/v1/conversion.go`).
 
 use serde_json::{Map, Value};
 

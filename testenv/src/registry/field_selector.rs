@@ -1,5 +1,5 @@
-//! Field selectors (`k=v`, `k==v`, `k!=v`) with the per-kind field labels of spec §5
-//! (upstream: each kind's `GetAttrs` / `ToSelectableFields` in its registry strategy).
+//! Field selectors (`k=v`, `k==v`, `k!=v`) with the per-kind field labels
+//! (`staging/src/k8s.io/apimachinery/pkg/fields/selector.go`; each kind's `GetAttrs` / `ToSelectableFields` in its registry strategy).
 //!
 //! Label selectors are `kcm_store::Selector`, the apimachinery `labels.Parse` port.
 
@@ -36,7 +36,14 @@ pub fn extra_fields(id: StorageId) -> &'static [&'static str] {
             "status.podIPs",
             "status.nominatedNodeName",
         ],
-        StorageId::REPLICASETS => &["status.replicas"],
+        StorageId::REPLICASETS | StorageId::REPLICATIONCONTROLLERS => &["status.replicas"],
+        // each kind's AddFieldLabelConversionFunc in pkg/apis/<group>/<version>/conversion.go
+        StorageId::SECRETS => &["type"],
+        StorageId::SERVICES => &["spec.clusterIP", "spec.type"],
+        StorageId::JOBS => &["status.successful"],
+        StorageId::CERTIFICATESIGNINGREQUESTS => &["spec.signerName"],
+        StorageId::PODCERTIFICATEREQUESTS => &["spec.signerName", "spec.podName", "spec.nodeName"],
+        StorageId::RESOURCESLICES => &["spec.nodeName", "spec.driver", "spec.pool.name"],
         StorageId::NAMESPACES => &["status.phase", "name"],
         StorageId::NODES => &["spec.unschedulable"],
         StorageId::EVENTS => &[
@@ -53,6 +60,21 @@ pub fn extra_fields(id: StorageId) -> &'static [&'static str] {
             "type",
         ],
         _ => &[],
+    }
+}
+
+/// The error for a field label a bucket does not serve: a kind with a field label conversion
+/// of its own says so; every other built-in kind has apimachinery's default conversion, which
+/// names the two labels it serves.
+fn unsupported(id: StorageId, field: &str) -> String {
+    let own =
+        !extra_fields(id).is_empty() || super::strategy::has_special_code(id) || id.is_custom();
+    if own {
+        format!("field label not supported: {field}")
+    } else {
+        format!(
+            "{field:?} is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+        )
     }
 }
 
@@ -102,7 +124,7 @@ impl FieldSelector {
                 && field != "metadata.namespace"
                 && !extra_fields(id).contains(&field.as_str())
             {
-                return Err(format!("field label not supported: {field}"));
+                return Err(unsupported(id, &field));
             }
             reqs.push(FieldRequirement {
                 field,
@@ -174,10 +196,9 @@ pub fn field_value(obj: &Value, field: &str) -> String {
                 .unwrap_or(false);
             b.to_string()
         }
-        "status.replicas" => {
-            let n = str_at(obj, &["status", "replicas"])
-                .and_then(Value::as_i64)
-                .unwrap_or(0);
+        "status.replicas" | "status.successful" => {
+            let path: Vec<&str> = field.split('.').collect();
+            let n = str_at(obj, &path).and_then(Value::as_i64).unwrap_or(0);
             n.to_string()
         }
         "status.podIPs" => scalar(str_at(obj, &["status", "podIP"])),
@@ -212,6 +233,20 @@ mod tests {
             Some("field label not supported: spec.foo")
         );
         assert!(FieldSelector::parse("status.phase=x", StorageId::DEPLOYMENTS).is_err());
+        let secret = json!({"type": "kubernetes.io/tls"});
+        let s = FieldSelector::parse("type=kubernetes.io/tls", StorageId::SECRETS).expect("ok");
+        assert!(s.matches(&secret));
+        assert_eq!(
+            FieldSelector::parse("type=x", StorageId::CONFIGMAPS)
+                .err()
+                .as_deref(),
+            Some(
+                "\"type\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+            )
+        );
+        let job = json!({"status": {}});
+        let s = FieldSelector::parse("status.successful=0", StorageId::JOBS).expect("ok");
+        assert!(s.matches(&job));
         let ev = json!({"involvedObject": {"name": "web", "kind": "Deployment"}, "source": {"component": "c"}});
         let s = FieldSelector::parse(
             "involvedObject.name=web,involvedObject.kind=Deployment,source=c",

@@ -12,6 +12,8 @@
 //!   view of core Events; [`field_selector`]: the field labels each kind serves.
 //! - [`custom`]: custom resources (CRD validation, served versions, schema pruning,
 //!   defaulting and validation); [`view`]: objects as seen through the requested resource.
+//! - [`apply`]: server-side apply and field ownership (structured-merge-diff and the field
+//!   manager).
 //! - [`api_status`]: errors as metav1 `Status` objects with upstream's reasons and texts;
 //!   [`meta`]: object metadata accessors.
 //!
@@ -19,6 +21,10 @@
 //! [`apiserver`](crate::apiserver).
 
 pub mod api_status;
+pub mod apply;
+pub mod bootstrap;
+#[rustfmt::skip]
+mod bootstrap_objects;
 pub mod convert;
 #[rustfmt::skip]
 mod builtin;
@@ -27,9 +33,11 @@ pub mod decode;
 pub mod defaults;
 pub mod events_v1;
 pub mod field_selector;
+pub mod kind_strategy;
 pub mod meta;
 pub mod patch;
 pub mod quantity;
+mod resource_info;
 pub mod resources;
 pub mod schema;
 pub mod strategy;

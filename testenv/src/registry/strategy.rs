@@ -1,5 +1,6 @@
 //! Per-kind registry strategies: decoding, create/update preparation, status separation
-//! (spec §2.3) and generation (spec §2.2).
+//! and generation (each kind's `pkg/registry/<group>/<kind>/strategy.go`, `PrepareForCreate`,
+//! `PrepareForUpdate`).
 
 use k8s_openapi::api::{apps::v1 as apps, coordination::v1 as coord, core::v1 as core};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
@@ -10,7 +11,43 @@ use super::api_status::{ApiError, ApiResult};
 use super::custom::crd_strategy;
 use super::meta::{self, at, meta_mut, semantic_eq};
 use super::resources::{ResourceInfo, StorageId};
-use super::{decode, schema};
+use super::{decode, kind_strategy, schema};
+
+/// The built-in kinds with special code: decoded through their k8s-openapi type and prepared by
+/// this file's own rules. Every other built-in kind is decoded with its schema and prepared by
+/// [`kind_strategy`].
+pub fn has_special_code(id: StorageId) -> bool {
+    matches!(
+        id,
+        StorageId::NAMESPACES
+            | StorageId::PODS
+            | StorageId::EVENTS
+            | StorageId::NODES
+            | StorageId::DEPLOYMENTS
+            | StorageId::REPLICASETS
+            | StorageId::LEASES
+            | StorageId::CUSTOMRESOURCEDEFINITIONS
+    )
+}
+
+/// Whether the kind is prepared by [`kind_strategy`] (built-in, stored, no special code).
+fn is_generic(id: StorageId) -> bool {
+    !has_special_code(id) && !id.is_custom() && id != StorageId::NONE
+}
+
+/// What upstream's storage round trip does to an object of a kind without special code after
+/// its strategy ran (encoded into etcd, decoded and defaulted when read): zero values written,
+/// empty fields left out, defaults applied again (a Job's labels from its template's).
+pub fn storage_round_trip(res: &ResourceInfo, obj: &mut Value) -> ApiResult<()> {
+    if !is_generic(res.storage) {
+        return Ok(());
+    }
+    let storage_res = super::resources::for_storage(res.storage);
+    let (v, _) = normalize_checked(storage_res, std::mem::take(obj))?;
+    *obj = v;
+    super::defaults::apply(res.storage, obj);
+    Ok(())
+}
 
 /// Whether a PUT on a missing object creates it (never for custom resources).
 pub fn allow_create_on_update(id: StorageId) -> bool {
@@ -96,8 +133,8 @@ pub fn normalize_checked(res: &ResourceInfo, mut v: Value) -> ApiResult<(Value, 
         }
         Some(_) => {}
     }
+    // managedFields stay: the field manager reads what the client sent (registry::apply)
     if let Some(m) = o.get_mut("metadata").and_then(Value::as_object_mut) {
-        m.remove("managedFields");
         m.remove("selfLink");
     }
     let input = v.clone();
@@ -252,6 +289,7 @@ pub fn prepare_for_create(id: StorageId, obj: &mut Value) {
             meta_mut(obj).remove("generation");
         }
         StorageId::CUSTOMRESOURCEDEFINITIONS => crd_strategy::prepare_for_create(obj),
+        id if is_generic(id) => kind_strategy::prepare_for_create(id, obj),
         // custom resources: custom::strategy::prepare_for_create
         _ => {}
     }
@@ -304,6 +342,10 @@ fn bump_generation(obj: &mut Value) {
 /// Strategy `PrepareForUpdate` for the main resource or a subresource (`status`, `finalize`).
 pub fn prepare_for_update(id: StorageId, sub: Option<&str>, old: &Value, new: &mut Value) {
     keep_system_fields(old, new);
+    if is_generic(id) {
+        kind_strategy::prepare_for_update(id, sub, old, new);
+        return;
+    }
     match sub {
         None => {
             match id {
@@ -421,6 +463,27 @@ pub fn prepare_for_update(id: StorageId, sub: Option<&str>, old: &Value, new: &m
                 }
             }
             *new = merged;
+        }
+        // pods/ephemeralcontainers: only the ephemeral containers change (and the generation)
+        Some("ephemeralcontainers") => {
+            let ephemeral = at(new, &["spec", "ephemeralContainers"]).cloned();
+            let mut merged = old.clone();
+            if let Some(Value::Object(s)) = merged.get_mut("spec") {
+                match ephemeral {
+                    Some(e) => {
+                        s.insert("ephemeralContainers".into(), e);
+                    }
+                    None => {
+                        s.remove("ephemeralContainers");
+                    }
+                }
+            }
+            merged["metadata"] = new.get("metadata").cloned().unwrap_or(json!({}));
+            let changed = !semantic_eq(old.get("spec"), merged.get("spec"));
+            *new = merged;
+            if changed && meta::generation(old) > 0 {
+                bump_generation(new);
+            }
         }
         Some(_) => {}
     }

@@ -118,6 +118,17 @@ pub async fn widgets_in_namespace(
     (group, ns, base)
 }
 
+/// The Widget resource for kube's dynamic API (`Api<DynamicObject>`).
+pub fn widgets(group: &str) -> kube::api::ApiResource {
+    kube::api::ApiResource {
+        group: group.to_string(),
+        version: "v1".into(),
+        api_version: format!("{group}/v1"),
+        kind: "Widget".into(),
+        plural: "widgets".into(),
+    }
+}
+
 /// The Widget CRD, namespaced.
 pub fn namespaced_widgets(group: &str) -> Value {
     widget_crd(group, "Namespaced")

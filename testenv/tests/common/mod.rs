@@ -62,12 +62,14 @@ async fn send_head(
     path: &str,
     ct: &str,
     accept: &str,
+    extra: &[(&str, &str)],
     body: &[u8],
 ) -> BufReader<TcpStream> {
     let host = env.host();
     let mut s = TcpStream::connect(&host).await.expect("connect");
+    let extra: String = extra.iter().map(|(k, v)| format!("{k}: {v}\r\n")).collect();
     let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Type: {ct}\r\nAccept: {accept}\r\nContent-Length: {}\r\n\r\n",
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Type: {ct}\r\nAccept: {accept}\r\n{extra}Content-Length: {}\r\n\r\n",
         body.len()
     );
     s.write_all(head.as_bytes()).await.expect("write");
@@ -106,7 +108,20 @@ pub async fn request_full(
     accept: &str,
     body: &[u8],
 ) -> Resp {
-    let mut r = send_head(env, method, path, ct, accept, body).await;
+    request_with(env, method, path, ct, accept, &[], body).await
+}
+
+/// `request_full` with extra request headers.
+pub async fn request_with(
+    env: &impl Target,
+    method: &str,
+    path: &str,
+    ct: &str,
+    accept: &str,
+    extra: &[(&str, &str)],
+    body: &[u8],
+) -> Resp {
+    let mut r = send_head(env, method, path, ct, accept, extra, body).await;
     let (code, headers) = read_head(&mut r).await;
     let mut body = Vec::new();
     let chunked = headers
@@ -167,7 +182,7 @@ impl Watch {
         Self::open_accept(env, path, "application/json").await
     }
     pub async fn open_accept(env: &impl Target, path: &str, accept: &str) -> Watch {
-        let mut r = send_head(env, "GET", path, "application/json", accept, b"").await;
+        let mut r = send_head(env, "GET", path, "application/json", accept, &[], b"").await;
         let (code, headers) = read_head(&mut r).await;
         Watch {
             r,

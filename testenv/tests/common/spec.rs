@@ -1,4 +1,4 @@
-//! Fixtures of the spec §12 checks (`spec_*.rs`).
+//! Fixtures of the spec checks (`spec_*.rs`; README.md, "Agreement with kube-apiserver v1.37.2").
 
 use serde_json::{Value, json};
 

@@ -8,6 +8,11 @@
 //! - `testenv/src/registry/schema/definitions.rs`: the type schemas, every definition of
 //!   upstream's OpenAPI v3 documents in Go's module cache, descriptions left out
 //!   ([`gen_testenv_schemas`](super::gen_testenv_schemas)).
+//! - `testenv/src/registry/bootstrap_objects.rs`: the objects a fresh kube-apiserver makes for
+//!   itself: local APIServices, bootstrap RBAC, priority-and-fairness configuration
+//!   ([`gen_testenv_bootstrap`](super::gen_testenv_bootstrap)).
+//! - `testenv/src/registry/schema/go_fields.rs`: per struct field, its Go type and whether Go
+//!   omits it when empty ([`gen_testenv_gotypes`](super::gen_testenv_gotypes)).
 //!
 //! `--check` writes nothing and fails when a committed file differs from what would be written.
 
@@ -19,6 +24,8 @@ use serde_json::Value;
 
 use super::build::{self, Binaries};
 use super::control_plane::{self, ApiServerRun};
+use super::gen_testenv_bootstrap as bootstrap;
+use super::gen_testenv_gotypes as gotypes;
 use super::gen_testenv_schemas as schemas;
 use super::gen_testenv_table::{self as table, Discovery};
 
@@ -38,6 +45,10 @@ pub struct Generated {
 pub const TABLE_PATH: &str = "testenv/src/registry/builtin.rs";
 /// Where the type schemas go.
 pub const SCHEMAS_PATH: &str = "testenv/src/registry/schema/definitions.rs";
+/// Where the bootstrap objects go.
+pub const BOOTSTRAP_PATH: &str = "testenv/src/registry/bootstrap_objects.rs";
+/// Where the Go fields of the types go.
+pub const GO_FIELDS_PATH: &str = "testenv/src/registry/schema/go_fields.rs";
 
 /// `cargo xtask upstream gen-testenv [--check]`.
 pub fn run(check: bool) -> anyhow::Result<()> {
@@ -78,6 +89,9 @@ pub fn generate(bins: &Binaries, dir: &Path) -> anyhow::Result<Vec<Generated>> {
     })?;
     let definitions = schemas::read_definitions(&openapi)?;
     let schema_text = schemas::render(&bins.version, &definitions)?;
+    let cache = schemas::module_cache().context("no Go module cache")?;
+    let go_fields = gotypes::read_fields(&cache, &bins.version, &definitions)?;
+    let go_fields_text = gotypes::render(&bins.version, &go_fields);
 
     eprintln!(
         "xtask: starting etcd and kube-apiserver in {}",
@@ -86,8 +100,10 @@ pub fn generate(bins: &Binaries, dir: &Path) -> anyhow::Result<Vec<Generated>> {
     let run = control_plane::start_api_server(dir, bins, "")?;
     let client = Curl::new(&run, dir)?;
     let discovery = read_discovery(&client)?;
+    let objects = bootstrap::collect(&|path| client.get(path, "application/json"))?;
     drop(run);
     let table_text = table::render(&bins.version, &discovery)?;
+    let bootstrap_text = bootstrap::render(&bins.version, &objects)?;
     Ok(vec![
         Generated {
             path: TABLE_PATH,
@@ -96,6 +112,14 @@ pub fn generate(bins: &Binaries, dir: &Path) -> anyhow::Result<Vec<Generated>> {
         Generated {
             path: SCHEMAS_PATH,
             text: schema_text,
+        },
+        Generated {
+            path: GO_FIELDS_PATH,
+            text: go_fields_text,
+        },
+        Generated {
+            path: BOOTSTRAP_PATH,
+            text: bootstrap_text,
         },
     ])
 }

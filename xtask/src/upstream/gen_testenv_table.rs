@@ -226,7 +226,7 @@ pub fn render(version: &str, d: &Discovery) -> anyhow::Result<String> {
          // kube-apiserver {version} with its default API set (as `cargo xtask cluster up --upstream`\n\
          // starts it). Do not edit; regenerate with `cargo xtask upstream gen-testenv`.\n\
          \n\
-         use super::resources::{{GroupInfo, ResourceInfo, StorageId, SubresourceInfo}};\n\
+         use super::resource_info::{{GroupInfo, ResourceInfo, StorageId, SubresourceInfo}};\n\
          \n\
          impl StorageId {{\n\
          \x20   /// The bucket of the resources kube-apiserver does not store (reviews, `bindings`,\n\

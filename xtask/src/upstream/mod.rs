@@ -6,6 +6,8 @@
 pub mod build;
 pub mod control_plane;
 mod gen_testenv;
+mod gen_testenv_bootstrap;
+mod gen_testenv_gotypes;
 mod gen_testenv_schemas;
 mod gen_testenv_table;
 mod kubeconfig;

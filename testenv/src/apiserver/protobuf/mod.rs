@@ -4,8 +4,9 @@
 //! The body is the Kubernetes envelope: the four magic bytes `k8s\0`, then a
 //! `runtime.Unknown` message (`typeMeta = 1 {apiVersion = 1, kind = 2}`, `raw = 2`,
 //! `contentEncoding = 3`, `contentType = 4`) whose `raw` bytes are the object message.
-//! The object is decoded with the tables in [`schema`]; anything the tables do not cover
-//! is reported as [`ProtoError::Unsupported`] rather than dropped.
+//! The object is decoded with the tables in [`schema`] for the kinds with special code, and
+//! every other built-in kind by its schema and the protobuf tags of its Go declarations;
+//! anything neither covers is reported as [`ProtoError::Unsupported`] rather than dropped.
 //!
 //! ```
 //! use kcm_testenv::apiserver::protobuf::decode_body;
@@ -21,6 +22,7 @@
 //! ```
 
 mod decode;
+mod generic;
 pub mod schema;
 pub mod wire;
 
@@ -29,6 +31,7 @@ mod tests;
 
 use serde_json::{Map, Value};
 
+use crate::registry::schema::catalog;
 use schema::Msg;
 pub use wire::ProtoError;
 use wire::{Reader, Value as WireValue};
@@ -56,16 +59,34 @@ pub fn decode_body(bytes: &[u8]) -> Result<Value, ProtoError> {
             envelope.content_type
         )));
     }
-    let msg = Msg::for_kind(&envelope.api_version, &envelope.kind).ok_or_else(|| {
-        ProtoError::Unsupported(format!(
-            "kind {:?} in apiVersion {:?}",
-            envelope.kind, envelope.api_version
-        ))
-    })?;
-    let mut object = Map::new();
+    let (group, version) = envelope
+        .api_version
+        .split_once('/')
+        .unwrap_or(("", &envelope.api_version));
+    let root = catalog().kind(group, version, &envelope.kind);
+    let tabled = Msg::for_kind(&envelope.api_version, &envelope.kind).map(|msg| {
+        let mut object = Map::new();
+        decode::message_into(msg, envelope.raw, &mut object, 0).map(|()| object)
+    });
+    let mut object = match (tabled, root) {
+        (Some(Ok(object)), _) => object,
+        // a table that lacks a message type (a pod's volumes): the schema covers every field
+        (Some(Err(ProtoError::Unsupported(_))), Some(root)) | (None, Some(root)) => {
+            match generic::message(root, envelope.raw, 0)? {
+                Value::Object(fields) => fields,
+                _ => Map::new(),
+            }
+        }
+        (Some(Err(e)), _) => return Err(e),
+        (None, None) => {
+            return Err(ProtoError::Unsupported(format!(
+                "kind {:?} in apiVersion {:?}",
+                envelope.kind, envelope.api_version
+            )));
+        }
+    };
     object.insert("apiVersion".into(), Value::String(envelope.api_version));
     object.insert("kind".into(), Value::String(envelope.kind));
-    decode::message_into(msg, envelope.raw, &mut object, 0)?;
     Ok(Value::Object(object))
 }
 

@@ -370,22 +370,21 @@ fn hand_encoded_objects() {
 
 #[test]
 fn unsupported_content_is_named() {
-    let volume = lf(1, &sf(1, "data"));
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
         (
             "unknown kind",
-            envelope("v1", "Secret", b""),
-            "kind \"Secret\"",
+            envelope("v1", "Gadget", b""),
+            "kind \"Gadget\"",
         ),
         (
             "unknown field number",
             envelope("v1", "Namespace", &lf(1, &sf(99, "x"))),
-            "field 99 (wire type Len) of message ObjectMeta",
+            "field 99 (wire type Len) of message io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
         ),
         (
-            "message type without a table",
-            envelope("v1", "Pod", &lf(2, &volume)),
-            "field 1 (volumes) of message PodSpec: no table for message type Volume",
+            "unknown field number of a kind without a table",
+            envelope("v1", "ConfigMap", &vf(42, 1)),
+            "field 42 (wire type Varint) of message io.k8s.api.core.v1.ConfigMap",
         ),
         (
             "content encoding",
@@ -398,6 +397,68 @@ fn unsupported_content_is_named() {
             Err(ProtoError::Unsupported(text)) => assert!(text.contains(needle), "{name}: {text}"),
             other => panic!("{name}: {other:?}"),
         }
+    }
+}
+
+/// Kinds without a table of their own, and a tabled kind whose table lacks a message type (a
+/// pod's volumes), decode by the kinds' schemas; `apiVersion` and `kind` come from the envelope.
+#[test]
+fn kinds_without_a_table_decode_by_schema() {
+    // Volume{name "data", VolumeSource(2){emptyDir(2){medium "Memory"}}}
+    let volume = cat(&[sf(1, "data"), lf(2, &lf(2, &sf(1, "Memory")))]);
+    let container = cat(&[sf(1, "c"), sf(2, "busybox")]);
+    let pod_spec = cat(&[lf(1, &volume), lf(2, &container)]);
+    let cases: Vec<(&str, Vec<u8>, Value)> = vec![
+        (
+            "pod with a volume",
+            envelope("v1", "Pod", &lf(2, &pod_spec)),
+            json!({"apiVersion": "v1", "kind": "Pod", "spec": {
+                "volumes": [{"name": "data", "emptyDir": {"medium": "Memory"}}],
+                "containers": [{"name": "c", "image": "busybox"}]
+            }}),
+        ),
+        (
+            "job",
+            envelope(
+                "batch/v1",
+                "Job",
+                &cat(&[
+                    lf(1, &meta("j")),
+                    lf(2, &cat(&[vf(7, 4), lf(6, &lf(2, &pod_spec))])),
+                ]),
+            ),
+            json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+            "spec": {"backoffLimit": 4, "template": {"spec": {
+                "volumes": [{"name": "data", "emptyDir": {"medium": "Memory"}}],
+                "containers": [{"name": "c", "image": "busybox"}]
+            }}}}),
+        ),
+        (
+            "service with a named target port",
+            envelope(
+                "v1",
+                "Service",
+                &lf(
+                    2,
+                    &cat(&[
+                        lf(
+                            1,
+                            &cat(&[vf(3, 80), lf(4, &cat(&[vf(1, 1), sf(3, "http")]))]),
+                        ),
+                        lf(2, &cat(&[sf(1, "app"), sf(2, "web")])),
+                        sf(4, "ClusterIP"),
+                    ]),
+                ),
+            ),
+            json!({"apiVersion": "v1", "kind": "Service", "spec": {
+                "ports": [{"port": 80, "targetPort": "http"}],
+                "selector": {"app": "web"},
+                "type": "ClusterIP"
+            }}),
+        ),
+    ];
+    for (name, body, want) in cases {
+        assert_eq!(decode_body(&body), Ok(want), "{name}");
     }
 }
 

@@ -82,6 +82,9 @@ pub fn pod_reason(v: &Value) -> String {
 }
 
 pub(super) fn cells(res: &ResourceInfo, v: &Value) -> Vec<Value> {
+    if let Some(c) = super::more_kinds::cells(res, v) {
+        return c;
+    }
     let name = meta::name_of(v);
     let age = since(at(v, &["metadata", "creationTimestamp"]));
     match res.storage {

@@ -14,6 +14,9 @@ const AGE_DESC: &str = "CreationTimestamp is a timestamp representing the server
 pub(super) fn columns(res: &ResourceInfo) -> Vec<Value> {
     let name = col("Name", "string", "name", 0, NAME_DESC);
     let age = col("Age", "string", "", 0, AGE_DESC);
+    if let Some(c) = super::more_kinds::columns(res, &name, &age) {
+        return c;
+    }
     match res.storage {
         StorageId::CUSTOMRESOURCEDEFINITIONS => super::custom::crd_columns(NAME_DESC, AGE_DESC),
         _ if res.storage.is_custom() => match res.custom {

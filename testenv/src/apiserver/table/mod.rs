@@ -1,4 +1,4 @@
-//! Server-side Table rendering for `kubectl get` (spec §9.3; upstream
+//! Server-side Table rendering for `kubectl get` (upstream
 //! `pkg/printers/internalversion/printers.go` and `apimachinery/pkg/util/duration`).
 
 mod cells;
@@ -6,8 +6,9 @@ mod columns;
 mod custom;
 mod human_duration;
 mod jsonpath;
+mod more_kinds;
 
-use http::{HeaderValue, Response, header};
+use http::Response;
 use serde_json::{Value, json};
 
 use super::http::{Body, Ctx, value_response};
@@ -41,13 +42,9 @@ pub fn watch_table(res: &ResourceInfo, v: &Value, first: bool) -> Value {
     json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {"resourceVersion": meta::rv_of(v)}, "columnDefinitions": cols, "rows": [row(res, v, "")]})
 }
 
+/// A Table answer: plain `application/json`, as kube-apiserver writes converted objects.
 fn table_response(v: &Value) -> Response<Body> {
-    let mut r = value_response(200, v);
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json;as=Table;v=v1;g=meta.k8s.io"),
-    );
-    r
+    value_response(200, v)
 }
 
 /// A Table for one object.

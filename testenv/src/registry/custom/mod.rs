@@ -27,7 +27,8 @@ pub mod schema_validation;
 pub mod served;
 pub mod strategy;
 pub mod validate;
+pub mod version;
 pub mod version_order;
 
-pub use definition::{CustomVersion, PrinterColumn, ScalePaths};
 pub use served::{GroupVersions, ServedResources};
+pub use version::{CustomVersion, PrinterColumn, ScalePaths};

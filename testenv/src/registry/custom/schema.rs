@@ -54,6 +54,8 @@ pub struct Schema {
     pub list_type: Option<String>,
     /// `x-kubernetes-list-map-keys`.
     pub list_map_keys: Vec<String>,
+    /// `x-kubernetes-map-type`.
+    pub map_type: Option<String>,
     /// `required`.
     pub required: Vec<String>,
     /// `enum`.
@@ -160,6 +162,10 @@ impl Schema {
                 .and_then(Value::as_str)
                 .map(str::to_string),
             list_map_keys: strings("x-kubernetes-list-map-keys"),
+            map_type: v
+                .get("x-kubernetes-map-type")
+                .and_then(Value::as_str)
+                .map(str::to_string),
             required: strings("required"),
             enum_values: v.get("enum").and_then(Value::as_array).cloned(),
             maximum: num(v, "maximum").map(|m| (m, flag(v, "exclusiveMaximum"))),

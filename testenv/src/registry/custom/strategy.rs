@@ -56,8 +56,8 @@ pub fn decode(
     }
     let mut unknown = Vec::new();
     if let Some(m) = o.get_mut("metadata") {
+        // managedFields stay: the field manager reads what the client sent (registry::apply)
         if let Some(mm) = m.as_object_mut() {
-            mm.remove("managedFields");
             mm.remove("selfLink");
         }
         let typed: ObjectMeta = serde_json::from_value(m.clone())
@@ -65,6 +65,16 @@ pub fn decode(
         let clean = serde_json::to_value(typed).unwrap_or_else(|_| json!({}));
         unknown_fields(m, &clean, "metadata", &mut unknown);
         *m = clean;
+        // ObjectMeta's omitempty drops an empty managedFields list in upstream's metadata
+        // round trip: for a custom resource `[]` does not clear them (`[{}]` does)
+        if let Some(mm) = m.as_object_mut()
+            && mm
+                .get("managedFields")
+                .and_then(Value::as_array)
+                .is_some_and(Vec::is_empty)
+        {
+            mm.remove("managedFields");
+        }
     }
     unknown.extend(prune(&mut v, cv.schema.as_ref()));
     if let Some(s) = &cv.schema {
@@ -128,6 +138,8 @@ fn without_metadata(v: &Value) -> Map<String, Value> {
 pub fn prepare_for_update(cv: &CustomVersion, sub: Option<&str>, old: &Value, new: &mut Value) {
     if sub == Some("status") {
         let status = new.get("status").cloned();
+        // managedFields stay the new object's: they track this status write
+        let managed = at(new, &["metadata", "managedFields"]).cloned();
         let mut merged = old.clone();
         if let Some(o) = merged.as_object_mut() {
             match status {
@@ -138,6 +150,11 @@ pub fn prepare_for_update(cv: &CustomVersion, sub: Option<&str>, old: &Value, ne
                 o.insert("apiVersion".into(), av.clone());
             }
         }
+        let m = meta_mut(&mut merged);
+        match managed {
+            Some(mf) => m.insert("managedFields".into(), mf),
+            None => m.remove("managedFields"),
+        };
         *new = merged;
         return;
     }

@@ -49,6 +49,21 @@ fn type_errors_as_go_words_them() {
         ),
         (
             SERVICE,
+            json!({"spec": {"ports": [{"port": 80, "protocol": 5}]}}),
+            "json: cannot unmarshal number into Go struct field ServicePort.spec.ports.protocol of type v1.Protocol",
+        ),
+        (
+            SERVICE,
+            json!({"spec": {"ports": [{"port": 80, "targetPort": true}]}}),
+            "json: cannot unmarshal bool into Go struct field ServicePort.spec.ports.targetPort of type int32",
+        ),
+        (
+            CONFIGMAP,
+            json!({"metadata": {"creationTimestamp": 5}}),
+            "json: cannot unmarshal number into Go struct field ObjectMeta.metadata.creationTimestamp of type string",
+        ),
+        (
+            SERVICE,
             json!({"spec": {"ports": {"port": 1}}}),
             "json: cannot unmarshal object into Go struct field ServiceSpec.spec.ports of type []v1.ServicePort",
         ),
@@ -101,6 +116,45 @@ fn zero_values_and_default_markers_the_go_type_writes() {
     // null reads as absent
     let d = run(CONFIGMAP, json!({"data": null, "immutable": false})).expect("decodes");
     assert_eq!(d.value, json!({"metadata": {}, "immutable": false}));
+}
+
+#[test]
+fn empty_values_go_leaves_out() {
+    // kube-apiserver answered this create without labels, finalizers, data or externalIPs
+    let d = run(
+        CONFIGMAP,
+        json!({"metadata": {"name": "a", "labels": {}, "annotations": null, "finalizers": []},
+               "data": {}, "immutable": false}),
+    )
+    .expect("decodes");
+    assert_eq!(
+        d.value,
+        json!({"metadata": {"name": "a"}, "immutable": false})
+    );
+    let d = run(
+        SERVICE,
+        json!({"spec": {"ports": [{"port": 80, "protocol": ""}], "externalIPs": [], "clusterIP": ""}}),
+    )
+    .expect("decodes");
+    // an empty protocol is defaulted as an absent one
+    assert_eq!(
+        d.value["spec"],
+        json!({"ports": [{"port": 80, "protocol": "TCP"}]})
+    );
+}
+
+#[test]
+fn nil_slices_without_omitempty_are_null() {
+    // kube-apiserver answered an HPA create with "currentMetrics": null
+    let d = run(
+        ("autoscaling", "v2", "HorizontalPodAutoscaler"),
+        json!({"spec": {"maxReplicas": 3}}),
+    )
+    .expect("decodes");
+    assert_eq!(
+        d.value["status"],
+        json!({"currentMetrics": null, "desiredReplicas": 0})
+    );
 }
 
 #[test]

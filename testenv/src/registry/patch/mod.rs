@@ -1,6 +1,7 @@
 //! PATCH: JSON merge patch (RFC 7386), JSON patch (RFC 6902) and strategic merge patch
-//! (spec §8). The patched document then goes through the normal update path.
+//! (`staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go`). The patched document then goes through the normal update path.
 
+pub mod options;
 pub mod strategic;
 
 use serde_json::Value;
@@ -17,7 +18,8 @@ pub enum PatchKind {
     Json,
     /// `application/strategic-merge-patch+json`
     Strategic,
-    /// `application/apply-patch+yaml` (server-side apply; not supported)
+    /// `application/apply-patch+yaml` (server-side apply: `apiserver/apply.rs`, with
+    /// [`registry::apply`](crate::registry::apply))
     Apply,
 }
 
@@ -34,20 +36,11 @@ impl PatchKind {
             "application/merge-patch+json" => Ok(PatchKind::Merge),
             "application/json-patch+json" => Ok(PatchKind::Json),
             "application/strategic-merge-patch+json" => Ok(PatchKind::Strategic),
-            "application/apply-patch+yaml" | "application/apply-patch+cbor" => Ok(PatchKind::Apply),
+            // CBOR bodies are behind a feature gate that is off by default
+            "application/apply-patch+yaml" => Ok(PatchKind::Apply),
             _ => Err(ApiError::unsupported_media_type(ct)),
         }
     }
-}
-
-/// The answer to a server-side apply patch: this server does not implement field
-/// ownership, so it rejects apply clearly (415) rather than approximate it.
-pub fn apply_unsupported() -> ApiError {
-    ApiError::new(
-        415,
-        "UnsupportedMediaType",
-        "the body of the request was in an unknown format - server-side apply (application/apply-patch+yaml) is not supported by kcm-testenv; use a strategic merge, merge or JSON patch",
-    )
 }
 
 /// The answer to a strategic merge patch of a custom resource: custom resources have no
@@ -95,6 +88,9 @@ pub fn apply(kind: PatchKind, id: StorageId, mut doc: Value, patch: &Value) -> A
             }
             strategic::apply(id, doc, patch).map_err(ApiError::bad_request)
         }
-        PatchKind::Apply => Err(apply_unsupported()),
+        // applies merge with field ownership, not as a patch document
+        PatchKind::Apply => Err(ApiError::internal(
+            "an apply patch is not applied as a patch document",
+        )),
     }
 }

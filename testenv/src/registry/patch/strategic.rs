@@ -1,5 +1,5 @@
 //! Strategic merge patch for the built-in kinds: merge keys per list (from the k8s.io/api
-//! struct tags, spec §8) and the directives `$patch`, `$setElementOrder/`,
+//! struct tags; `staging/src/k8s.io/apimachinery/pkg/util/strategicpatch/patch.go`) and the directives `$patch`, `$setElementOrder/`,
 //! `$deleteFromPrimitiveList/` and `$retainKeys`, none of which is ever stored.
 
 use serde_json::{Map, Value};

@@ -8,7 +8,6 @@ use serde_json::{Map, Value};
 
 use super::definitions::DEFINITIONS;
 use super::model::Schema;
-use super::node::Node;
 
 /// A set of named definitions: upstream's built-in types ([`catalog`]), or any OpenAPI v3
 /// `components.schemas` map ([`Catalog::from_definitions`]).
@@ -72,22 +71,8 @@ impl Catalog {
         self.schemas.get(name)
     }
 
-    /// A definition as a [`Node`] to navigate from.
-    pub fn definition(&self, name: &str) -> Option<Node<'_>> {
-        let (name, schema) = self.entry(name)?;
-        Some(Node::new_named(self, schema, name))
-    }
-
-    /// The definition of a kind (`("apps", "v1", "Deployment")`), by its
-    /// `x-kubernetes-group-version-kind`.
-    pub fn kind(&self, group: &str, version: &str, kind: &str) -> Option<Node<'_>> {
-        let name = self
-            .by_gvk
-            .get(&(group.to_string(), version.to_string(), kind.to_string()))?;
-        self.definition(name)
-    }
-
-    /// The name of a kind's definition.
+    /// The name of a kind's definition, by its `x-kubernetes-group-version-kind`
+    /// (navigable as a [`Node`](super::node::Node) with `Catalog::kind`, in `node.rs`).
     pub fn kind_definition(&self, group: &str, version: &str, kind: &str) -> Option<&str> {
         self.by_gvk
             .get(&(group.to_string(), version.to_string(), kind.to_string()))

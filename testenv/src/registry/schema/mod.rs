@@ -19,6 +19,9 @@
 //!   has (defaulters are chosen by it).
 //! - [`visit_mut`]: walk a value with its schema, parents first, each value with its node and
 //!   [`Path`] (printed as upstream's `field.Path`).
+//! - [`GoField`] ([`Node::go_field`]): what upstream's Go type says of a struct field beyond the
+//!   OpenAPI (its type as decode errors name it, pointer or not, `omitempty`), from the Go
+//!   declarations in `go_fields.rs`.
 //! - [`Schema`]: one parsed node, every keyword and `x-kubernetes-*` extension;
 //!   [`Schema::from_json`] also reads a CustomResourceDefinition's `openAPIV3Schema`, and
 //!   [`Catalog::from_definitions`] any `components.schemas` map.
@@ -41,11 +44,14 @@
 
 mod catalog;
 mod definitions;
+mod go_field;
+mod go_fields;
 mod model;
 mod node;
 mod walk;
 
 pub use catalog::{Catalog, catalog};
+pub use go_field::{GoField, GoKind, Omit, go_field, go_field_by_proto};
 pub use model::{Gvk, ListType, MapType, REF_PREFIX, Schema, Type};
 pub use node::{Node, QUANTITY, Shape};
 pub use walk::{Path, Step, visit_mut};

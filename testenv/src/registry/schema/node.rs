@@ -4,7 +4,25 @@
 use serde_json::Value;
 
 use super::catalog::Catalog;
+use super::go_field::{GoField, go_field};
 use super::model::{ListType, MapType, Schema, Type};
+
+/// Where navigation starts: the catalog's definitions as [`Node`]s (here, beside [`Node`], so
+/// that the catalog itself knows nothing of navigation).
+impl Catalog {
+    /// A definition as a [`Node`] to navigate from.
+    pub fn definition(&self, name: &str) -> Option<Node<'_>> {
+        let (name, schema) = self.entry(name)?;
+        Some(Node::new_named(self, schema, name))
+    }
+
+    /// The definition of a kind (`("apps", "v1", "Deployment")`), by its
+    /// `x-kubernetes-group-version-kind`.
+    pub fn kind(&self, group: &str, version: &str, kind: &str) -> Option<Node<'_>> {
+        let name = self.kind_definition(group, version, kind)?;
+        self.definition(name)
+    }
+}
 
 /// The definition name of upstream's `resource.Quantity`.
 pub const QUANTITY: &str = "io.k8s.apimachinery.pkg.api.resource.Quantity";
@@ -129,6 +147,11 @@ impl<'a> Node<'a> {
             .properties
             .get(name)
             .map(|s| Node::new(self.catalog, s))
+    }
+
+    /// The Go field behind the property `name` of this struct (upstream's built-in types only).
+    pub fn go_field(&self, name: &str) -> Option<&'static GoField> {
+        go_field(self.definition?, name)
     }
 
     /// The items of a list.

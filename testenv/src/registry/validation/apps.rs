@@ -4,6 +4,7 @@ use serde_json::Value;
 
 use super::core::{NONNEG, int_at, nonneg, pod_spec};
 use super::formats::PERCENT_MSG;
+use super::selector::label_selector;
 use crate::registry::StorageId;
 use crate::registry::api_status::{FieldError, go_quote};
 use crate::registry::meta::{self, at};
@@ -82,6 +83,8 @@ pub(super) fn workload(
             ));
             None
         }
+        // an invalid selector is reported alone (upstream cannot match with it)
+        Some(s) if !label_selector(s, "spec.selector", errs) => None,
         Some(s) => Some(s.clone()),
     };
     let tpl_labels = at(&spec, &["template", "metadata", "labels"]);

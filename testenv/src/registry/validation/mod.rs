@@ -1,11 +1,15 @@
-//! Validation (spec §3.2; upstream `apps/validation`, `core/validation`,
+//! Validation (upstream `apps/validation`, `core/validation`,
 //! `apimachinery/pkg/api/validation`): object metadata and the kind-specific rules, with
 //! upstream's field paths, error types and texts.
 
 mod apps;
+mod config;
 mod core;
 pub mod formats;
 mod object_meta;
+mod selector;
+mod service;
+mod workloads;
 
 use serde_json::Value;
 
@@ -44,6 +48,17 @@ pub fn validate(
         (StorageId::CUSTOMRESOURCEDEFINITIONS, sub) => {
             errs.extend(validate_crd(obj, old, sub == Some("status")));
         }
+        (StorageId::CONFIGMAPS, _) => config::config_map(obj, old, &mut errs),
+        (StorageId::SECRETS, _) => config::secret(obj, old, &mut errs),
+        (StorageId::SERVICES, None) => service::service(obj, &mut errs),
+        (
+            StorageId::STATEFULSETS
+            | StorageId::DAEMONSETS
+            | StorageId::JOBS
+            | StorageId::CRONJOBS
+            | StorageId::REPLICATIONCONTROLLERS,
+            None,
+        ) => workloads::workload(id, obj, old, &mut errs),
         _ => {}
     }
     errs

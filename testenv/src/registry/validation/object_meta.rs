@@ -10,6 +10,62 @@ use crate::registry::StorageId;
 use crate::registry::api_status::{FieldError, FieldErrorType, go_quote};
 use crate::registry::meta::{self, at};
 
+/// A kind's name rule (upstream: the `ValidateNameFunc` each kind's validation passes to
+/// `ValidateObjectMeta`); `prefix` for a `generateName`, which may end in `-`.
+type NameRule = fn(&str, bool) -> Vec<String>;
+
+fn name_rule(id: StorageId) -> NameRule {
+    match id {
+        // NameIsDNSLabel: namespaces, StatefulSets, Services (RelaxedServiceNameValidation, GA)
+        StorageId::NAMESPACES | StorageId::STATEFULSETS | StorageId::SERVICES => {
+            |n, prefix| dns1123_label(&masked(n, prefix))
+        }
+        // ValidateRBACName and certificate requests: path segment names
+        StorageId::ROLES
+        | StorageId::CLUSTERROLES
+        | StorageId::ROLEBINDINGS
+        | StorageId::CLUSTERROLEBINDINGS
+        | StorageId::CERTIFICATESIGNINGREQUESTS => |n, _| path_segment(n),
+        // `<version>.<group>`, checked by the aggregator's own rule
+        StorageId::APISERVICES | StorageId::IPADDRESSES => |_, _| Vec::new(),
+        StorageId::CRONJOBS => |n, prefix| {
+            let mut out = dns1123_subdomain(&masked(n, prefix));
+            // the Jobs it creates add 11 characters (`-<timestamp>`)
+            if !prefix && n.len() > 52 {
+                out.push("must be no more than 52 characters".to_string());
+            }
+            out
+        },
+        _ => |n, prefix| dns1123_subdomain(&masked(n, prefix)),
+    }
+}
+
+/// A generate-name prefix may end in `-` (upstream `maskTrailingDash`: the last two
+/// characters become `a`).
+fn masked(n: &str, prefix: bool) -> String {
+    if prefix && n.len() > 1 && n.ends_with('-') && n.is_char_boundary(n.len() - 2) {
+        format!("{}a", &n[..n.len() - 2])
+    } else {
+        n.to_string()
+    }
+}
+
+/// `path.IsValidPathSegmentName`'s errors.
+fn path_segment(n: &str) -> Vec<String> {
+    match n {
+        "." => return vec!["may not be '.'".to_string()],
+        ".." => return vec!["may not be '..'".to_string()],
+        _ => {}
+    }
+    let mut out = Vec::new();
+    for c in ['/', '%'] {
+        if n.contains(c) {
+            out.push(format!("may not contain '{c}'"));
+        }
+    }
+    out
+}
+
 /// Object metadata rules common to every kind.
 pub(super) fn object_meta(
     id: StorageId,
@@ -18,18 +74,24 @@ pub(super) fn object_meta(
     errs: &mut Vec<FieldError>,
 ) {
     let name = meta::name_of(obj);
+    let rule = name_rule(id);
+    let generate_name = meta::meta_str(obj, "generateName");
+    if !generate_name.is_empty() {
+        for m in rule(generate_name, true) {
+            errs.push(FieldError::invalid(
+                "metadata.generateName",
+                go_quote(generate_name),
+                m,
+            ));
+        }
+    }
     if name.is_empty() {
         errs.push(FieldError::required(
             "metadata.name",
             "name or generateName is required",
         ));
     } else {
-        let msgs = if id == StorageId::NAMESPACES {
-            dns1123_label(name)
-        } else {
-            dns1123_subdomain(name)
-        };
-        for m in msgs {
+        for m in rule(name, false) {
             errs.push(FieldError::invalid("metadata.name", go_quote(name), m));
         }
     }

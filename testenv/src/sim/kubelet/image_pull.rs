@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use super::pod_status::normalize_image;
+use super::image_reference::normalize_image;
 
 /// Whether `image` matches one of `patterns`.
 pub(crate) fn is_missing(patterns: &[String], image: &str) -> bool {

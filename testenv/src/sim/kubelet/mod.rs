@@ -5,6 +5,7 @@
 //! pod informer; the stage transitions are [`script`], the statuses [`pod_status`].
 
 pub(crate) mod image_pull;
+mod image_reference;
 mod pod_status;
 #[cfg(test)]
 mod pod_status_tests;

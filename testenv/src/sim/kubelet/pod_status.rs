@@ -8,6 +8,7 @@ use k8s_openapi::api::core::v1::{Container, Pod};
 use serde_json::{Value, json};
 
 use super::image_pull::{back_off_message, pull_error};
+use super::image_reference::normalize_image;
 
 /// Where a pod is in its simulated life.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,32 +67,6 @@ pub(crate) struct Runtime {
     pub containers_started_at: String,
     /// `containerd://<id>` per container, in spec order.
     pub container_ids: Vec<String>,
-}
-
-/// The normalised image reference containerd reports (`nginx` → `docker.io/library/nginx:latest`).
-pub(crate) fn normalize_image(image: &str) -> String {
-    let (name, digest) = match image.split_once('@') {
-        Some((n, d)) => (n, Some(d)),
-        None => (image, None),
-    };
-    let first = name.split('/').next().unwrap_or("");
-    let has_registry =
-        name.contains('/') && (first.contains('.') || first.contains(':') || first == "localhost");
-    let mut full = if has_registry {
-        name.to_string()
-    } else if name.contains('/') {
-        format!("docker.io/{name}")
-    } else {
-        format!("docker.io/library/{name}")
-    };
-    let last = full.rsplit('/').next().unwrap_or("");
-    if digest.is_none() && !last.contains(':') {
-        full.push_str(":latest");
-    }
-    match digest {
-        Some(d) => format!("{full}@{d}"),
-        None => full,
-    }
 }
 
 /// A stable fake `imageID` (`<repo>@sha256:<64 hex>`) derived from the image name.

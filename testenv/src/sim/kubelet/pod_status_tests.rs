@@ -4,7 +4,8 @@ use k8s_openapi::api::core::v1::Pod;
 use serde_json::{Value, json};
 
 use super::image_pull::{back_off_message, pull_error};
-use super::pod_status::{Runtime, Stage, build_status, image_id, normalize_image};
+use super::image_reference::normalize_image;
+use super::pod_status::{Runtime, Stage, build_status, image_id};
 
 fn pod() -> Pod {
     serde_json::from_value(json!({
