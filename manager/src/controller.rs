@@ -10,7 +10,8 @@ use std::pin::Pin;
 use tokio_util::sync::CancellationToken;
 
 use kcm_controller::NamespaceGate;
-use kcm_informer::InformerFactory;
+use kcm_controller::builder::{Builder, Env, Reconciler};
+use kcm_informer::{InformerFactory, InformerObject};
 
 use crate::feature_gates::{FeatureGate, FeatureGates};
 use crate::flags::{ControllerFlags, FlagGroup};
@@ -39,6 +40,15 @@ impl std::fmt::Debug for ControllerContext {
         f.debug_struct("ControllerContext")
             .field("feature_gates", &self.feature_gates)
             .finish_non_exhaustive()
+    }
+}
+
+impl ControllerContext {
+    /// What a builder's controller ([`Controller::for_`]) starts with: this controller's
+    /// client, the shared factory, and the namespace gate of a sharded manager.
+    pub fn env(&self) -> Env {
+        Env::new(self.client.clone(), self.factory.clone())
+            .namespace_gate(self.namespace_gate.clone())
     }
 }
 
@@ -114,6 +124,32 @@ impl Controller {
         }
     }
 
+    /// A controller of `K` on kcm-controller's [`Builder`], named `name`: `.owns::<C>()`,
+    /// `.watches::<X>(map)`, `.workers(n)`, then `.run(reconcile)` gives what
+    /// [`Manager::controller`](crate::Manager::controller) registers.
+    ///
+    /// ```no_run
+    /// use std::sync::Arc;
+    /// use k8s_openapi::api::apps::v1::Deployment;
+    /// use k8s_openapi::api::core::v1::Pod;
+    /// use kcm_manager::{Action, BoxError, Context, Controller, Manager};
+    ///
+    /// async fn reconcile(d: Arc<Deployment>, ctx: Arc<Context>) -> Result<Action, BoxError> {
+    ///     let pods = ctx.owned::<Pod, _>(d.as_ref());
+    ///     tracing::info!(deployment = ?d.metadata.name, pods = pods.len(), "seen");
+    ///     Ok(Action::done())
+    /// }
+    ///
+    /// fn main() -> std::process::ExitCode {
+    ///     Manager::new("deployment-watcher")
+    ///         .controller(Controller::for_::<Deployment>("deployment-watcher").run(reconcile))
+    ///         .main()
+    /// }
+    /// ```
+    pub fn for_<K: InformerObject>(name: &'static str) -> Builder<K> {
+        Builder::new(name)
+    }
+
     /// Another name `--controllers` accepts for it (upstream's aliases, e.g. `deployment`).
     pub fn alias(mut self, alias: &'static str) -> Self {
         self.aliases.push(alias);
@@ -160,5 +196,15 @@ impl Controller {
         let name = self.name;
         let run = (self.build)(ctx).map_err(|e| e.context(format!("starting {name}")))?;
         Ok((name, run))
+    }
+}
+
+/// A builder's controller, under its name: started with the controller's client, the shared
+/// factory and the namespace gate of a sharded manager.
+impl From<Reconciler> for Controller {
+    fn from(reconciler: Reconciler) -> Self {
+        Controller::new(reconciler.name(), move |ctx| {
+            Ok(reconciler.start(ctx.env())?)
+        })
     }
 }

@@ -27,7 +27,12 @@
 //! kcm's own Deployment and ReplicaSet controllers are registered the same way by the `kcm`
 //! binary (the `kcm` crate in `cmd/`: `kcm::manager().main()`).
 //!
-//! A binary with a controller of its own, its flag and a feature gate:
+//! A controller of your own in one line of wiring: [`Controller::for_`] (kcm-controller's
+//! builder: owned and watched types, workers, and the reconcile), registered with
+//! [`Manager::controller`]; `use kcm_manager::prelude::*` brings what a reconcile needs. The
+//! sample controller's README (`sample-controller/README.md`) is the tutorial.
+//!
+//! A binary with a controller of its own written by hand, its flag and a feature gate:
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -95,6 +100,7 @@ mod manager;
 pub mod metrics;
 pub mod metrics_text;
 pub mod options;
+pub mod prelude;
 mod process;
 pub mod process_metrics;
 mod registry;
@@ -105,6 +111,9 @@ pub use command_line::{NoFlags, ParsedArgs};
 pub use controller::{Controller, ControllerContext};
 pub use feature_gates::{FeatureGate, FeatureGates, Stage};
 pub use flags::ControllerFlags;
+pub use kcm_controller::builder::{Action, BoxError, Context, Finalize, finalizer};
+pub use kcm_controller::event_recorder::EventType;
+pub use kcm_informer::ObjectKey;
 pub use manager::{Manager, RUNTIME_WORKER_THREADS};
 pub use options::{Options, ServingOptions};
 pub use process::Exit;

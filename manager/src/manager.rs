@@ -76,9 +76,10 @@ impl Manager {
         self
     }
 
-    /// Registers a controller, with the flags and feature gates it brings.
-    pub fn controller(mut self, controller: Controller) -> Self {
-        self.registry.push(controller);
+    /// Registers a controller, with the flags and feature gates it brings: a [`Controller`],
+    /// or a builder's controller (`Controller::for_::<K>(name)...run(reconcile)`).
+    pub fn controller(mut self, controller: impl Into<Controller>) -> Self {
+        self.registry.push(controller.into());
         self
     }
 

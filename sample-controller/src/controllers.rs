@@ -8,7 +8,7 @@
 
 use kcm_manager::{Controller, ControllerFlags};
 
-use crate::controller::{CONTROLLER_NAME, FooController, FooControllerConfig};
+use crate::controller::{CONTROLLER_NAME, FooControllerConfig, foo_reconciler};
 
 /// The Foo controller's flags.
 #[derive(Debug, Clone, clap::Args)]
@@ -29,8 +29,7 @@ pub fn foo_controller(config: FooControllerConfig) -> Controller {
             workers: flags.workers,
             ..config
         };
-        let controller = FooController::new(ctx.client.clone(), &ctx.factory, config)?;
-        Ok(move |cancel| controller.run(cancel))
+        Ok(foo_reconciler(config).start(ctx.env())?)
     })
     .flags::<FooFlags>()
 }

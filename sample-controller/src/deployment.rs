@@ -86,12 +86,6 @@ pub fn is_controlled_by(deployment: &Deployment, foo: &Foo) -> bool {
     }
 }
 
-/// Whether an owner reference points at a Foo (its kind, and the group of its apiVersion).
-pub fn refers_to_foo(r: &OwnerReference) -> bool {
-    let group = r.api_version.split_once('/').map_or("", |(g, _)| g);
-    r.kind == "Foo" && group == crate::foo::GROUP
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,24 +141,5 @@ mod tests {
         let mut orphan = d.clone();
         orphan.metadata.owner_references = None;
         assert!(!is_controlled_by(&orphan, &owner));
-    }
-
-    #[test]
-    fn refers_to_foo_checks_kind_and_group() {
-        let cases = [
-            ("samplecontroller.k8s.io/v1alpha1", "Foo", true),
-            ("samplecontroller.k8s.io/v1", "Foo", true),
-            ("example.com/v1", "Foo", false),
-            ("apps/v1", "ReplicaSet", false),
-            ("v1", "Foo", false),
-        ];
-        for (api_version, kind, want) in cases {
-            let r = OwnerReference {
-                api_version: api_version.into(),
-                kind: kind.into(),
-                ..OwnerReference::default()
-            };
-            assert_eq!(refers_to_foo(&r), want, "{api_version} {kind}");
-        }
     }
 }

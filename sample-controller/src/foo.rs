@@ -50,22 +50,6 @@ pub struct FooStatus {
     pub available_replicas: i32,
 }
 
-// kcm-store keys and indexes objects through its `Object` trait, implemented for every
-// k8s-openapi type; kube's derive implements `kube::Resource` instead (and kube implements that
-// for every k8s-openapi type, so a custom type cannot have both): a custom type states its
-// name, namespace and labels itself.
-impl kcm_store::Object for Foo {
-    fn name(&self) -> &str {
-        self.metadata.name.as_deref().unwrap_or_default()
-    }
-    fn namespace(&self) -> Option<&str> {
-        self.metadata.namespace.as_deref()
-    }
-    fn labels(&self) -> Option<&BTreeMap<String, String>> {
-        self.metadata.labels.as_ref()
-    }
-}
-
 impl Foo {
     /// The Foo's `status.availableReplicas`, 0 before the controller wrote it.
     pub fn available_replicas(&self) -> i32 {

@@ -7,18 +7,20 @@
 //! Deployment's available replicas into the Foo's status, and records the events upstream's
 //! sample records (`Synced`, `ErrResourceExists`).
 //!
-//! It is built the way kcm's own controllers are: shared informers and listers from
-//! `kcm-informer`, a rate-limited `kcm-workqueue`, `kcm-controller`'s worker pool and event
-//! recorder. It runs on `kcm-manager`, registered beside (optionally) kcm's Deployment and
-//! ReplicaSet controllers ([`controllers()`]).
+//! It is written on `kcm-controller`'s builder ([`foo_reconciler`]: `Builder::<Foo>`
+//! `.owns::<Deployment>().run(reconcile)`), which runs it the way kcm's own controllers run:
+//! shared informers and listers, a rate-limited work queue, a worker pool, an event recorder,
+//! the namespace gate of a sharded manager and the write fence's requeue. It runs on
+//! `kcm-manager`, registered beside (optionally) kcm's Deployment and ReplicaSet controllers
+//! ([`controllers()`]).
 //!
 //! | module | upstream | what |
 //! | --- | --- | --- |
 //! | [`foo`] | `pkg/apis/samplecontroller/v1alpha1`, `artifacts/examples/crd.yaml` | the type and its CRD |
 //! | [`deployment`] | `newDeployment`, `metav1.IsControlledBy` | the owned Deployment |
 //! | [`plan`] | `syncHandler`'s decisions | what one sync does, as data |
-//! | [`sync`] | `syncHandler`, `updateFooStatus` | the sync's reads and writes |
-//! | [`controller`] | `NewController`, `Run`, `handleObject` | informers, handlers, queue, workers |
+//! | [`sync`] | `syncHandler`, `updateFooStatus` | the reconcile's reads and writes |
+//! | [`controller`] | `NewController`, `Run`, `handleObject` | the builder: what triggers a reconcile |
 //! | [`mod@controllers`] | `main.go` | the controllers the manager runs |
 //!
 //! Running it in-process against a cluster (as the tests do), then creating a Foo:
@@ -53,6 +55,6 @@ pub mod foo;
 pub mod plan;
 pub mod sync;
 
-pub use controller::{CONTROLLER_NAME, FooController, FooControllerConfig};
+pub use controller::{CONTROLLER_NAME, FooControllerConfig, foo_reconciler};
 pub use controllers::{controllers, foo_controller};
 pub use foo::{Foo, FooSpec, FooStatus, crd, crd_yaml};

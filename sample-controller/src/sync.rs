@@ -1,13 +1,12 @@
-//! One sync of a Foo (upstream's `syncHandler` and `updateFooStatus`): read the Foo and its
-//! Deployment from the caches, carry out the [`plan`], write the status, record the events.
+//! One reconcile of a Foo (upstream's `syncHandler` and `updateFooStatus`): read its
+//! Deployment from the cache, carry out the [`plan`], write the status, record the events.
 
 use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use kcm_controller::api_write::log_write;
-use kcm_controller::event_recorder::{EventRecorder, EventType};
-use kcm_informer::{Lister, ObjectKey};
-use kube::Resource;
+use kcm_controller::builder::{Action, Context};
+use kcm_controller::event_recorder::EventType;
 use kube::api::{Api, PostParams};
 
 use crate::foo::Foo;
@@ -35,39 +34,21 @@ pub enum SyncError {
     },
 }
 
-/// What a sync reads and writes with.
-#[derive(Clone)]
-pub struct SyncContext {
-    /// The controller's client.
-    pub client: kube::Client,
-    /// The shared Foo cache.
-    pub foos: Lister<Foo>,
-    /// The shared Deployment cache.
-    pub deployments: Lister<Deployment>,
-    /// Records the Foo's events (source `sample-controller`).
-    pub recorder: EventRecorder,
-}
-
-impl std::fmt::Debug for SyncContext {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SyncContext").finish_non_exhaustive()
-    }
-}
-
-/// Syncs the Foo `key`: converges its Deployment, then its status.
+/// Reconciles a Foo: converges its Deployment, then its status.
 ///
 /// # Errors
 ///
-/// A failed API write, or a Deployment of the wanted name that the Foo does not control.
-pub async fn sync_foo(ctx: &SyncContext, key: &ObjectKey) -> Result<(), SyncError> {
-    let (ns, name) = (key.namespace.as_str(), key.name.as_str());
-    let Some(foo) = ctx.foos.get(ns, name) else {
-        tracing::info!(foo = %key, "Foo in work queue no longer exists");
-        return Ok(());
-    };
+/// A failed API write, or a Deployment of the wanted name that the Foo does not control
+/// (retried with the queue's backoff, as upstream).
+pub async fn reconcile(foo: Arc<Foo>, ctx: Arc<Context>) -> Result<Action, SyncError> {
+    let ns = foo.metadata.namespace.as_deref().unwrap_or_default();
+    let name = foo.metadata.name.as_deref().unwrap_or_default();
+    let key = format!("{ns}/{name}");
     let deployment_name = foo.spec.deployment_name.as_str();
-    let existing = ctx.deployments.get(ns, deployment_name);
-    let deployments: Api<Deployment> = Api::namespaced(ctx.client.clone(), ns);
+    let existing = ctx
+        .lister::<Deployment>()
+        .and_then(|l| l.get(ns, deployment_name));
+    let deployments: Api<Deployment> = Api::namespaced(ctx.client().clone(), ns);
     let params = PostParams {
         field_manager: Some(FIELD_MANAGER.to_string()),
         ..PostParams::default()
@@ -75,12 +56,11 @@ pub async fn sync_foo(ctx: &SyncContext, key: &ObjectKey) -> Result<(), SyncErro
     let deployment: Arc<Deployment> = match plan(&foo, existing.as_deref()) {
         DeploymentPlan::NoDeploymentName => {
             tracing::error!(foo = %key, "deployment name must be specified");
-            return Ok(());
+            return Ok(Action::Done);
         }
         DeploymentPlan::NotOwned(message) => {
-            let reference = foo.object_ref(&());
-            ctx.recorder.record(
-                &reference,
+            ctx.event(
+                foo.as_ref(),
                 EventType::Warning,
                 REASON_RESOURCE_EXISTS,
                 message.clone(),
@@ -102,14 +82,14 @@ pub async fn sync_foo(ctx: &SyncContext, key: &ObjectKey) -> Result<(), SyncErro
         }
         DeploymentPlan::UpToDate => match existing {
             Some(d) => d,
-            None => return Ok(()),
+            None => return Ok(Action::Done),
         },
     };
     if let Some(status) = new_status(&foo, &deployment) {
         // Never change the cached object: write a copy.
         let mut copy = Foo::clone(&foo);
         copy.status = Some(status);
-        let foos: Api<Foo> = Api::namespaced(ctx.client.clone(), ns);
+        let foos: Api<Foo> = Api::namespaced(ctx.client().clone(), ns);
         let result = foos.replace_status(name, &params, &copy).await;
         let reason = format!("availableReplicas of Deployment {deployment_name}");
         log_write(
@@ -125,13 +105,13 @@ pub async fn sync_foo(ctx: &SyncContext, key: &ObjectKey) -> Result<(), SyncErro
             source,
         })?;
     }
-    ctx.recorder.record(
-        &foo.object_ref(&()),
+    ctx.event(
+        foo.as_ref(),
         EventType::Normal,
         REASON_SYNCED,
         MESSAGE_SYNCED,
     );
-    Ok(())
+    Ok(Action::Done)
 }
 
 /// Logs one Deployment write (`verb` of `namespace/name`, because of `why`) and turns its error

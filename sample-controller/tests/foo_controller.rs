@@ -1,12 +1,13 @@
 //! The sample controller against a cluster, as a client sees it: kcm-testenv in-process by
-//! default, the cluster of `KCM_SAMPLE_KUBECONFIG` when that names a kubeconfig
+//! default, the cluster of `KCM_TEST_KUBECONFIG` when that names a kubeconfig
 //! (`KCM_SAMPLE_BUILTIN_CONTROLLERS=0` when that cluster runs its own Deployment and
 //! ReplicaSet controllers).
 
 mod common;
 
-use common::{Harness, eventually};
+use common::{events_of, start};
 use k8s_openapi::api::apps::v1::Deployment;
+use kcm_harness::Harness;
 use kcm_sample_controller::{Foo, FooSpec};
 use kube::api::{Patch, PatchParams, PostParams};
 use serde_json::json;
@@ -23,56 +24,29 @@ fn foo(name: &str, deployment: &str, replicas: i32) -> Foo {
 
 /// Waits until the Foo reports `want` available replicas.
 async fn available(h: &Harness, name: &str, want: i32) -> anyhow::Result<()> {
-    let foos = h.api::<Foo>();
-    eventually(
-        &format!("Foo {name} with {want} available replicas"),
-        || {
-            let foos = foos.clone();
-            async move {
-                let f = foos.get(name).await?;
-                Ok(if f.available_replicas() == want {
-                    Ok(())
-                } else {
-                    Err(format!("status {:?}", f.status))
-                })
-            }
-        },
-    )
-    .await
+    h.wait_for_object::<Foo>(name, |f| f.available_replicas() == want)
+        .await
+        .map(drop)
 }
 
 /// Waits until the Deployment exists with `want` replicas.
 async fn deployment_with(h: &Harness, name: &str, want: i32) -> anyhow::Result<Deployment> {
-    let deployments = h.api::<Deployment>();
-    eventually(&format!("Deployment {name} with {want} replicas"), || {
-        let deployments = deployments.clone();
-        async move {
-            Ok(match deployments.get_opt(name).await? {
-                Some(d) if d.spec.replicas == Some(want) => Ok(d),
-                Some(d) => Err(format!("replicas {:?}", d.spec.replicas)),
-                None => Err("no Deployment".to_string()),
-            })
-        }
-    })
-    .await
+    h.wait_for_object::<Deployment>(name, |d| d.spec.replicas == Some(want))
+        .await
 }
 
 /// Waits for an event of the Foo `name` with `reason`: `[type, reason, message, component]`.
 async fn event(h: &Harness, name: &str, reason: &str) -> anyhow::Result<[String; 4]> {
-    eventually(&format!("a {reason} event of Foo {name}"), || async {
-        let events = h.events_of(name).await?;
-        Ok(events
-            .iter()
-            .find(|e| e[1] == reason)
-            .cloned()
-            .ok_or_else(|| format!("{events:?}")))
+    h.wait_for(&format!("a {reason} event of Foo {name}"), || async {
+        let events = events_of(h, name).await?;
+        Ok(events.into_iter().find(|e| e[1] == reason))
     })
     .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_foo_gets_an_owned_deployment_its_pods_and_its_status() -> anyhow::Result<()> {
-    let h = Harness::start("sample-create").await?;
+    let h = start("sample-create").await?;
     let created = h
         .api::<Foo>()
         .create(
@@ -122,7 +96,7 @@ async fn a_foo_gets_an_owned_deployment_its_pods_and_its_status() -> anyhow::Res
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scaling_the_foo_scales_its_deployment() -> anyhow::Result<()> {
-    let h = Harness::start("sample-scale").await?;
+    let h = start("sample-scale").await?;
     let foos = h.api::<Foo>();
     foos.create(&PostParams::default(), &foo("web", "web", 1))
         .await?;
@@ -140,7 +114,7 @@ async fn scaling_the_foo_scales_its_deployment() -> anyhow::Result<()> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deployment_the_foo_does_not_own_is_left_alone() -> anyhow::Result<()> {
-    let h = Harness::start("sample-conflict").await?;
+    let h = start("sample-conflict").await?;
     let theirs: Deployment = serde_json::from_value(json!({
         "metadata": {"name": "taken"},
         "spec": {
@@ -173,7 +147,7 @@ async fn a_deployment_the_foo_does_not_own_is_left_alone() -> anyhow::Result<()>
     assert_eq!(after.metadata.owner_references, None);
     assert_eq!(after.spec.replicas, Some(1));
     assert_eq!(after.spec.selector, before.spec.selector);
-    let events = h.events_of("intruder").await?;
+    let events = events_of(&h, "intruder").await?;
     assert!(!events.iter().any(|e| e[1] == "Synced"), "{events:?}");
     h.stop().await;
     Ok(())
@@ -181,7 +155,7 @@ async fn a_deployment_the_foo_does_not_own_is_left_alone() -> anyhow::Result<()>
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deleting_the_foo_deletes_its_deployment() -> anyhow::Result<()> {
-    let h = Harness::start("sample-delete").await?;
+    let h = start("sample-delete").await?;
     let foos = h.api::<Foo>();
     foos.create(
         &PostParams::default(),
@@ -191,17 +165,12 @@ async fn deleting_the_foo_deletes_its_deployment() -> anyhow::Result<()> {
     deployment_with(&h, "short-lived", 1).await?;
     foos.delete("short-lived", &Default::default()).await?;
     let deployments = h.api::<Deployment>();
-    eventually("the garbage collector to delete the Deployment", || {
-        let deployments = deployments.clone();
-        async move {
-            Ok(match deployments.get_opt("short-lived").await? {
-                None => Ok(()),
-                Some(d) => Err(format!(
-                    "still there, deletionTimestamp {:?}",
-                    d.metadata.deletion_timestamp
-                )),
-            })
-        }
+    h.wait_for("the garbage collector to delete the Deployment", || async {
+        Ok(deployments
+            .get_opt("short-lived")
+            .await?
+            .is_none()
+            .then_some(()))
     })
     .await?;
     h.stop().await;

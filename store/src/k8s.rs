@@ -1,5 +1,6 @@
-//! k8s-openapi integration (feature `k8s`): a blanket [`Object`] impl for every resource with
-//! `ObjectMeta`, and [`Selector`] construction from `metav1.LabelSelector`.
+//! Kubernetes integration (feature `k8s`): a blanket [`Object`] impl for every `kube::Resource`
+//! (every k8s-openapi type, and every type of kube's `#[derive(CustomResource)]`, with no
+//! impl to write), and [`Selector`] construction from `metav1.LabelSelector`.
 
 use std::collections::BTreeMap;
 
@@ -11,16 +12,16 @@ use crate::selector::{Operator, Requirement, Selector, SelectorError};
 
 impl<T> Object for T
 where
-    T: k8s_openapi::Metadata<Ty = ObjectMeta> + Send + Sync + 'static,
+    T: kube_core::Resource + Send + Sync + 'static,
 {
     fn name(&self) -> &str {
-        self.metadata().name.as_deref().unwrap_or_default()
+        self.meta().name.as_deref().unwrap_or_default()
     }
     fn namespace(&self) -> Option<&str> {
-        self.metadata().namespace.as_deref()
+        self.meta().namespace.as_deref()
     }
     fn labels(&self) -> Option<&BTreeMap<String, String>> {
-        self.metadata().labels.as_ref()
+        self.meta().labels.as_ref()
     }
 }
 

@@ -2,7 +2,8 @@
 //! `tools/cache` `ThreadSafeStore`/`Indexer`, listers and apimachinery's `labels`, in Rust.
 //!
 //! This crate depends on neither kube nor k8s-openapi by default. With the `k8s` feature every
-//! k8s-openapi resource implements [`Object`], and [`Selector`] can be built from a
+//! `kube::Resource` (k8s-openapi's resources, kube's `#[derive(CustomResource)]` types)
+//! implements [`Object`], and [`Selector`] can be built from a
 //! `metav1.LabelSelector`.
 //!
 //! ```

@@ -6,8 +6,8 @@ use crate::key::ObjectKey;
 
 /// A storable object: anything with a name, an optional namespace and optional labels.
 ///
-/// With the `k8s` feature, every k8s-openapi resource (and any hand-written type implementing
-/// `k8s_openapi::Metadata<Ty = ObjectMeta>`) implements this trait automatically.
+/// With the `k8s` feature, every `kube::Resource` implements this trait automatically: every
+/// k8s-openapi resource, and every custom resource of kube's `#[derive(CustomResource)]`.
 ///
 /// ```
 /// use std::collections::BTreeMap;

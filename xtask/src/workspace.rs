@@ -9,8 +9,13 @@ use serde::Deserialize;
 /// Workspace packages that are binaries only, or whose library half serves only their binary:
 /// neither published nor held to the library crates' rules (documentation, public API, the
 /// upstream map).
-pub(crate) const NOT_LIBRARIES: &[&str] =
-    &["xtask", "kcm", "kcm-testenv-cli", "kcm-sample-controller"];
+pub(crate) const NOT_LIBRARIES: &[&str] = &[
+    "xtask",
+    "kcm",
+    "kcm-testenv-cli",
+    "kcm-sample-controller",
+    "kcm-example-configmap",
+];
 
 /// `--workspace --exclude P` for every package of [`NOT_LIBRARIES`]: the library crates, as
 /// cargo selects them.

@@ -4,6 +4,7 @@
 //!
 //! | module | upstream | what |
 //! | --- | --- | --- |
+//! | [`builder`] | controller-runtime's and kube-runtime's builders | your own controller in a few lines, on this machinery |
 //! | [`api_write`] | — | one debug line (`-v=2`) per API write: verb, resource, key, reason, result |
 //! | [`expectations`] | `ControllerExpectations`, `UIDTrackingControllerExpectations` | pending creates/deletes per controller key, 5-minute TTL |
 //! | [`pod_view`] | — | [`PodView`], a ~12× smaller cached Pod |
@@ -72,6 +73,7 @@
 //! ```
 
 pub mod api_write;
+pub mod builder;
 pub mod clock;
 pub mod consistency;
 pub mod controller_ref_manager;

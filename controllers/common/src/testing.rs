@@ -33,6 +33,8 @@ pub struct MockRequest {
     pub method: String,
     /// The URL path.
     pub path: String,
+    /// The URL query (`fieldManager=...&force=true`), empty without one.
+    pub query: String,
     /// The `Content-Type` header.
     pub content_type: Option<String>,
     /// The JSON body (`null` when empty or not JSON).
@@ -112,6 +114,7 @@ impl MockApi {
                 let recorded = MockRequest {
                     method: parts.method.to_string(),
                     path: parts.uri.path().to_string(),
+                    query: parts.uri.query().unwrap_or_default().to_string(),
                     content_type: parts
                         .headers
                         .get(http::header::CONTENT_TYPE)

@@ -62,6 +62,7 @@ pub struct RetryPolicy<K, E> {
     max_retries: Option<usize>,
     forget_if: Option<ErrorFilter<E>>,
     fenced_if: Option<ErrorFilter<E>>,
+    requeue_if: Option<ErrorFilter<E>>,
     on_drop: Option<DropHandler<K, E>>,
 }
 
@@ -71,6 +72,7 @@ impl<K, E> Clone for RetryPolicy<K, E> {
             max_retries: self.max_retries,
             forget_if: self.forget_if.clone(),
             fenced_if: self.fenced_if.clone(),
+            requeue_if: self.requeue_if.clone(),
             on_drop: self.on_drop.clone(),
         }
     }
@@ -82,6 +84,7 @@ impl<K, E> fmt::Debug for RetryPolicy<K, E> {
             .field("max_retries", &self.max_retries)
             .field("forget_if", &self.forget_if.is_some())
             .field("fenced_if", &self.fenced_if.is_some())
+            .field("requeue_if", &self.requeue_if.is_some())
             .field("on_drop", &self.on_drop.is_some())
             .finish()
     }
@@ -94,6 +97,7 @@ impl<K, E> RetryPolicy<K, E> {
             max_retries: None,
             forget_if: None,
             fenced_if: None,
+            requeue_if: None,
             on_drop: None,
         }
     }
@@ -105,6 +109,7 @@ impl<K, E> RetryPolicy<K, E> {
             max_retries: Some(n),
             forget_if: None,
             fenced_if: None,
+            requeue_if: None,
             on_drop: None,
         }
     }
@@ -120,6 +125,15 @@ impl<K, E> RetryPolicy<K, E> {
     /// [`FENCED_REQUEUE_DELAY`], not counted as a failure.
     pub fn fenced_if(mut self, f: impl Fn(&E) -> bool + Send + Sync + 'static) -> Self {
         self.fenced_if = Some(Arc::new(f));
+        self
+    }
+
+    /// Errors for which `f` returns true are a sync's request to run again later, not a
+    /// failure: the key is requeued through the queue's rate limiter (its per-key backoff grows
+    /// as for a failure, up to the retry limit) and the sync is reported as a success, logged
+    /// at debug level only (a builder controller's `Action::requeue_rate_limited`).
+    pub fn requeue_if(mut self, f: impl Fn(&E) -> bool + Send + Sync + 'static) -> Self {
+        self.requeue_if = Some(Arc::new(f));
         self
     }
 
@@ -268,6 +282,7 @@ pub async fn process_item<K, E, F>(
     let outcome = match &result {
         Ok(Ok(())) => SyncOutcome::Success,
         Ok(Err(err)) if policy.fenced_if.as_ref().is_some_and(|f| f(err)) => SyncOutcome::Fenced,
+        Ok(Err(err)) if policy.requeue_if.as_ref().is_some_and(|f| f(err)) => SyncOutcome::Success,
         Ok(Err(_)) => SyncOutcome::Error,
         Err(_) => SyncOutcome::Panic,
     };
@@ -277,6 +292,10 @@ pub async fn process_item<K, E, F>(
         Ok(Err(err)) if outcome == SyncOutcome::Fenced => {
             tracing::info!(key = %key, error = %err, "sync stopped at the write fence; requeueing");
             queue.add_after(key.clone(), FENCED_REQUEUE_DELAY);
+        }
+        Ok(Err(err)) if outcome == SyncOutcome::Success => {
+            tracing::debug!(key = %key, reason = %err, "requeueing with the rate limiter");
+            requeue_or_drop(queue, policy, &key, &err);
         }
         Ok(Err(err)) => handle_err(queue, policy, &key, &err),
         Err(_) => {
@@ -298,21 +317,32 @@ fn handle_err<K: WorkKey, E: fmt::Display>(
         return;
     }
     match policy.max_retries {
-        None => {
-            tracing::error!(key = %key, error = %err, "sync \"{key}\" failed with {err}");
-            queue.add_rate_limited(key.clone());
-        }
+        None => tracing::error!(key = %key, error = %err, "sync \"{key}\" failed with {err}"),
         Some(max) if queue.num_requeues(key) < max => {
             tracing::info!(key = %key, error = %err, "error syncing; requeueing");
-            queue.add_rate_limited(key.clone());
         }
-        Some(_) => {
+        Some(_) => {}
+    }
+    requeue_or_drop(queue, policy, key, err);
+}
+
+/// Requeues `key` through the rate limiter while the policy allows, else forgets it (and calls
+/// the policy's drop handler).
+fn requeue_or_drop<K: WorkKey, E: fmt::Display>(
+    queue: &RateLimitingQueue<K>,
+    policy: &RetryPolicy<K, E>,
+    key: &K,
+    err: &E,
+) {
+    match policy.max_retries {
+        Some(max) if queue.num_requeues(key) >= max => {
             queue.forget(key);
             match &policy.on_drop {
                 Some(f) => f(key, err),
                 None => tracing::error!(key = %key, error = %err, "dropping key out of the queue"),
             }
         }
+        _ => queue.add_rate_limited(key.clone()),
     }
 }
 

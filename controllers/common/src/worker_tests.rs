@@ -281,6 +281,32 @@ async fn fenced_sync_is_requeued_without_counting_a_failure() {
     assert_eq!(q.num_requeues(&"k".to_string()), 2);
 }
 
+/// A sync asking for a rate-limited requeue is requeued through the rate limiter (its backoff
+/// grows, as for a failure); at the retry limit the key is forgotten.
+#[tokio::test(start_paused = true)]
+async fn requeue_request_goes_through_the_rate_limiter() {
+    let q = queue();
+    let policy = RetryPolicy::<String, String>::max_retries(2).requeue_if(|e| e == "again");
+    let again = sync_fn(|_k| Box::pin(async { Err("again".into()) }));
+    for want in [1, 2] {
+        q.add("k".to_string());
+        let key = q.get().await.unwrap();
+        process_item(&q, &policy, &again, key).await;
+        assert_eq!(q.num_requeues(&"k".to_string()), want);
+        // back after the rate limiter's delay (5 ms, then 10 ms)
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert_eq!(q.try_get().as_deref(), Some("k"));
+        q.done(&"k".to_string());
+    }
+    // At the retry limit the key is forgotten, as after failures.
+    q.add("k".to_string());
+    let key = q.get().await.unwrap();
+    process_item(&q, &policy, &again, key).await;
+    assert_eq!(q.num_requeues(&"k".to_string()), 0);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(q.len(), 0);
+}
+
 /// A gated pool syncs only the keys the gate allows; the others are dropped (done and
 /// forgotten), and synced once the gate opens and they are added again.
 #[tokio::test(start_paused = true)]

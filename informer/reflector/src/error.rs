@@ -50,6 +50,25 @@ pub(crate) enum ReflectorError {
     },
 }
 
+impl ReflectorError {
+    /// The HTTP code when the server refused the list or the watch outright: 404 (the resource
+    /// is not served: a CRD not installed, a wrong group or version) or 403 (the client may
+    /// not list or watch it).
+    pub(crate) fn refused(&self) -> Option<u16> {
+        let source = match self {
+            ReflectorError::List { source, .. }
+            | ReflectorError::Watch { source, .. }
+            | ReflectorError::StreamingList { source, .. } => source,
+            ReflectorError::StreamingListClosed { .. } | ReflectorError::MissingName { .. } => {
+                return None;
+            }
+        };
+        status(source)
+            .map(|s| s.code)
+            .filter(|c| *c == 403 || *c == 404)
+    }
+}
+
 fn status(err: &kube::Error) -> Option<&kube::core::Status> {
     match err {
         kube::Error::Api(status) => Some(status),
@@ -133,6 +152,26 @@ mod tests {
             }
             .boxed(),
         )
+    }
+
+    #[test]
+    fn refusals_are_403_and_404_of_a_list_or_watch() {
+        let list = |code, reason| ReflectorError::List {
+            resource: "Greeting".into(),
+            source: api(code, reason, ""),
+        };
+        let watch = |code, reason| ReflectorError::Watch {
+            resource: "Greeting".into(),
+            source: api(code, reason, ""),
+        };
+        assert_eq!(list(404, "NotFound").refused(), Some(404));
+        assert_eq!(watch(403, "Forbidden").refused(), Some(403));
+        assert_eq!(list(500, "InternalError").refused(), None);
+        assert_eq!(watch(410, "Gone").refused(), None);
+        let closed = ReflectorError::StreamingListClosed {
+            resource: "Greeting".into(),
+        };
+        assert_eq!(closed.refused(), None);
     }
 
     #[test]

@@ -148,7 +148,20 @@ impl<K: Watchable, L: ListerWatcher<K>> Reflector<K, L> {
                     .config
                     .metrics
                     .error(&self.parts.config.name, kind);
-                tracing::warn!(reflector = %self.parts.config.name, error = %err, "list and watch failed");
+                let name = &self.parts.config.name;
+                match err.refused() {
+                    Some(404) => {
+                        tracing::warn!(reflector = %name, resource = %name, code = 404, error = %err,
+                        "the API server does not serve {name} (404): is its CustomResourceDefinition installed, with this group and version? Retrying with backoff; caches of {name} stay unsynced until then")
+                    }
+                    Some(code) => {
+                        tracing::warn!(reflector = %name, resource = %name, code, error = %err,
+                        "the API server refuses to list or watch {name} ({code}): the client's RBAC must allow list and watch on it. Retrying with backoff; caches of {name} stay unsynced until then")
+                    }
+                    None => {
+                        tracing::warn!(reflector = %name, error = %err, "list and watch failed")
+                    }
+                }
             }
             if cancel.is_cancelled() {
                 break;

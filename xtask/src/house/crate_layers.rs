@@ -18,15 +18,17 @@ const LAYERS: &[&[&str]] = &[
     &["kcm-controller"],
     &["kcm-replicaset", "kcm-deployment"],
     &["kcm-manager"],
+    // Controllers under test: kcm-testenv and kcm-manager in one call.
+    &["kcm-harness"],
     &["kcm"],
     // The sample runs kcm's controllers beside its own, as any binary on kcm-manager may.
-    &["kcm-sample-controller"],
+    &["kcm-sample-controller", "kcm-example-configmap"],
     &["xtask"],
 ];
 
 /// Test tools: only each other and xtask may name them as normal dependencies (a library
 /// names them as dev-dependencies).
-const TEST_TOOLS: &[&str] = &["kcm-testenv", "kcm-testenv-cli"];
+const TEST_TOOLS: &[&str] = &["kcm-testenv", "kcm-testenv-cli", "kcm-harness"];
 
 /// Downward arrows that are still not allowed, and why.
 const FORBIDDEN: &[(&str, &str, &str)] = &[
