@@ -3,7 +3,9 @@
 //! a real kube-apiserver (`KCM_SPEC_SERVER`).
 #![allow(dead_code)]
 
+pub mod apply;
 pub mod crd;
+pub mod kubectl;
 pub mod server;
 pub mod spec;
 
