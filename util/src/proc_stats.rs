@@ -1,6 +1,6 @@
-//! This process's CPU time and memory, and the machine's load, from Linux's `/proc`: what the
-//! benchmark examples report next to their timings. Every reading is 0 (or `None`) where
-//! `/proc` is not available, so a benchmark still runs elsewhere.
+//! This process's (or another's) CPU time and memory, and the machine's load, from Linux's
+//! `/proc`: what the benchmark examples report next to their timings. Every reading is 0 (or
+//! `None`) where `/proc` is not available, so a benchmark still runs elsewhere.
 //!
 //! CPU time from `/proc/self/stat` counts clock ticks, assumed 100 per second (Linux's
 //! `USER_HZ`): 10 ms resolution, but unlike wall time it barely moves when other processes
@@ -18,13 +18,23 @@ use std::fs;
 pub fn status_kib(field: &str) -> u64 {
     fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.strip_prefix(field).is_some_and(|r| r.starts_with(':')))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
+        .and_then(|s| status_field_kib(&s, field))
         .unwrap_or(0)
+}
+
+/// A `kB` line of `/proc/<pid>/status` of another process, in KiB; `None` when the process is
+/// gone (or not ours to read) or has no such line.
+pub fn pid_status_kib(pid: u32, field: &str) -> Option<u64> {
+    let text = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status_field_kib(&text, field)
+}
+
+/// The value of the line `field:` of a `status` file's text (`VmHWM:     1234 kB` gives 1234).
+fn status_field_kib(text: &str, field: &str) -> Option<u64> {
+    text.lines()
+        .find(|l| l.strip_prefix(field).is_some_and(|r| r.starts_with(':')))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
 }
 
 /// Resident set size (`VmRSS`) in KiB.
@@ -39,14 +49,25 @@ pub fn peak_rss_kib() -> u64 {
 
 /// utime + stime of the whole process (every thread), in clock ticks.
 fn process_cpu_ticks() -> Option<u64> {
-    let stat = fs::read_to_string("/proc/self/stat").ok()?;
-    // Fields after the command name, which is parenthesised: state is index 0, utime 11,
-    // stime 12.
+    stat_cpu_ticks(&fs::read_to_string("/proc/self/stat").ok()?)
+}
+
+/// utime + stime of a `stat` file's text, in clock ticks.
+fn stat_cpu_ticks(stat: &str) -> Option<u64> {
+    // Fields after the command name, which is parenthesised (and may hold spaces and
+    // parentheses itself): state is index 0, utime 11, stime 12.
     let rest = stat.rsplit_once(')')?.1;
     let fields: Vec<&str> = rest.split_whitespace().collect();
     let utime: u64 = fields.get(11)?.parse().ok()?;
     let stime: u64 = fields.get(12)?.parse().ok()?;
     Some(utime + stime)
+}
+
+/// CPU time (user + system, all threads) of another process so far, in ms
+/// (`/proc/<pid>/stat`); `None` when the process is gone or not ours to read.
+pub fn pid_cpu_ms(pid: u32) -> Option<u64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat_cpu_ticks(&stat).map(|t| t * 10)
 }
 
 /// CPU time (user + system, all threads) of this process so far, in ms.
@@ -168,6 +189,41 @@ mod tests {
             text.split(' ').all(|v| v.parse::<f64>().is_ok()),
             "{text:?}"
         );
+    }
+
+    #[test]
+    fn stat_cpu_ticks_adds_utime_and_stime_after_the_command_name() {
+        // A command name with a space and a parenthesis, as a thread may name itself.
+        let stat = "4242 (tokio) rt:w) S 1 4242 4242 0 -1 4194560 2310 0 0 0 \
+                    173 41 0 0 20 0 9 0 123456 1234567 890 18446744073709551615";
+        assert_eq!(stat_cpu_ticks(stat), Some(214));
+        assert_eq!(stat_cpu_ticks("4242 (short) S 1 2"), None);
+        assert_eq!(stat_cpu_ticks("no parenthesis at all"), None);
+        let garbled = "1 (x) S 1 1 1 0 -1 0 0 0 0 0 u s 0 0";
+        assert_eq!(stat_cpu_ticks(garbled), None);
+    }
+
+    #[test]
+    fn status_field_kib_reads_the_named_line_only() {
+        let status = "Name:\tetcd\nVmPeak:\t  900 kB\nVmHWM:\t   81234 kB\nVmRSS:\t   80000 kB\n";
+        assert_eq!(status_field_kib(status, "VmHWM"), Some(81_234));
+        assert_eq!(status_field_kib(status, "VmRSS"), Some(80_000));
+        assert_eq!(status_field_kib(status, "VmRS"), None);
+        assert_eq!(status_field_kib(status, "VmSwap"), None);
+        assert_eq!(status_field_kib("VmHWM:\tmany kB\n", "VmHWM"), None);
+    }
+
+    #[test]
+    fn another_process_reads_as_this_one_and_a_gone_one_as_none() {
+        if !std::path::Path::new("/proc/self/status").exists() {
+            return;
+        }
+        let me = std::process::id();
+        assert!(pid_status_kib(me, "VmHWM").is_some_and(|k| k > 0));
+        assert!(pid_cpu_ms(me).is_some());
+        // Beyond the kernel's pid_max (at most 2^22).
+        assert_eq!(pid_cpu_ms(u32::MAX), None);
+        assert_eq!(pid_status_kib(u32::MAX, "VmHWM"), None);
     }
 
     #[test]

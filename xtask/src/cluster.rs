@@ -279,10 +279,15 @@ impl Cluster {
     /// Starts `kcm-testenv` with `args` (e.g. `--nodes 3`), logging to `dir/testenv.log`, and
     /// waits for its ready line.
     pub fn start(dir: &Path, args: &[&str]) -> anyhow::Result<Cluster> {
+        Cluster::start_binary(dir, &target_dir().join("debug").join("kcm-testenv"), args)
+    }
+
+    /// [`Cluster::start`] with the `kcm-testenv` binary at `bin` (a release build for the
+    /// benchmarks).
+    pub fn start_binary(dir: &Path, bin: &Path, args: &[&str]) -> anyhow::Result<Cluster> {
         std::fs::create_dir_all(dir)?;
         let kubeconfig = dir.join("kubeconfig");
-        let bin = target_dir().join("debug").join("kcm-testenv");
-        let mut cmd = Command::new(&bin);
+        let mut cmd = Command::new(bin);
         cmd.args(["--listen", "127.0.0.1:0", "--kubeconfig-out"])
             .arg(&kubeconfig)
             .args(args);

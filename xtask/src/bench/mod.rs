@@ -11,6 +11,9 @@
 //! `target/bench/<name>.md` and `target/bench/<name>.jsonl`; `--table` prints the table of the
 //! last run again from that JSONL file without running anything.
 //!
+//! `testenv` is measured against kube-apiserver v1.37.2 + etcd (see `testenv.rs`); the
+//! in-process throughput workloads of kcm-testenv alone are `testenv-throughput`.
+//!
 //! `workqueue` and `store` run each round twice, quiet and beside a fixed background load
 //! this command starts itself (see `load.rs`), and print a table for each.
 
@@ -26,6 +29,7 @@ mod pid_stats;
 mod sharded;
 mod sharded_pause;
 mod table;
+mod testenv;
 mod testenv_counters;
 
 use std::process::Command;
@@ -40,7 +44,7 @@ use table::Figure;
 const WORKLOADS: &[(&str, &str, &str, &[&str])] = &[
     ("workqueue", "kcm-workqueue", "bench", &[]),
     ("store", "kcm-store", "bench", &["--features", "k8s"]),
-    ("testenv", "kcm-testenv", "bench", &[]),
+    ("testenv-throughput", "kcm-testenv", "bench", &[]),
     ("informer", "kcm-informer", "bench", &[]),
     ("controller", "kcm-controller", "bench", &[]),
     ("replicaset", "kcm-replicaset", "bench", &[]),
@@ -94,6 +98,10 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
              --namespaces M, --qps Q, --cluster upstream|testenv; --plot: the CPU plot into \
              docs/ from the runs kept; sharded: --replicas 1,2,4 [--namespaces M] [--gate on|off])"
         );
+        println!(
+            "  testenv      (kcm-testenv against kube-apiserver v1.37.2 + etcd: start-to-ready, \
+             1,000 ConfigMaps applied, listed, watched; --rounds N)"
+        );
         for (name, package, example, _) in WORKLOADS {
             println!("  {name:<12} ({package}, example `{example}`)");
         }
@@ -104,6 +112,10 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     for name in names {
         if name == "controllers" {
             run_controllers(args, rounds)?;
+            continue;
+        }
+        if name == "testenv" {
+            testenv::run(args, rounds)?;
             continue;
         }
         let Some((_, package, example, extra)) = WORKLOADS.iter().find(|w| w.0 == name) else {

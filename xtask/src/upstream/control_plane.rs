@@ -9,7 +9,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, bail};
 
@@ -68,6 +68,8 @@ rules:
 pub struct ApiServerRun {
     /// etcd, then kube-apiserver (killed when dropped).
     pub procs: Vec<Proc>,
+    /// When etcd was spawned (wall clock), the start of the control plane's start-up.
+    pub etcd_spawned: SystemTime,
     /// etcd's data folder (removed when dropped).
     pub etcd_data: TempDir,
     /// The certificates and keys.
@@ -80,13 +82,15 @@ pub struct ApiServerRun {
     pub cache: PathBuf,
 }
 
-/// Starts etcd and kube-apiserver in `dir` as [`start`] does (certificates, flags, audit log),
-/// and returns once kube-apiserver answers `/readyz`. `cargo xtask upstream gen-testenv` reads
-/// discovery from it; [`start`] adds kube-controller-manager and the simulation.
+/// Starts etcd and kube-apiserver in `dir` as [`start`] does (certificates, flags, and the
+/// audit log `dir/audit.log` when `audit_log`), and returns once kube-apiserver answers
+/// `/readyz`. `cargo xtask upstream gen-testenv` reads discovery from it; [`start`] adds
+/// kube-controller-manager and the simulation; `cargo xtask bench testenv` times it.
 pub fn start_api_server(
     dir: &Path,
     bins: &Binaries,
     feature_gates: &str,
+    audit_log: bool,
 ) -> anyhow::Result<ApiServerRun> {
     std::fs::create_dir_all(dir)?;
     let pki = Pki::generate(&dir.join("pki"))?;
@@ -97,6 +101,7 @@ pub fn start_api_server(
     let peer_port = free_port()?;
     let etcd_url = format!("http://127.0.0.1:{etcd_port}");
     let peer_url = format!("http://127.0.0.1:{peer_port}");
+    let etcd_spawned = SystemTime::now();
     procs.push(spawn_logged(
         Command::new(&bins.etcd)
             .arg("--data-dir")
@@ -119,8 +124,6 @@ pub fn start_api_server(
     // kube-apiserver.
     let api_port = free_port()?;
     let url = format!("https://127.0.0.1:{api_port}");
-    let audit_policy = dir.join("audit-policy.yaml");
-    std::fs::write(&audit_policy, AUDIT_POLICY)?;
     let mut apiserver = Command::new(&bins.kube_apiserver);
     apiserver
         .arg(format!("--etcd-servers={etcd_url}"))
@@ -153,16 +156,21 @@ pub fn start_api_server(
         ])
         .arg(path_flag("--proxy-client-cert-file", &pki.front_proxy_cert))
         .arg(path_flag("--proxy-client-key-file", &pki.front_proxy_key))
-        .arg(path_flag("--audit-policy-file", &audit_policy))
-        .arg(path_flag("--audit-log-path", &dir.join("audit.log")))
-        .args([
-            "--audit-log-format=json",
-            "--audit-log-mode=blocking",
-            // 0 would mean lumberjack's default of 100 MB, past which the log is rotated; a
-            // benchmark of 3,000 pods writes more than that.
-            "--audit-log-maxsize=100000",
-            "-v=1",
-        ]);
+        .arg("-v=1");
+    if audit_log {
+        let audit_policy = dir.join("audit-policy.yaml");
+        std::fs::write(&audit_policy, AUDIT_POLICY)?;
+        apiserver
+            .arg(path_flag("--audit-policy-file", &audit_policy))
+            .arg(path_flag("--audit-log-path", &dir.join("audit.log")))
+            .args([
+                "--audit-log-format=json",
+                "--audit-log-mode=blocking",
+                // 0 would mean lumberjack's default of 100 MB, past which the log is rotated; a
+                // benchmark of 3,000 pods writes more than that.
+                "--audit-log-maxsize=100000",
+            ]);
+    }
     if !feature_gates.is_empty() {
         apiserver.arg(format!("--feature-gates={feature_gates}"));
     }
@@ -185,6 +193,7 @@ pub fn start_api_server(
 
     Ok(ApiServerRun {
         procs,
+        etcd_spawned,
         etcd_data,
         pki,
         url,
@@ -205,7 +214,8 @@ pub fn start(dir: &Path, bins: &Binaries, opts: &Options) -> anyhow::Result<Clus
         url,
         admin,
         cache,
-    } = start_api_server(dir, bins, &opts.feature_gates)?;
+        ..
+    } = start_api_server(dir, bins, &opts.feature_gates, true)?;
 
     // kube-controller-manager, everything but the controllers kcm replaces.
     let kcm_upstream = dir.join("kube-controller-manager.kubeconfig");

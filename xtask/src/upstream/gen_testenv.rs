@@ -97,7 +97,7 @@ pub fn generate(bins: &Binaries, dir: &Path) -> anyhow::Result<Vec<Generated>> {
         "xtask: starting etcd and kube-apiserver in {}",
         dir.display()
     );
-    let run = control_plane::start_api_server(dir, bins, "")?;
+    let run = control_plane::start_api_server(dir, bins, "", false)?;
     let client = Curl::new(&run, dir)?;
     let discovery = read_discovery(&client)?;
     let objects = bootstrap::collect(&|path| client.get(path, "application/json"))?;
