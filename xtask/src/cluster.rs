@@ -276,14 +276,12 @@ impl Drop for Cluster {
 }
 
 impl Cluster {
-    /// Starts `kcm-testenv` with `args` (e.g. `--nodes 3`), logging to `dir/testenv.log`, and
-    /// waits for its ready line.
+    /// Starts `kcm-testenv` with `args` (`--nodes 3`), logs to `dir/testenv.log`, waits until ready.
     pub fn start(dir: &Path, args: &[&str]) -> anyhow::Result<Cluster> {
         Cluster::start_binary(dir, &target_dir().join("debug").join("kcm-testenv"), args)
     }
 
-    /// [`Cluster::start`] with the `kcm-testenv` binary at `bin` (a release build for the
-    /// benchmarks).
+    /// [`Cluster::start`] with the `kcm-testenv` binary at `bin` (the benchmarks' release build).
     pub fn start_binary(dir: &Path, bin: &Path, args: &[&str]) -> anyhow::Result<Cluster> {
         std::fs::create_dir_all(dir)?;
         let kubeconfig = dir.join("kubeconfig");
