@@ -140,7 +140,7 @@ pub fn etag(body: &[u8]) -> String {
 /// The answer: 200 with the document, or 304 without a body when `if_none_match` is its
 /// `ETag`; both with the caching headers upstream sends.
 pub fn respond(doc: &Value, if_none_match: &str) -> Response<Body> {
-    let body = serde_json::to_vec(doc).unwrap_or_default();
+    let body = crate::registry::go_json::to_vec(doc).unwrap_or_default();
     let tag = etag(&body);
     let mut r = if if_none_match == tag {
         let mut r = json_response(304, Bytes::new());

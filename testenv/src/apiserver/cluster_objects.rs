@@ -1,5 +1,5 @@
 //! The objects a fresh cluster has: what kube-apiserver makes for itself at start (the
-//! generated [`bootstrap`](crate::registry::bootstrap) objects, and the `default/kubernetes`
+//! generated [`bootstrap`](mod@crate::registry::bootstrap) objects, and the `default/kubernetes`
 //! Service with its Endpoints and EndpointSlice pointing at this server), and what
 //! kube-controller-manager's serviceaccount and root-ca-cert-publisher controllers put in every
 //! namespace (the `default` ServiceAccount and the `kube-root-ca.crt` ConfigMap), made by the

@@ -71,7 +71,7 @@ fn decode_with(
     let (out, unknown) = match res.custom {
         Some(cv) => {
             let raw = if patched {
-                serde_json::to_vec(&v).unwrap_or_default()
+                crate::registry::go_json::to_vec(&v).unwrap_or_default()
             } else {
                 ctx.body.to_vec()
             };

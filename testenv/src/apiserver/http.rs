@@ -88,7 +88,10 @@ pub fn json_response(code: u16, body: impl Into<Bytes>) -> Response<Body> {
 
 /// A JSON response from a value.
 pub fn value_response(code: u16, v: &Value) -> Response<Body> {
-    json_response(code, serde_json::to_vec(v).unwrap_or_default())
+    json_response(
+        code,
+        crate::registry::go_json::to_vec(v).unwrap_or_default(),
+    )
 }
 
 /// The Status response of an error.
@@ -109,7 +112,10 @@ pub fn text_response(code: u16, ct: &'static str, body: &'static str) -> Respons
 /// converted, everything else is the stored bytes).
 pub fn view_json(res: &ResourceInfo, obj: &ObjRef) -> Bytes {
     if view::needs_conversion(res) {
-        Bytes::from(serde_json::to_vec(&view::view_value(res, &obj.value())).unwrap_or_default())
+        Bytes::from(
+            crate::registry::go_json::to_vec(&view::view_value(res, &obj.value()))
+                .unwrap_or_default(),
+        )
     } else {
         obj.json.clone()
     }

@@ -65,7 +65,7 @@ pub fn prefix_of(t: &Target, f: &Filter) -> String {
 /// An opaque continue token (upstream's shape: base64 JSON with the list RV and the next key).
 pub fn encode_continue(rv: u64, last_key: &str) -> String {
     let v = json!({"v": "meta.k8s.io/v1", "rv": rv, "start": format!("{last_key}\u{0}")});
-    B64.encode(serde_json::to_vec(&v).unwrap_or_default())
+    B64.encode(crate::registry::go_json::to_vec(&v).unwrap_or_default())
 }
 
 fn decode_continue(s: &str) -> ApiResult<(u64, String)> {
@@ -254,7 +254,7 @@ pub fn render(t: &Target, page: &Page, items: &[ObjRef]) -> Vec<u8> {
         None => format!("{}List", t.res.kind),
     };
     let head = json!({"kind": kind, "apiVersion": t.res.api_version(), "metadata": meta});
-    let mut out = serde_json::to_vec(&head).unwrap_or_default();
+    let mut out = crate::registry::go_json::to_vec(&head).unwrap_or_default();
     out.pop(); // the closing brace
     out.extend_from_slice(b",\"items\":[");
     for (i, o) in items.iter().enumerate() {

@@ -1,6 +1,6 @@
 //! An answer in the negotiated form: handlers write JSON objects, lists and Status; this turns
 //! them into what the `Accept` header asked for — a metadata-only view
-//! ([`metadata_view`](super::metadata_view)) and YAML — as upstream's
+//! ([`metadata_view`]) and YAML — as upstream's
 //! `transformResponseObject` (`staging/src/k8s.io/apiserver/pkg/endpoints/handlers/response.go`)
 //! does after every get, list, create, update, patch and delete.
 
@@ -68,7 +68,10 @@ pub async fn finish(
 /// A document in the negotiated media type: JSON, or YAML.
 pub fn value(code: u16, v: &Value, media: MediaType) -> Response<Body> {
     if media != MediaType::Yaml {
-        return json_response(code, serde_json::to_vec(v).unwrap_or_default());
+        return json_response(
+            code,
+            crate::registry::go_json::to_vec(v).unwrap_or_default(),
+        );
     }
     let mut r = json_response(code, serde_yaml::to_string(v).unwrap_or_default());
     r.headers_mut().insert(
@@ -106,7 +109,8 @@ mod tests {
     async fn metadata_views_and_yaml() {
         let pods = registry::find("", "v1", "pods").expect("pods");
         let pod = json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "p"}, "spec": {}});
-        let res = |v: &Value| json_response(201, serde_json::to_vec(v).unwrap_or_default());
+        let res =
+            |v: &Value| json_response(201, crate::registry::go_json::to_vec(v).unwrap_or_default());
         let neg = |h: &str| {
             negotiate(h, MediaType::WRITTEN, Endpoint::Resource { custom: false }).expect(h)
         };

@@ -5,7 +5,7 @@
 //! is `system:anonymous`), the reviews answer as for `system:anonymous`, and it authorizes
 //! everything: a SubjectAccessReview of any kind is allowed, the rules of
 //! a SelfSubjectRulesReview are everything. TokenReviews check the tokens this server signed
-//! ([`tokens`](super::tokens)). Upstream: `pkg/registry/authentication`,
+//! ([`tokens`]). Upstream: `pkg/registry/authentication`,
 //! `pkg/registry/authorization`, `pkg/registry/core/pod/storage` (bindings),
 //! `pkg/registry/core/componentstatus`.
 

@@ -130,14 +130,17 @@ fn bookmark(res: &ResourceInfo, mode: Render, rv: u64, initial_end: bool) -> Byt
         }
         _ => json!({"kind": res.kind, "apiVersion": res.api_version(), "metadata": meta}),
     };
-    watch_line("BOOKMARK", &serde_json::to_vec(&obj).unwrap_or_default())
+    watch_line(
+        "BOOKMARK",
+        &crate::registry::go_json::to_vec(&obj).unwrap_or_default(),
+    )
 }
 
 /// The ERROR line of a Status.
 pub fn error_line(e: &ApiError) -> Bytes {
     watch_line(
         "ERROR",
-        &serde_json::to_vec(&e.to_status()).unwrap_or_default(),
+        &crate::registry::go_json::to_vec(&e.to_status()).unwrap_or_default(),
     )
 }
 
@@ -165,15 +168,18 @@ fn render_obj(
         Render::Table => {
             let tbl = table::watch_table(res, &view_value(res, v), *first_table);
             *first_table = false;
-            watch_line(t, &serde_json::to_vec(&tbl).unwrap_or_default())
+            watch_line(
+                t,
+                &crate::registry::go_json::to_vec(&tbl).unwrap_or_default(),
+            )
         }
         Render::Partial(gv) => watch_line(
             t,
-            &serde_json::to_vec(&metadata_view::partial(v, gv)).unwrap_or_default(),
+            &crate::registry::go_json::to_vec(&metadata_view::partial(v, gv)).unwrap_or_default(),
         ),
         _ => watch_line(
             t,
-            &serde_json::to_vec(&view_value(res, v)).unwrap_or_default(),
+            &crate::registry::go_json::to_vec(&view_value(res, v)).unwrap_or_default(),
         ),
     }
 }

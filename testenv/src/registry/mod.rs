@@ -33,6 +33,7 @@ pub mod decode;
 pub mod defaults;
 pub mod events_v1;
 pub mod field_selector;
+pub mod go_json;
 pub mod kind_strategy;
 pub mod meta;
 pub mod patch;

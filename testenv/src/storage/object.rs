@@ -34,7 +34,7 @@ impl Obj {
         if let Some(m) = value.get_mut("metadata").and_then(Value::as_object_mut) {
             m.insert("resourceVersion".into(), Value::String(rv.to_string()));
         }
-        let json = Bytes::from(serde_json::to_vec(&value).unwrap_or_default());
+        let json = Bytes::from(crate::registry::go_json::to_vec(&value).unwrap_or_default());
         let labels = value
             .get("metadata")
             .and_then(|m| m.get("labels"))

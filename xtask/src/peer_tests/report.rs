@@ -254,15 +254,15 @@ mod tests {
 
     #[test]
     fn one_cluster_only() {
-        let tests = vec![id("a"), id("csr_can_be_approved")];
+        let tests = vec![id("a"), id("can_get_pod_logs_and_evict")];
         let testenv = vec![
             run("a", Outcome::Passed),
-            run("csr_can_be_approved", failed("Error: x | y")),
+            run("can_get_pod_logs_and_evict", failed("Error: x | y")),
         ];
         let rows = rows(&tests, Some(&testenv), None);
         let table = markdown(&rows);
         assert!(table.contains(
-            "| kube-client | `csr_can_be_approved` | fail | – | certificatesigningrequests/approval is not served | Error: x \\| y |"
+            "| kube-client | `can_get_pod_logs_and_evict` | fail | – | needs a kubelet (pod logs); pods/log is not served | Error: x \\| y |"
         ), "{table}");
         assert!(table.ends_with("kcm-testenv: 1 of 2 pass; 0 fail for want of a kubelet.\n"));
     }

@@ -157,7 +157,7 @@ mod tests {
             // Listed, but kube-apiserver passes it: a regression all the same.
             row(
                 "kube-client",
-                "test::csr_can_be_approved",
+                "test::can_get_pod_logs_and_evict",
                 Some(false),
                 Some(true),
             ),
@@ -180,7 +180,7 @@ mod tests {
         assert!(!v.passed());
         assert_eq!(
             names(&v.regressions),
-            vec!["kube-client test::csr_can_be_approved"]
+            vec!["kube-client test::can_get_pod_logs_and_evict"]
         );
         assert!(v.unexpected.is_empty() && v.stale.is_empty());
     }

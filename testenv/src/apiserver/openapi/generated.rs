@@ -1,7 +1,7 @@
 //! The built-in kinds' documents when upstream's are not at hand (no Go module cache: a user who
 //! only added kcm-testenv to their `Cargo.toml`): built from the definitions generated into
 //! [`registry::schema`](crate::registry::schema) (upstream's own, descriptions left out) and
-//! the served resources' paths ([`paths`](super::paths), in the form of
+//! the served resources' paths ([`paths`], in the form of
 //! `staging/src/k8s.io/apiserver/pkg/endpoints/installer.go`'s routes), one v3 document per
 //! discovery path as kube-apiserver publishes them and one swagger document.
 //!

@@ -8,9 +8,9 @@
 //! ([`decode`](super::decode)); quantities are written in canonical form, rounded up to milli
 //! precision (`SetDefaults_ResourceList`).
 //!
-//! - [`core`]: core/v1 types (pods and their parts, services, volumes, claims, …).
-//! - [`workloads`]: apps/v1, batch/v1 and autoscaling/v2.
-//! - [`others`]: networking, RBAC, storage, scheduling, discovery, admission registration and
+//! - `core`: core/v1 types (pods and their parts, services, volumes, claims, …).
+//! - `workloads`: apps/v1, batch/v1 and autoscaling/v2.
+//! - `others`: networking, RBAC, storage, scheduling, discovery, admission registration and
 //!   flow control.
 
 mod core;
