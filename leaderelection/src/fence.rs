@@ -87,7 +87,7 @@ pub(crate) fn find_fenced<'a>(err: &'a (dyn std::error::Error + 'static)) -> Opt
     None
 }
 
-/// A cheap, cloneable handle on one process's write fence (see the [module docs](self)).
+/// A cheap, cloneable handle on one process's write fence (see the [crate documentation](crate)).
 #[derive(Clone)]
 pub struct WriteFence {
     inner: Arc<Inner>,

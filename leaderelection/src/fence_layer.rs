@@ -32,7 +32,7 @@ use tower::BoxError;
 use crate::fence::{Fenced, WriteFence, find_fenced};
 use crate::member::gate::{ShareGate, namespace_of_path};
 
-/// Wraps a client's service so that writes pass the fence (see the [module docs](self)).
+/// Wraps a client's service so that writes pass the fence (see the [crate documentation](crate)).
 #[derive(Clone, Debug)]
 pub struct FenceLayer {
     fence: WriteFence,

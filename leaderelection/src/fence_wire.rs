@@ -49,7 +49,7 @@ use hyper_util::client::legacy::connect::{Connected, Connection};
 use crate::fence::{Fenced, WriteFence};
 
 /// A connector whose connections write only while `fence` is open (see the
-/// [module docs](self)).
+/// [crate documentation](crate)).
 #[derive(Clone, Debug)]
 pub struct FencedConnector<C> {
     inner: C,

@@ -4,7 +4,7 @@
 //! (`kcm -v=2`, where kube-controller-manager logs its writes too) with the verb, the
 //! resource, the object key, why the controller wrote, and how it ended: `ok`, `error`, or
 //! `fenced` when the leader's write fence refused it and it was never sent
-//! ([`kcm_leaderelection::fence`]). An operator can then
+//! ([`kcm_leaderelection::WriteFence`]). An operator can then
 //! answer "who changed this object, and why?" from the logs alone:
 //!
 //! ```text
