@@ -13,42 +13,15 @@ use super::routes::Target;
 use super::server::ApiServer;
 use crate::registry::StorageId;
 use crate::registry::api_status::{ApiError, ApiResult};
+use crate::registry::label_selector;
 use crate::registry::meta::{self, at};
 use crate::storage::key_of;
 
 /// Whether a PDB's label selector selects these labels (`matchLabels` and `matchExpressions`).
 fn selects(selector: Option<&Value>, labels: Option<&Value>) -> bool {
-    let Some(sel) = selector.filter(|s| s.is_object()) else {
-        return false;
-    };
-    let get = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
-    let by_label = sel
-        .get("matchLabels")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-        .all(|(k, v)| get(k) == v.as_str());
-    let by_expression = sel
-        .get("matchExpressions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .all(|e| {
-            let k = e.get("key").and_then(Value::as_str).unwrap_or("");
-            let values: Vec<&str> = e
-                .get("values")
-                .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            match e.get("operator").and_then(Value::as_str).unwrap_or("") {
-                "In" => get(k).is_some_and(|v| values.contains(&v)),
-                "NotIn" => !get(k).is_some_and(|v| values.contains(&v)),
-                "Exists" => get(k).is_some(),
-                "DoesNotExist" => get(k).is_none(),
-                _ => false,
-            }
-        });
-    by_label && by_expression
+    selector
+        .filter(|s| s.is_object())
+        .is_some_and(|s| label_selector::matches(s, labels))
 }
 
 /// `POST pods/<name>/eviction`.

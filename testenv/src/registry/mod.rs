@@ -35,6 +35,7 @@ pub mod events_v1;
 pub mod field_selector;
 pub mod go_json;
 pub mod kind_strategy;
+pub mod label_selector;
 pub mod meta;
 pub mod patch;
 pub mod quantity;

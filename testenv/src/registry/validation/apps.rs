@@ -89,7 +89,7 @@ pub(super) fn workload(
     };
     let tpl_labels = at(&spec, &["template", "metadata", "labels"]);
     let matches = match (&sel_parsed, selector) {
-        (Some(s), _) => selector_matches(s, tpl_labels),
+        (Some(s), _) => crate::registry::label_selector::matches(s, tpl_labels),
         (None, None) => false,
         (None, Some(_)) => true,
     };
@@ -234,41 +234,6 @@ fn deployment_spec(obj: &Value, spec: &Value, errs: &mut Vec<FieldError>) {
             ));
         }
     }
-}
-
-fn selector_matches(sel: &Value, labels: Option<&Value>) -> bool {
-    let get = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
-    if let Some(ml) = sel.get("matchLabels").and_then(Value::as_object) {
-        for (k, v) in ml {
-            if get(k) != v.as_str() {
-                return false;
-            }
-        }
-    }
-    for e in sel
-        .get("matchExpressions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let k = e.get("key").and_then(Value::as_str).unwrap_or("");
-        let vals: Vec<&str> = e
-            .get("values")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        let ok = match e.get("operator").and_then(Value::as_str).unwrap_or("") {
-            "In" => get(k).is_some_and(|x| vals.contains(&x)),
-            "NotIn" => !get(k).is_some_and(|x| vals.contains(&x)),
-            "Exists" => get(k).is_some(),
-            "DoesNotExist" => get(k).is_none(),
-            _ => false,
-        };
-        if !ok {
-            return false;
-        }
-    }
-    true
 }
 
 pub(super) fn workload_status(

@@ -34,38 +34,6 @@ pub(super) fn workload(
     }
 }
 
-/// A label selector matches a set of labels (apimachinery `LabelSelectorAsSelector`).
-pub(super) fn selector_matches(sel: &Value, labels: Option<&Value>) -> bool {
-    let get = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
-    let labels_ok = sel
-        .get("matchLabels")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-        .all(|(k, v)| get(k) == v.as_str());
-    let exprs_ok = sel
-        .get("matchExpressions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .all(|e| {
-            let k = e.get("key").and_then(Value::as_str).unwrap_or("");
-            let vals: Vec<&str> = e
-                .get("values")
-                .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            match e.get("operator").and_then(Value::as_str).unwrap_or("") {
-                "In" => get(k).is_some_and(|x| vals.contains(&x)),
-                "NotIn" => !get(k).is_some_and(|x| vals.contains(&x)),
-                "Exists" => get(k).is_some(),
-                "DoesNotExist" => get(k).is_none(),
-                _ => false,
-            }
-        });
-    labels_ok && exprs_ok
-}
-
 fn is_empty_selector(sel: &Value) -> bool {
     let empty = |k: &str| {
         sel.get(k)
@@ -118,11 +86,13 @@ fn selector_and_template(
         }
         // an invalid selector is reported alone (upstream cannot match with it)
         Some(sel) if !label_selector(sel, "spec.selector", errs) => {}
-        Some(sel) if !selector_matches(sel, labels) => errs.push(FieldError::invalid(
-            "spec.template.metadata.labels",
-            json_text(labels),
-            SELECTOR_MISMATCH,
-        )),
+        Some(sel) if !crate::registry::label_selector::matches(sel, labels) => {
+            errs.push(FieldError::invalid(
+                "spec.template.metadata.labels",
+                json_text(labels),
+                SELECTOR_MISMATCH,
+            ))
+        }
         Some(_) => {}
     }
 }
