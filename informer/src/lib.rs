@@ -10,7 +10,7 @@
 //!
 //! Projected types work out of the box: any type implementing `k8s_openapi::Resource`,
 //! `k8s_openapi::Metadata<Ty = ObjectMeta>` and `Deserialize` can be watched, so a controller can
-//! cache only the fields it reads (see `tests/projected.rs`).
+//! cache only the fields it reads (see `tests/it/projected.rs`).
 //!
 //! ```no_run
 //! use std::sync::Arc;

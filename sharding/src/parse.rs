@@ -6,7 +6,7 @@
 //! rejects those: string escapes, triple-quoted strings, backquoted identifiers, parenthesised
 //! arguments and receiver-style calls (`x.shardRange(…)`, which cel-go accepts).
 //! Whatever it accepts, the server accepts with the same ranges (checked against the real parser
-//! in `tests/parse_upstream.rs`).
+//! in `tests/it/parse_upstream.rs`).
 
 use std::str::FromStr;
 

@@ -325,7 +325,7 @@ pub(crate) mod tests {
         assert_eq!(pod, PodView::default());
     }
 
-    /// Found by `tests/pod_view_fuzz.rs`: a null scalar (Go's encoding/json and k8s-openapi read
+    /// Found by `tests/it/pod_view_fuzz.rs`: a null scalar (Go's encoding/json and k8s-openapi read
     /// it as the zero value) made the whole pod, and so the whole pod list, fail to decode.
     #[test]
     fn null_scalars_are_zero_values() {

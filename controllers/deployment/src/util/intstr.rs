@@ -105,7 +105,7 @@ mod tests {
         assert_eq!(scaled_value_or_zero_go_int(None, 10, true), Ok(0));
     }
 
-    /// Found by `tests/rollout_math_fuzz.rs`: percentages scaled past `i32` saturated at
+    /// Found by `src/plan/rollout_math_proptests.rs`: percentages scaled past `i32` saturated at
     /// `i32::MAX` where upstream's `int32(int)` wraps (`maxSurge: 99999999999%` of 10 replicas
     /// made `replicas + maxSurge` negative here and 1,410,065,418 upstream).
     #[test]

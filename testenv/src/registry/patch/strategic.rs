@@ -333,7 +333,7 @@ mod tests {
         assert_eq!(out["spec"]["tolerations"], json!([]));
     }
 
-    /// Found by `tests/strategic_patch_fuzz.rs`: directives inside a set of scalars or inside a
+    /// Found by `tests/it/strategic_patch_fuzz.rs`: directives inside a set of scalars or inside a
     /// list of lists were stored as they came.
     #[test]
     fn directives_in_odd_lists_are_not_stored() {

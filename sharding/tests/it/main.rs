@@ -1,0 +1,7 @@
+//! kcm-sharding's integration tests.
+//!
+//! One test binary for the crate (each file a module): every integration test links
+//! once, not once per file.
+
+mod parse_upstream;
+mod ring_properties;
