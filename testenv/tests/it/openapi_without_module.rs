@@ -13,6 +13,12 @@ use serde_json::{Value, json};
 const CHILD: &str = "KCM_TESTENV_OPENAPI_CHILD";
 const NAME: &str = "documents_without_the_module_cache";
 
+/// The test's name as libtest knows it: its module path in the test binary, then its name.
+fn test_name() -> String {
+    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
+    format!("{module}::{NAME}")
+}
+
 async fn get(client: &kube::Client, path: &str) -> Value {
     let req = http::Request::get(path).body(Vec::new()).expect("request");
     let text = client.request_text(req).await.expect(path);
@@ -26,7 +32,7 @@ async fn documents_without_the_module_cache() {
             std::env::temp_dir().join(format!("kcm-testenv-nomodule-{}", std::process::id()));
         std::fs::create_dir_all(&home).expect("home");
         let out = Command::new(std::env::current_exe().expect("test binary"))
-            .args(["--exact", NAME, "--nocapture"])
+            .args(["--exact", &test_name(), "--nocapture"])
             .env(CHILD, &home)
             .env("HOME", &home)
             .env("GOMODCACHE", home.join("no-module-cache"))

@@ -198,3 +198,77 @@ async fn checks_30_34_list() {
     );
     env.finish().await;
 }
+
+/// Check 55: a page that fills exactly. With a key after it (one the selector does not match) the
+/// page carries a `continue` token and the next page is empty with none (etcd3's `GetList` and the
+/// watch cache both count the keys left, not the matches left); without one, the full page is
+/// the last. A filtered list never carries `remainingItemCount`, an unfiltered one does.
+#[tokio::test]
+async fn check_55_a_page_that_fills_exactly() {
+    let env = Server::start("page").await;
+    let ns = env.ns("p").await;
+    let pods = format!("/api/v1/namespaces/{ns}/pods");
+    for name in ["a0", "a1", "a2"] {
+        assert_eq!(
+            req(&env, "POST", &pods, Some(&pod(name, "web"))).await.code,
+            201
+        );
+    }
+    // Nothing after the third web pod yet: the full page is the last one.
+    let l = req(
+        &env,
+        "GET",
+        &format!("{pods}?labelSelector=app%3Dweb&limit=3"),
+        None,
+    )
+    .await
+    .json();
+    assert_eq!(l["items"].as_array().map(Vec::len), Some(3));
+    assert_eq!(l["metadata"].get("continue"), None, "{l}");
+    let l = req(&env, "GET", &format!("{pods}?limit=3"), None)
+        .await
+        .json();
+    assert_eq!(l["metadata"].get("continue"), None, "{l}");
+    assert_eq!(l["metadata"].get("remainingItemCount"), None, "{l}");
+    // A pod the selector does not match, after them in key order.
+    assert_eq!(
+        req(&env, "POST", &pods, Some(&pod("z0", "db"))).await.code,
+        201
+    );
+    let l = req(
+        &env,
+        "GET",
+        &format!("{pods}?labelSelector=app%3Dweb&limit=3"),
+        None,
+    )
+    .await
+    .json();
+    assert_eq!(l["items"].as_array().map(Vec::len), Some(3));
+    let token = l["metadata"]["continue"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(!token.is_empty(), "a key follows the page: {l}");
+    assert_eq!(l["metadata"].get("remainingItemCount"), None, "{l}");
+    let next = req(
+        &env,
+        "GET",
+        &format!("{pods}?labelSelector=app%3Dweb&limit=3&continue={token}"),
+        None,
+    )
+    .await
+    .json();
+    assert_eq!(next["items"].as_array().map(Vec::len), Some(0), "{next}");
+    assert_eq!(next["metadata"].get("continue"), None, "{next}");
+    // Unfiltered, the same page counts the key left.
+    let l = req(&env, "GET", &format!("{pods}?limit=3"), None)
+        .await
+        .json();
+    assert!(
+        l["metadata"]["continue"]
+            .as_str()
+            .is_some_and(|c| !c.is_empty()),
+        "{l}"
+    );
+    assert_eq!(l["metadata"]["remainingItemCount"], json!(1), "{l}");
+}

@@ -18,7 +18,7 @@ import (
 
 const protobufType = "application/vnd.kubernetes.protobuf"
 
-// runInformer is the client-go mode of informer/examples/bench.rs: a pod SharedIndexInformer
+// runInformer is the client-go mode of informer/examples/informer_bench.rs: a pod SharedIndexInformer
 // over every namespace (the one kube-controller-manager's informer factory makes, namespace
 // index included) against the API server at --url, timed from its start until its cache holds
 // every pod; then the same RSS readings as the Rust child.

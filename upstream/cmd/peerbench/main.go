@@ -1,6 +1,6 @@
 // Command peerbench runs the client-go side of `cargo xtask bench workqueue|store|informer`:
-// the same workloads as the Rust examples (workqueue/examples/bench.rs,
-// store/examples/bench.rs, informer/examples/bench.rs) on client-go v0.37.2, each printing one
+// the same workloads as the Rust examples (workqueue/examples/workqueue_bench.rs,
+// store/examples/store_bench/, informer/examples/informer_bench.rs) on client-go v0.37.2, each printing one
 // JSON line with the Rust side's field names plus "impl":"client-go".
 //
 // Usage:

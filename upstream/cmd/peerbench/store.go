@@ -20,7 +20,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// The workloads of store/examples/bench.rs, with its constants.
+// The workloads of store/examples/store_bench/, with its constants.
 const (
 	storeObjects = 100_000
 	namespaces   = 100

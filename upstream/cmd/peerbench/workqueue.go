@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 )
 
-// The workloads of workqueue/examples/bench.rs, with its constants.
+// The workloads of workqueue/examples/workqueue_bench.rs, with its constants.
 const (
 	churnKeys         = 10_000
 	churnAdds         = 2_000_000

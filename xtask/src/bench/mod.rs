@@ -42,13 +42,13 @@ use table::Figure;
 
 /// (name, package, example, extra cargo args)
 const WORKLOADS: &[(&str, &str, &str, &[&str])] = &[
-    ("workqueue", "kcm-workqueue", "bench", &[]),
-    ("store", "kcm-store", "bench", &["--features", "k8s"]),
-    ("testenv-throughput", "kcm-testenv", "bench", &[]),
-    ("informer", "kcm-informer", "bench", &[]),
-    ("controller", "kcm-controller", "bench", &[]),
-    ("replicaset", "kcm-replicaset", "bench", &[]),
-    ("deployment", "kcm-deployment", "bench", &[]),
+    ("workqueue", "kcm-workqueue", "workqueue_bench", &[]),
+    ("store", "kcm-store", "store_bench", &["--features", "k8s"]),
+    ("testenv-throughput", "kcm-testenv", "testenv_bench", &[]),
+    ("informer", "kcm-informer", "informer_bench", &[]),
+    ("controller", "kcm-controller", "controller_bench", &[]),
+    ("replicaset", "kcm-replicaset", "replicaset_bench", &[]),
+    ("deployment", "kcm-deployment", "deployment_bench", &[]),
 ];
 
 /// A workload measured against client-go.

@@ -8,7 +8,7 @@
 //! are named `rs-ctrl`, so their on-CPU time (`/proc/self/task/*/schedstat`)
 //! is the controller's alone. Peak RSS is the whole process (server included).
 //!
-//! Usage: `cargo run --release -p kcm-replicaset --example bench [-- <replicasets> <replicas>]`
+//! Usage: `cargo run --release -p kcm-replicaset --example replicaset_bench [-- <replicasets> <replicas>]`
 //! (default 500 × 20). Prints one JSON line.
 
 use std::time::{Duration, Instant};

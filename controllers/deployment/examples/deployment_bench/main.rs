@@ -23,7 +23,7 @@
 //! counting layer, so the figures are exactly that controller's requests (the simulation's and
 //! this driver's requests do not appear in them). The server's own counters give the totals.
 //!
-//! Usage: `cargo run --release -p kcm-deployment --example bench [-- <deployments> <replicas>
+//! Usage: `cargo run --release -p kcm-deployment --example deployment_bench [-- <deployments> <replicas>
 //! [<namespaces>]]` (default 1000 × 10, all in `default`; with k > 1 namespaces, Deployment i
 //! goes to `bench-<i mod k>`). Prints one JSON line per phase (`create`, `rollout`) and a `total` line.
 

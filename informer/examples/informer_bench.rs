@@ -30,7 +30,7 @@
 //! modes reversed every other round; each line then carries its `round`. `BENCH_MODES` (comma
 //! separated) picks modes.
 //!
-//! Run: `cargo run --release -p kcm-informer --example bench` (or `cargo xtask bench informer`).
+//! Run: `cargo run --release -p kcm-informer --example informer_bench` (or `cargo xtask bench informer`).
 
 use std::collections::BTreeMap;
 use std::process::Command;
