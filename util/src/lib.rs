@@ -1,5 +1,6 @@
 //! Small utilities shared by the kcm-rs crates, with no dependencies (the kube-free crates may
-//! use them too): [`go_duration`] parses and prints Go duration strings, [`proc_stats`] reads
+//! use them too): [`go_duration`] parses and prints Go duration strings, [`go_quote`] quotes a
+//! string as Go's `%q`, [`proc_stats`] reads
 //! this process's CPU time and memory from `/proc` for the benchmark examples.
 //!
 //! ```
@@ -17,6 +18,7 @@
 pub struct ReadmeDoctests;
 
 pub mod go_duration;
+pub mod go_quote;
 pub mod proc_stats;
 #[cfg(feature = "prometheus")]
 pub mod prometheus;

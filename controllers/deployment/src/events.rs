@@ -53,10 +53,7 @@ impl fmt::Display for ScalingOperation {
     }
 }
 
-/// Go's `%q` for Kubernetes object names (ASCII DNS names, where Rust's `{:?}` is identical).
-pub(crate) fn go_quote(s: &str) -> String {
-    format!("{s:?}")
-}
+pub(crate) use kcm_util::go_quote::go_quote;
 
 /// `Scaled <op> replica set <name> from <old> to <new>`.
 pub(crate) fn scaled_message(op: ScalingOperation, rs_name: &str, from: i32, to: i32) -> String {

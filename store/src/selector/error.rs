@@ -56,31 +56,7 @@ fn aggregate(errs: &[FieldError]) -> String {
     }
 }
 
-/// Formats a string like Go's `%q`: double-quoted, with `"`, `\\` and control characters
-/// escaped (printable Unicode is kept as is).
-pub(crate) fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
+pub(crate) use kcm_util::go_quote::go_quote;
 
 /// Formats a string slice like Go's `%#v` of a `[]string`: `[]string{"a", "b"}`.
 pub(crate) fn go_string_slice(v: &[String]) -> String {

@@ -163,10 +163,7 @@ impl FieldError {
     }
 }
 
-/// Go `%q`-like quoting of a string value.
-pub fn go_quote(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
-}
+pub(crate) use kcm_util::go_quote::go_quote;
 
 /// StatusDetails and StatusCause fields are `omitempty` upstream: empty strings (a core
 /// resource's group, an object-level cause's field) and empty cause lists are left out.

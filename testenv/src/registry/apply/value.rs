@@ -149,37 +149,7 @@ pub fn to_text(v: &Value) -> String {
     }
 }
 
-/// Go's `strconv.Quote`: printable characters as they are, the rest escaped.
-pub fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c if c.is_control() => {
-                if (c as u32) < 0x10000 {
-                    out.push_str(&format!("\\u{:04x}", c as u32));
-                } else {
-                    out.push_str(&format!("\\U{:08x}", c as u32));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
+pub(crate) use kcm_util::go_quote::go_quote;
 
 /// Append `s` as a JSON string the way Go's `encoding/json` writes it: `<`, `>`, `&`,
 /// U+2028 and U+2029 escaped as `\u....`, control characters as `\n`, `\r`, `\t` or
