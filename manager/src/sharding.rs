@@ -73,7 +73,7 @@ impl Sharding {
 
     /// The layer every controller client's writes pass.
     pub fn fence_layer(&self) -> FenceLayer {
-        FenceLayer::new(self.member.fence()).with_share(self.member.gate())
+        FenceLayer::new(self.member.fence()).with_shard(self.member.gate())
     }
 
     /// The gate for the controllers' workers.
@@ -134,7 +134,7 @@ impl Collector for ShardingCollector {
             &mut encoder,
             "kcm_sharding_share_fraction",
             "Fraction of the namespace hash space the ring gives this replica.",
-            &ConstGauge::new(status.share_fraction),
+            &ConstGauge::new(status.shard_fraction),
         )?;
         encode_family(
             &mut encoder,

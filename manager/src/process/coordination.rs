@@ -157,7 +157,7 @@ impl Coordination {
     pub(super) fn reflector(&self) -> ReflectorConfig {
         match self {
             Coordination::Member(sharding) => {
-                ReflectorConfig::default().dynamic_share(sharding.member().share())
+                ReflectorConfig::default().dynamic_shard(sharding.member().shard())
             }
             Coordination::Alone | Coordination::Leader { .. } => ReflectorConfig::default(),
         }
