@@ -268,7 +268,7 @@ fn one_writer_each(
 fn cached_pods(log: &str) -> Option<usize> {
     log.lines()
         .rev()
-        .filter(|l| l.contains("cached objects of this replica's share at exit"))
+        .filter(|l| l.contains("cached objects of this replica's shard at exit"))
         .filter(|l| l.contains("informer=\"Pod"))
         .filter_map(|l| l.split("objects=").nth(1))
         .filter_map(|rest| {
