@@ -331,10 +331,10 @@ impl<K: InformerObject> SharedIndexInformer<K> {
             return;
         }
         let mut config = self.inner.options.reflector.clone().name(&self.inner.name);
-        if config.dynamic_share.is_some() && !is_namespaced::<K>() {
-            // A namespace share would put every cluster-scoped object on one member.
+        if config.dynamic_shard.is_some() && !is_namespaced::<K>() {
+            // A namespace shard would put every cluster-scoped object on one member.
             tracing::debug!(informer = %self.inner.name, "cluster-scoped: not sharded");
-            config.dynamic_share = None;
+            config.dynamic_shard = None;
         }
         let mut reflector = Reflector::<K>::new(
             self.inner.client.clone(),

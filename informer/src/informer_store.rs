@@ -115,7 +115,7 @@ impl<K: InformerObject> ReflectorStore<K> for InformerStore<K> {
         resource_version.clone_into(&mut rv);
     }
 
-    /// A part of the share listed alone: the cache's objects of the part that the list lacks go
+    /// A part of the shard listed alone: the cache's objects of the part that the list lacks go
     /// as deletes (tombstones, as in a relist), the listed ones as adds or updates; the rest
     /// of the cache is not touched, and its handlers hear nothing of it.
     fn replace_part(

@@ -59,8 +59,8 @@ pub use informer::{
     HandlerRegistration, InformerError, InformerObject, SharedIndexInformer, Transform,
 };
 pub use kcm_reflector::{
-    BackoffConfig, CountingMetrics, DynamicShare, InitialListStrategy, ReflectorConfig,
-    ReflectorMetrics, ShardScope, ShareChange, ShareFilter,
+    BackoffConfig, CountingMetrics, DynamicShard, InitialListStrategy, ReflectorConfig,
+    ReflectorMetrics, ShardChange, ShardScope, ShardSelection,
 };
 pub use kcm_store::{Lister, NamespaceLister, ObjectKey, Selector, Store};
 pub use options::InformerOptions;

@@ -30,19 +30,19 @@ use http::Method;
 use tower::BoxError;
 
 use crate::fence::{Fenced, WriteFence, find_fenced};
-use crate::member::gate::{ShareGate, namespace_of_path};
+use crate::member::gate::{ShardGate, namespace_of_path};
 
 /// Wraps a client's service so that writes pass the fence (see the [crate documentation](crate)).
 #[derive(Clone, Debug)]
 pub struct FenceLayer {
     fence: WriteFence,
-    share: Option<ShareGate>,
+    gate: Option<ShardGate>,
 }
 
 impl FenceLayer {
     /// A layer checking `fence` before every write.
     pub fn new(fence: WriteFence) -> Self {
-        FenceLayer { fence, share: None }
+        FenceLayer { fence, gate: None }
     }
 
     /// The fence this layer checks (for a [`FencedConnector`](crate::FencedConnector) under
@@ -51,12 +51,12 @@ impl FenceLayer {
         &self.fence
     }
 
-    /// Also checks every namespaced write against a sharded member's active share, and counts
-    /// it in flight until it is answered (see [`ShareGate`]). Writes outside the share are
-    /// refused with [`Fenced`]; cluster-scoped writes pass (they belong to no share).
+    /// Also checks every namespaced write against a sharded member's active shard, and counts
+    /// it in flight until it is answered (see [`ShardGate`]). Writes outside the shard are
+    /// refused with [`Fenced`]; cluster-scoped writes pass (they belong to no shard).
     #[must_use]
-    pub fn with_share(mut self, share: ShareGate) -> Self {
-        self.share = Some(share);
+    pub fn with_shard(mut self, gate: ShardGate) -> Self {
+        self.gate = Some(gate);
         self
     }
 }
@@ -67,7 +67,7 @@ impl<S> tower::Layer<S> for FenceLayer {
         FencedService {
             inner,
             fence: self.fence.clone(),
-            share: self.share.clone(),
+            gate: self.gate.clone(),
         }
     }
 }
@@ -77,7 +77,7 @@ impl<S> tower::Layer<S> for FenceLayer {
 pub struct FencedService<S> {
     inner: S,
     fence: WriteFence,
-    share: Option<ShareGate>,
+    gate: Option<ShardGate>,
 }
 
 /// Whether a request with `method` changes something on the server.
@@ -107,8 +107,8 @@ where
         let mut in_flight = None;
         if is_write(request.method()) {
             let checked = self.fence.check().and_then(|()| {
-                match (&self.share, namespace_of_path(request.uri().path())) {
-                    (Some(share), Some(namespace)) => match share.begin_write(namespace) {
+                match (&self.gate, namespace_of_path(request.uri().path())) {
+                    (Some(gate), Some(namespace)) => match gate.begin_write(namespace) {
                         Ok(write) => {
                             in_flight = Some(write);
                             Ok(())
@@ -116,7 +116,7 @@ where
                         Err(outside) => Err(Fenced {
                             lease: self.fence.lease().to_owned(),
                             why: format!(
-                                "namespace {} (shard key {:016x}) is not in this member's active share",
+                                "namespace {} (shard key {:016x}) is not in this member's active shard",
                                 outside.namespace, outside.hash
                             ),
                         }),
@@ -163,7 +163,7 @@ mod tests {
 
     use super::*;
     use crate::fence::is_fenced;
-    use crate::member::gate::ShareGate;
+    use crate::member::gate::ShardGate;
 
     #[tokio::test(start_paused = true)]
     async fn writes_wait_for_an_open_fence_reads_never_do() {
@@ -218,7 +218,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_share_refuses_writes_outside_it_and_counts_those_in_flight() {
+    async fn a_shard_refuses_writes_outside_it_and_counts_those_in_flight() {
         let release = Arc::new(tokio::sync::Semaphore::new(0));
         let held = release.clone();
         let inner = tower::service_fn(move |_: http::Request<()>| {
@@ -230,15 +230,15 @@ mod tests {
         });
         let fence = WriteFence::new("ns/member");
         fence.open_until(Instant::now() + Duration::from_secs(60));
-        let share = ShareGate::new();
+        let gate = ShardGate::new();
         let h = kcm_sharding::hash_field("mine");
         let mine = kcm_sharding::ShardRanges::from_ranges([kcm_sharding::ShardRange::new(
             h,
             u128::from(h) + 1,
         )
         .expect("range")]);
-        share.set_active(mine.clone());
-        let layer = FenceLayer::new(fence.clone()).with_share(share.clone());
+        gate.set_active(mine.clone());
+        let layer = FenceLayer::new(fence.clone()).with_shard(gate.clone());
         let mut svc = tower::Layer::layer(&layer, inner);
         let request = |method: &str, path: &str| {
             http::Request::builder()
@@ -253,11 +253,11 @@ mod tests {
             .expect("ready")
             .call(request("POST", "/api/v1/namespaces/theirs/pods"))
             .await
-            .expect_err("outside the share");
+            .expect_err("outside the shard");
         assert!(is_fenced(err.as_ref()), "{err}");
         assert!(
             err.to_string()
-                .contains("not in this member's active share")
+                .contains("not in this member's active shard")
         );
         // Reads of any namespace, and cluster-scoped writes, pass.
         let read = svc
@@ -270,16 +270,12 @@ mod tests {
             .await
             .expect("ready")
             .call(request("DELETE", "/api/v1/namespaces/mine/pods/p"));
-        assert_eq!(
-            share.in_flight(),
-            1,
-            "the write is in flight until answered"
-        );
-        assert!(!share.is_drained(&mine));
+        assert_eq!(gate.in_flight(), 1, "the write is in flight until answered");
+        assert!(!gate.is_drained(&mine));
         let drained = tokio::spawn({
-            let share = share.clone();
+            let gate = gate.clone();
             let mine = mine.clone();
-            async move { share.drained(&mine).await }
+            async move { gate.drained(&mine).await }
         });
         tokio::task::yield_now().await;
         release.add_permits(2);
@@ -289,6 +285,6 @@ mod tests {
             .await
             .expect("drained once answered")
             .expect("task");
-        assert_eq!(share.in_flight(), 0);
+        assert_eq!(gate.in_flight(), 0);
     }
 }

@@ -10,7 +10,7 @@
 //! | `fence.rs` | — | [`WriteFence`]: writes allowed only within the lease by this process's monotonic clock |
 //! | `fence_layer.rs` | — | [`FenceLayer`]: a tower layer putting a `kube::Client`'s writes behind the fence |
 //! | `fence_wire.rs` | — | [`FencedConnector`]: connections that write to the socket only while the fence is open (a process stopped after the layer's check) |
-//! | `member/` | — | sharding: a member of a ring of active replicas ([`ShardMember`]), on a Lease of its own ([`Membership`]) with its own fence, writing only in its active share ([`ShareGate`]) |
+//! | `member/` | — | sharding: a member of a ring of active replicas ([`ShardMember`]), on a Lease of its own ([`Membership`]) with its own fence, writing only in its active shard ([`ShardGate`]) |
 //!
 //! Libraries using this crate pick no k8s-openapi version feature; binaries and tests do.
 //!
@@ -61,7 +61,7 @@ pub use fence::{FENCED_PREFIX, Fenced, WriteFence, is_fenced};
 pub use fence_layer::{FenceLayer, FencedService};
 pub use fence_wire::{FencedConnection, FencedConnector};
 pub use lease_lock::{KubeLeaseLock, LeaderElectionRecord, LeaseLock, LockError};
-pub use member::gate::{InFlightWrite, NotInShare, ShareGate};
+pub use member::gate::{InFlightWrite, NotInShard, ShardGate};
 pub use member::membership::{
     APPLIED_RING_ANNOTATION, MemberState, Membership, MembershipConfig, MembershipError,
     MembershipView, RING_LABEL,

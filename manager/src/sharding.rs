@@ -1,18 +1,18 @@
 //! `--sharding=namespace`: this replica as one member of a ring of active replicas, each
-//! running the controllers on its share of the namespaces (`docs/sharding.md`).
+//! running the controllers on its shard of the namespaces (`docs/sharding.md`).
 //!
 //! The member ([`ShardMember`]) renews its own Lease `<ring>-<identity>` in
 //! `--leader-elect-resource-namespace` (the ring is `--leader-elect-resource-name`, timed by
 //! the `--leader-elect-*` durations), judges the other members, and carries out the handover.
-//! The process wires it in three places: the controllers' clients pass its fence and share
-//! gate (a write outside the active share, or with the member's Lease not renewed in time, is
-//! refused before it is sent); the informers list and watch its share (server-side with
+//! The process wires it in three places: the controllers' clients pass its fence and shard
+//! gate (a write outside the active shard, or with the member's Lease not renewed in time, is
+//! refused before it is sent); the informers list and watch its shard (server-side with
 //! kube-apiserver's `ShardedListAndWatch`, always filtered on the client); the controllers'
-//! workers drop keys of namespaces outside the active share, and the objects of namespaces that
+//! workers drop keys of namespaces outside the active shard, and the objects of namespaces that
 //! become active are delivered to them again.
 //!
 //! Metrics (hot shards are visible as objects per replica): `kcm_sharding_ring_members`,
-//! `kcm_sharding_active_fraction`, `kcm_sharding_share_fraction`,
+//! `kcm_sharding_active_fraction`, `kcm_sharding_shard_fraction`,
 //! `kcm_sharding_ring_changes_total`, `kcm_sharding_lease_renew_failures_total`,
 //! `kcm_sharding_writes_in_flight`, `kcm_sharding_cached_objects{informer}`.
 
@@ -73,7 +73,7 @@ impl Sharding {
 
     /// The layer every controller client's writes pass.
     pub fn fence_layer(&self) -> FenceLayer {
-        FenceLayer::new(self.member.fence()).with_share(self.member.gate())
+        FenceLayer::new(self.member.fence()).with_shard(self.member.gate())
     }
 
     /// The gate for the controllers' workers.
@@ -132,9 +132,9 @@ impl Collector for ShardingCollector {
         )?;
         encode_family(
             &mut encoder,
-            "kcm_sharding_share_fraction",
+            "kcm_sharding_shard_fraction",
             "Fraction of the namespace hash space the ring gives this replica.",
-            &ConstGauge::new(status.share_fraction),
+            &ConstGauge::new(status.shard_fraction),
         )?;
         encode_family(
             &mut encoder,
@@ -156,7 +156,7 @@ impl Collector for ShardingCollector {
         )?;
         let mut family = encoder.encode_descriptor(
             "kcm_sharding_cached_objects",
-            "Objects in this replica's informer caches (its share), per informer: hot shards show here.",
+            "Objects in this replica's informer caches (its shard), per informer: hot shards show here.",
             None,
             MetricType::Gauge,
         )?;

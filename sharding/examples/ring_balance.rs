@@ -6,7 +6,7 @@
 //!
 //! For each member count and vnode count it builds rings over many random member-name sets (pod
 //! names such as `kcm-5c9f7d8b4-x2k4q`) and reports, averaged over the sets and as the worst set:
-//! the largest member's share of the hash space against a fair share (1.00 = perfect), the same for
+//! the largest member's shard of the hash space against a fair share (1.00 = perfect), the same for
 //! 10,000 namespace names of three kinds, the ranges in one member's selector and the selector's
 //! length (raw and URL-encoded), and the keys that move when one member joins or leaves against
 //! the ideal 1/N. Deterministic: the same output every run.
@@ -191,10 +191,10 @@ fn main() {
             for _ in 0..trials {
                 let names: Vec<String> = (0..members).map(|_| pod_name(&mut rng)).collect();
                 let ring = Ring::with_vnodes(names.clone(), vn);
-                let shares = ring.shares();
-                let max_fraction = shares.iter().map(|(_, r)| r.fraction()).fold(0.0, f64::max);
+                let shards = ring.shards();
+                let max_fraction = shards.iter().map(|(_, r)| r.fraction()).fold(0.0, f64::max);
                 space.add(max_fraction * members as f64);
-                for (_, r) in &shares {
+                for (_, r) in &shards {
                     ranges_sum += r.len();
                     ranges_n += 1;
                     ranges_max = ranges_max.max(r.len());

@@ -1,10 +1,10 @@
-//! Three replicas share the namespaces; a fourth joins.
+//! Three replicas split the namespaces into shards; a fourth joins.
 //!
 //! ```sh
 //! cargo run -p kcm-sharding --example selectors
 //! ```
 //!
-//! Prints each replica's share and `shardSelector`, who owns a few namespaces, and what moves
+//! Prints each replica's shard and `shardSelector`, who owns a few namespaces, and what moves
 //! (and between whom) when `kcm-3` joins: only ranges going to `kcm-3`, about a quarter.
 
 use kcm_sharding::{Assignment, Change, Ring, ShardKey, moves};
@@ -16,7 +16,7 @@ fn main() {
         ring.fingerprint(),
         ring.vnodes()
     );
-    for (member, ranges) in ring.shares() {
+    for (member, ranges) in ring.shards() {
         let selector = ring
             .filter(member, ShardKey::Namespace)
             .query_value()
@@ -46,12 +46,12 @@ fn main() {
 
     let next = Ring::new(["kcm-0", "kcm-1", "kcm-2", "kcm-3"]);
     let moved = moves(&ring, &next);
-    let share: f64 = moved.iter().map(|m| m.range.fraction()).sum();
+    let moved_fraction: f64 = moved.iter().map(|m| m.range.fraction()).sum();
     println!(
         "\nkcm-3 joins (ring {}): {} ranges, {:.1}% of the hash space, move",
         next.fingerprint(),
         moved.len(),
-        share * 100.0
+        moved_fraction * 100.0
     );
     for m in moved.iter().take(5) {
         println!(

@@ -7,7 +7,7 @@ use crate::hash::hash_field;
 use crate::range::{HASH_SPACE_END, ShardRange, ShardRanges};
 use crate::ring::Ring;
 
-/// One member's change of share between a previous and a next ring.
+/// One member's change of shard between a previous and a next ring.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Assignment {
     gained: ShardRanges,
@@ -63,7 +63,7 @@ impl Assignment {
         &self.kept
     }
 
-    /// Whether the member's share is the same on both rings.
+    /// Whether the member's shard is the same on both rings.
     #[must_use]
     pub fn is_unchanged(&self) -> bool {
         self.gained.is_empty() && self.lost.is_empty()

@@ -1,6 +1,6 @@
 //! Namespace sharding for Kubernetes controllers, the pure part: the shard key (64-bit FNV-1a of
 //! the namespace, as kube-apiserver hashes it), a consistent-hash [`Ring`] of replicas, KEP-5866
-//! shard selectors to list and watch only a replica's share, and what changes between two rings
+//! shard selectors to list and watch only a replica's shard, and what changes between two rings
 //! ([`Assignment`], [`moves`]), and the handover protocol as a pure state machine ([`Handover`],
 //! model-checked) with the liveness rule it relies on ([`Liveness`]). No I/O and no Kubernetes
 //! dependency: the membership Leases, the fence and the informers that use these live elsewhere
@@ -8,9 +8,9 @@
 //!
 //! # Vocabulary
 //!
-//! One set of words for sharding, defined here and used by every crate that takes part.
-//! *Shard* names the wire-level things, after KEP-5866 (shard key, shard range, shard selector);
-//! *share* names what one member owns.
+//! One set of words for sharding, defined here and used by every crate that takes part:
+//! *sharding* is the scheme, a *shard* is what one member owns, and the wire-level things are
+//! named after KEP-5866 (shard key, shard range, shard selector).
 //!
 //! | word | meaning | here |
 //! | --- | --- | --- |
@@ -19,17 +19,19 @@
 //! | *shard selector* | ranges of a shard key on the wire: the `shardSelector` parameter of a list or watch, echoed in the list's `shardInfo` | [`ShardSelector`]; [`ShardFilter`] (everything, a selector, or nothing); [`ServerFiltering`] |
 //! | *member* | one replica taking part, named by its identity, holding a Lease of its own | [`LeaseRecord`], [`Liveness`] |
 //! | *ring* | the consistent-hash ring of the live members (virtual nodes on the hash space), identified by its fingerprint | [`Ring`], [`RingFingerprint`] |
-//! | *share* | the ranges a ring gives one member: the namespaces it owns. Its *active* share is the part it may write now | [`Ring::ranges`], [`Handover::active`] |
+//! | *shard* | the ranges a ring gives one member: the namespaces it owns. Its *active* shard is the part it may write now | [`Ring::ranges`], [`Ring::shards`], [`Handover::active`] |
 //! | *handover* | the protocol that moves ranges between members so that no range is ever active on two | [`Handover`], [`Event`], [`Action`] |
 //!
-//! Each layer keeps its sharding code in one place:
+//! Each layer keeps its sharding code in one place (with every file: `docs/sharding.md`, "Where
+//! sharding lives"):
 //!
 //! | crate | where | what |
 //! | --- | --- | --- |
 //! | `kcm-sharding` | this crate | the pure parts: key, ranges, selectors, ring, liveness, handover |
-//! | `kcm-reflector` | `src/share/` | listing and watching a share (`ShardScope`: a selector and the same test on the client), and following a `DynamicShare` as the handover changes it |
-//! | `kcm-informer` | — | an informer lists and watches a share through its `ReflectorConfig` |
-//! | `kcm-leaderelection` | `src/member/` | one member: its Lease (`Membership`), its write gate (`ShareGate`), the handover's I/O shell (`ShardMember`) |
+//! | `kcm-reflector` | `src/shard/` | listing and watching a shard (`ShardScope`: a selector and the same test on the client), and following a `DynamicShard` as the handover changes it |
+//! | `kcm-informer` | — | an informer lists and watches a shard through its `ReflectorConfig` |
+//! | `kcm-leaderelection` | `src/member/` | one member: its Lease (`Membership`), its write gate (`ShardGate`), the handover's I/O shell (`ShardMember`) |
+//! | `kcm-controller` | `src/namespace_gate.rs` | the workers sync only the keys of the member's active shard (`NamespaceGate`) |
 //! | `kcm-manager` | `src/sharding.rs` | `--sharding=namespace`: the member wired into the process |
 //!
 //! # Example: three replicas, one selector each
@@ -96,8 +98,8 @@
 //!     .with_member("b", true, None);
 //! let actions = a.handle(Event::View(view));
 //! assert_eq!(actions, [Action::StopTaking(lost.clone()), Action::WaitDrain(lost.clone())]);
-//! assert_eq!(a.active(), &two.ranges("a"), "the write fence refuses b's share already");
-//! // Drained: forget it, list only a's share, acknowledge {a, b} (b starts after seeing that).
+//! assert_eq!(a.active(), &two.ranges("a"), "the write fence refuses b's shard already");
+//! // Drained: forget it, list only a's shard, acknowledge {a, b} (b starts after seeing that).
 //! let actions = a.handle(Event::Drained(lost.clone()));
 //! assert_eq!(actions, [
 //!     Action::Forget(lost),

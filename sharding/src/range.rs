@@ -78,7 +78,7 @@ impl ShardRange {
         self.end - self.start as u128
     }
 
-    /// The share of the hash space the range holds, in `(0, 1]`.
+    /// The fraction of the hash space the range holds, in `(0, 1]`.
     #[must_use]
     pub fn fraction(&self) -> f64 {
         self.width() as f64 / HASH_SPACE_END as f64
@@ -169,7 +169,7 @@ impl ShardRanges {
         self.ranges.iter().map(ShardRange::width).sum()
     }
 
-    /// The share of the hash space the set holds, in `[0, 1]`.
+    /// The fraction of the hash space the set holds, in `[0, 1]`.
     #[must_use]
     pub fn fraction(&self) -> f64 {
         self.width() as f64 / HASH_SPACE_END as f64

@@ -146,9 +146,9 @@ impl Ring {
         }
     }
 
-    /// Every member with its ranges, in member order.
+    /// Every member with its shard (its ranges), in member order.
     #[must_use]
-    pub fn shares(&self) -> Vec<(&str, ShardRanges)> {
+    pub fn shards(&self) -> Vec<(&str, ShardRanges)> {
         let mut per_member: Vec<Vec<ShardRange>> = vec![Vec::new(); self.members.len()];
         for (m, r) in self.arcs() {
             per_member[m].push(r);
@@ -160,7 +160,7 @@ impl Ring {
             .collect()
     }
 
-    /// The filter for `member`'s share of `key`: the selector to send and the client-side test.
+    /// The filter for `member`'s shard of `key`: the selector to send and the client-side test.
     #[must_use]
     pub fn filter(&self, member: &str, key: ShardKey) -> ShardFilter {
         ShardFilter::new(key, &self.ranges(member))
@@ -292,7 +292,7 @@ mod tests {
         assert!(ring.is_empty());
         assert_eq!(ring.owner(0), None);
         assert!(ring.ranges("a").is_empty());
-        assert!(ring.shares().is_empty());
+        assert!(ring.shards().is_empty());
         assert_eq!(ring.filter("a", ShardKey::Namespace), ShardFilter::Nothing);
     }
 

@@ -164,7 +164,7 @@ pub enum ServerFiltering {
     Mismatch,
 }
 
-/// The filter for one member's share: what to send on list and watch, and the client-side test.
+/// The filter for one member's shard: what to send on list and watch, and the client-side test.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ShardFilter {
     /// The whole hash space: list and watch without a `shardSelector` (the server's own advice
@@ -196,7 +196,7 @@ impl ShardFilter {
         }
     }
 
-    /// Whether an object whose key field hashes to `hash` belongs to the share.
+    /// Whether an object whose key field hashes to `hash` belongs to the shard.
     #[must_use]
     pub fn matches_hash(&self, hash: u64) -> bool {
         match self {
@@ -206,7 +206,7 @@ impl ShardFilter {
         }
     }
 
-    /// Whether an object whose key field (namespace or UID) is `value` belongs to the share.
+    /// Whether an object whose key field (namespace or UID) is `value` belongs to the shard.
     #[must_use]
     pub fn matches(&self, value: &str) -> bool {
         self.matches_hash(hash_field(value))

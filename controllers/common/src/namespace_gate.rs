@@ -1,4 +1,4 @@
-//! Which namespaces a controller may sync now: the share of a sharded controller manager
+//! Which namespaces a controller may sync now: the active shard of a sharded controller manager
 //! (`docs/sharding.md`). A worker takes a key of a namespace outside the gate and drops it
 //! without syncing ([`WorkerPool::gate`](crate::worker::WorkerPool::gate)); the namespace's
 //! objects are delivered again when it becomes the controller's own.

@@ -243,7 +243,7 @@ impl<K: WorkKey, E: fmt::Display + Send + 'static> WorkerPool<K, E> {
                     if let Some(gate) = &gate
                         && !gate(&key)
                     {
-                        tracing::trace!(key = %key, "not in this controller's share: dropped");
+                        tracing::trace!(key = %key, "not in this controller's shard: dropped");
                         queue.forget(&key);
                         queue.done(&key);
                         continue;

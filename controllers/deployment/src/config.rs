@@ -20,7 +20,7 @@ pub struct DeploymentControllerConfig {
     /// Source of "now" for conditions and progress deadlines.
     pub clock: SharedClock,
     /// Sync only Deployments of the namespaces the gate allows (a sharded controller manager's
-    /// share); `None`: every namespace.
+    /// active shard); `None`: every namespace.
     pub namespace_gate: Option<kcm_controller::NamespaceGate>,
 }
 

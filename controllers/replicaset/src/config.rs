@@ -95,7 +95,7 @@ pub struct ReplicaSetControllerConfig {
     /// How long `run` waits for the informer caches (`None`: until cancelled).
     pub cache_sync_timeout: Option<Duration>,
     /// Sync only ReplicaSets of the namespaces the gate allows (a sharded controller manager's
-    /// share); `None`: every namespace.
+    /// active shard); `None`: every namespace.
     pub namespace_gate: Option<kcm_controller::NamespaceGate>,
 }
 

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use crate::backoff::BackoffConfig;
 use crate::metrics::{NoopMetrics, ReflectorMetrics};
-use crate::share::dynamic::DynamicShare;
-use crate::share::scope::ShardScope;
+use crate::shard::dynamic::DynamicShard;
+use crate::shard::scope::ShardScope;
 
 /// How the reflector obtains the initial state (and the state after each relist).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -31,12 +31,12 @@ pub struct ReflectorConfig {
     pub label_selector: Option<String>,
     /// Field selector sent with every list and watch.
     pub field_selector: Option<String>,
-    /// The share of a sharded resource: its selector is sent with every list and watch, and
+    /// The shard of a sharded resource: its selector is sent with every list and watch, and
     /// only its objects reach the store (see [`ShardScope`]).
     pub shard: Option<ShardScope>,
-    /// A share that changes while the reflector runs (see [`DynamicShare`]); when set it takes
+    /// A shard that changes while the reflector runs (see [`DynamicShard`]); when set it takes
     /// the place of `shard`.
-    pub dynamic_share: Option<DynamicShare>,
+    pub dynamic_shard: Option<DynamicShard>,
     /// Explicit page size (upstream `WatchListPageSize`); `None` lets the reflector decide
     /// (500, or unlimited when relisting at a specific resourceVersion, as client-go's
     /// `Reflector.list` decides).
@@ -65,7 +65,7 @@ impl Default for ReflectorConfig {
             label_selector: None,
             field_selector: None,
             shard: None,
-            dynamic_share: None,
+            dynamic_shard: None,
             page_size: None,
             initial_list: InitialListStrategy::List,
             min_watch_timeout: DEFAULT_MIN_WATCH_TIMEOUT,
@@ -97,7 +97,7 @@ impl ReflectorConfig {
         self
     }
 
-    /// Lists and watches only `scope`'s share of the resource (server-side when the server
+    /// Lists and watches only `scope`'s shard of the resource (server-side when the server
     /// applies the selector, always on the client).
     #[must_use]
     pub fn shard(mut self, scope: ShardScope) -> Self {
@@ -105,11 +105,11 @@ impl ReflectorConfig {
         self
     }
 
-    /// Lists and watches whatever `share` selects at the moment: a change of the share ends the
+    /// Lists and watches whatever `shard` selects at the moment: a change of the shard ends the
     /// watch and lists afresh with the new selector.
     #[must_use]
-    pub fn dynamic_share(mut self, share: DynamicShare) -> Self {
-        self.dynamic_share = Some(share);
+    pub fn dynamic_shard(mut self, shard: DynamicShard) -> Self {
+        self.dynamic_shard = Some(shard);
         self
     }
 

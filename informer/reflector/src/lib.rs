@@ -23,17 +23,17 @@
 //! | `lister_watcher.rs` | `listwatch.go` | the list and watch calls, on `kube::Client` |
 //! | `reflector_store.rs`, `delta.rs` | `ReflectorStore`, `delta_fifo.go`, `the_real_fifo.go` | where the output goes; deltas and tombstones |
 //! | `watchable.rs` | | [`Watchable`]: what a reflector can watch (k8s-openapi and projected types) |
-//! | `share/` | — | sharding: listing and watching a share, following it as it changes |
+//! | `shard/` | — | sharding: listing and watching a shard, following it as it changes |
 //!
 //! # Sharding
 //!
-//! A reflector lists and watches a share of its resource (the namespaces a member of a
+//! A reflector lists and watches a shard of its resource (the namespaces a member of a
 //! sharded controller owns; the vocabulary is `kcm-sharding`'s) with
-//! [`ReflectorConfig::shard`] (a fixed [`ShardScope`]) or [`ReflectorConfig::dynamic_share`] (a
-//! [`DynamicShare`] that the member's handover changes). The selector goes to the server
-//! (KEP-5866 `shardSelector`), and only the share's objects reach the store whatever the server
-//! sends. A change of share that says what moved ([`ShareChange`]) lists only the part that
-//! joined while the rest is watched on. All of it lives in `src/share/`.
+//! [`ReflectorConfig::shard`] (a fixed [`ShardScope`]) or [`ReflectorConfig::dynamic_shard`] (a
+//! [`DynamicShard`] that the member's handover changes). The selector goes to the server
+//! (KEP-5866 `shardSelector`), and only the shard's objects reach the store whatever the server
+//! sends. A change of shard that says what moved ([`ShardChange`]) lists only the part that
+//! joined while the rest is watched on. All of it lives in `src/shard/`.
 //!
 //! ```no_run
 //! use futures::StreamExt;
@@ -67,7 +67,7 @@ mod lister_watcher;
 mod metrics;
 mod reflector;
 mod reflector_store;
-mod share;
+mod shard;
 mod state;
 mod streaming_list;
 mod watch;
@@ -86,8 +86,8 @@ pub use lister_watcher::{
 pub use metrics::{CountingMetrics, ErrorKind, NoopMetrics, ReflectorMetrics};
 pub use reflector::Reflector;
 pub use reflector_store::ReflectorStore;
-pub use share::dynamic::{DynamicShare, Share, ShareChange};
-pub use share::scope::{ShardScope, ShareFilter};
+pub use shard::dynamic::{DynamicShard, ShardChange, ShardGeneration};
+pub use shard::scope::{ShardScope, ShardSelection};
 pub use state::LastSyncResourceVersion;
 pub use tokio_util::sync::CancellationToken;
 pub use watchable::Watchable;

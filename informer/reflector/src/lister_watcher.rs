@@ -18,7 +18,7 @@ use kube::core::{ObjectList, WatchEvent};
 
 use kcm_sharding::ServerFiltering;
 
-use crate::share::scope::{SHARD_SELECTOR_PARAM, shard_info_selector};
+use crate::shard::scope::{SHARD_SELECTOR_PARAM, shard_info_selector};
 use crate::watchable::Watchable;
 
 /// `resourceVersionMatch` values.
@@ -51,10 +51,10 @@ pub struct ListOptions {
     /// `continue` token of the previous page.
     pub continue_token: Option<String>,
     /// A shard selector for this request instead of the lister-watcher's own (the part of a
-    /// share listed alone when it grows, [`ShareChange`]). Lister-watchers that cannot send one
+    /// shard listed alone when it grows, [`ShardChange`]). Lister-watchers that cannot send one
     /// ignore it: the reflector filters on the client.
     ///
-    /// [`ShareChange`]: crate::ShareChange
+    /// [`ShardChange`]: crate::ShardChange
     pub shard_selector: Option<String>,
 }
 
@@ -82,10 +82,10 @@ pub trait ListerWatcher<K>: Send + Sync {
         K: Clone;
     /// Opens a watch.
     fn watch(&self, opts: &WatchOptions) -> BoxFuture<'_, Result<WatchStream<K>, kube::Error>>;
-    /// Changes the shard selector sent from the next request on (a [`DynamicShare`] moved);
+    /// Changes the shard selector sent from the next request on (a [`DynamicShard`] moved);
     /// lister-watchers that cannot send one ignore it (the reflector filters on the client).
     ///
-    /// [`DynamicShare`]: crate::DynamicShare
+    /// [`DynamicShard`]: crate::DynamicShard
     fn set_shard_selector(&mut self, _selector: Option<String>) {}
 }
 
@@ -167,9 +167,9 @@ where
         let now = if applied { 1 } else { 2 };
         if self.server_filtering.swap(now, Ordering::Relaxed) != now {
             if applied {
-                tracing::info!(path = %self.url_path, "the API server applies the shard selector: listing and watching only this share");
+                tracing::info!(path = %self.url_path, "the API server applies the shard selector: listing and watching only this shard");
             } else {
-                tracing::info!(path = %self.url_path, "the API server ignored the shard selector (gate ShardedListAndWatch off, or a server before v1.36): receiving every object and keeping only this share");
+                tracing::info!(path = %self.url_path, "the API server ignored the shard selector (gate ShardedListAndWatch off, or a server before v1.36): receiving every object and keeping only this shard");
             }
         }
     }

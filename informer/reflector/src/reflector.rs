@@ -1,5 +1,5 @@
 //! The reflector: the outer list-and-watch loop (client-go `tools/cache/reflector.go`,
-//! `Reflector.Run` / `ListAndWatch`). The list, the watch, the streaming list and the share
+//! `Reflector.Run` / `ListAndWatch`). The list, the watch, the streaming list and the shard
 //! follower are functions over the reflector's [`Parts`] in files of their own, which this
 //! file calls.
 
@@ -17,9 +17,9 @@ use crate::list_and_watch::list_and_watch;
 use crate::lister_watcher::{ApiListerWatcher, ListerWatcher};
 use crate::metrics::ErrorKind;
 use crate::reflector_store::ReflectorStore;
-use crate::share::dynamic::DynamicShare;
-use crate::share::follow::follow_share;
-use crate::share::scope::ScopeFilter;
+use crate::shard::dynamic::DynamicShard;
+use crate::shard::follow::follow_shard;
+use crate::shard::scope::ScopeFilter;
 use crate::state::{LastSyncResourceVersion, ListWatchState, Parts};
 use crate::watchable::Watchable;
 
@@ -107,31 +107,31 @@ impl<K: Watchable, L: ListerWatcher<K>> Reflector<K, L> {
         let mut follower = self
             .parts
             .config
-            .dynamic_share
+            .dynamic_shard
             .as_ref()
-            .map(DynamicShare::follow);
+            .map(DynamicShard::follow);
         loop {
             if cancel.is_cancelled() {
                 break;
             }
             let attempt = match (&mut follower, self.parts.config.shard.clone()) {
                 (Some(follower), _) => {
-                    follow_share(&mut self.parts, store, follower, &cancel).await
+                    follow_shard(&mut self.parts, store, follower, &cancel).await
                 }
-                // Only the share reaches the store, whatever the server sent.
+                // Only the shard reaches the store, whatever the server sent.
                 (None, Some(scope)) => {
                     let mut filtered = ScopeFilter::new(store, &scope);
                     list_and_watch(&mut self.parts.list_watch(), &mut filtered, &cancel).await
                 }
                 (None, None) => list_and_watch(&mut self.parts.list_watch(), store, &cancel).await,
             };
-            // The share moved: list afresh at once.
+            // The shard moved: list afresh at once.
             if follower
                 .as_ref()
                 .is_some_and(|f| f.rx.has_changed().unwrap_or(false))
             {
                 if let Err(err) = &attempt {
-                    tracing::debug!(reflector = %self.parts.config.name, error = %err, "list and watch ended by a share change");
+                    tracing::debug!(reflector = %self.parts.config.name, error = %err, "list and watch ended by a shard change");
                 }
                 continue;
             }

@@ -18,12 +18,12 @@ pub trait ReflectorStore<K>: Send {
     /// A watch BOOKMARK: the state is current as of `resource_version`.
     fn bookmark(&mut self, _resource_version: &str) {}
     /// The complete state of one part of the store, the objects `part` selects, from a list at
-    /// `resource_version` (a share that grew or is listed afresh, [`ShareChange`]). Objects
+    /// `resource_version` (a shard that grew or is listed afresh, [`ShardChange`]). Objects
     /// outside the part stay as they are; known objects of the part absent from `objects` were
     /// deleted while nobody was watching. Returns `false`, having changed nothing, when the
     /// store cannot replace a part (the default): the reflector then lists everything afresh.
     ///
-    /// [`ShareChange`]: crate::ShareChange
+    /// [`ShardChange`]: crate::ShardChange
     fn replace_part(
         &mut self,
         _part: &(dyn Fn(&K) -> bool + Sync),

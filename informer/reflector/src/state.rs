@@ -1,7 +1,7 @@
 //! What a reflector owns ([`Parts`]: its lister-watcher, configuration and list/watch state) and
 //! what its algorithms borrow ([`ListWatch`]), below the files that list (`list.rs`), watch
-//! (`watch.rs`, `streaming_list.rs`), combine the two (`list_and_watch.rs`) and follow a share
-//! (`share/`), so that each of them is a function over these parts and imports point one way:
+//! (`watch.rs`, `streaming_list.rs`), combine the two (`list_and_watch.rs`) and follow a shard
+//! (`shard/`), so that each of them is a function over these parts and imports point one way:
 //! `reflector.rs` on top calls them. (client-go keeps these fields on its `Reflector`,
 //! `tools/cache/reflector.go`.)
 
@@ -85,8 +85,8 @@ impl<L> Parts<L> {
 }
 
 /// A reflector's lister-watcher, configuration and state, borrowed for a list or a watch (the
-/// lister-watcher shared, so that a list of one part of a share can run beside a watch of the
-/// rest, `share/step.rs`).
+/// lister-watcher shared, so that a list of one part of a shard can run beside a watch of the
+/// rest, `shard/step.rs`).
 pub(crate) struct ListWatch<'a, L> {
     pub(crate) lw: &'a L,
     pub(crate) config: &'a ReflectorConfig,

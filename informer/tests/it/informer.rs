@@ -329,19 +329,19 @@ async fn factory_shares_one_informer_per_type_and_scope() {
         0,
         "a different selector is a different informer"
     );
-    let share = |selector: &str| {
+    let shard = |selector: &str| {
         let scope = kcm_informer::ShardScope::new(selector, |_| true);
         factory.informer_with::<Lease>(options().with_reflector(|r| r.shard(scope)))
     };
-    share("shardRange(object.metadata.namespace, '0x0000000000000000', '0x8000000000000000')")
+    shard("shardRange(object.metadata.namespace, '0x0000000000000000', '0x8000000000000000')")
         .add_event_handler(Recorder::default())
         .expect("handler");
-    let other_share =
-        share("shardRange(object.metadata.namespace, '0x8000000000000000', '0x10000000000000000')");
+    let other_shard =
+        shard("shardRange(object.metadata.namespace, '0x8000000000000000', '0x10000000000000000')");
     assert_eq!(
-        (b.handler_count(), other_share.handler_count()),
+        (b.handler_count(), other_shard.handler_count()),
         (1, 0),
-        "each share is an informer of its own"
+        "each shard is an informer of its own"
     );
 
     let cancel = CancellationToken::new();

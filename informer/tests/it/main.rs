@@ -8,4 +8,4 @@ mod compact;
 mod informer;
 mod projected;
 mod property;
-mod share;
+mod shard;

@@ -1,6 +1,6 @@
-//! The write side of a member's share (`docs/sharding.md`, "Membership" and "Handover
+//! The write side of a member's shard (`docs/sharding.md`, "Membership" and "Handover
 //! protocol"): the namespaces its controllers may write now (the handover's *active* set), and
-//! the writes in flight, so that a namespace leaving the share can be *drained* before the
+//! the writes in flight, so that a namespace leaving the shard can be *drained* before the
 //! member acknowledges the new ring.
 
 use std::collections::HashMap;
@@ -11,26 +11,26 @@ use kcm_sharding::{ShardRanges, hash_field};
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
-/// A member's share as its writes see it. Cloning shares it.
+/// A member's shard as its writes see it. Clones are handles to the same one.
 ///
-/// A write passes the gate with [`ShareGate::begin_write`] right before it is sent (the
+/// A write passes the gate with [`ShardGate::begin_write`] right before it is sent (the
 /// [`FenceLayer`](crate::FenceLayer) does it for every namespaced write): the check and the
-/// registration of the write as in flight are one step, so once [`set_active`](ShareGate::set_active)
-/// has removed a range, no new write of it starts, and [`drained`](ShareGate::drained) waits for
+/// registration of the write as in flight are one step, so once [`set_active`](ShardGate::set_active)
+/// has removed a range, no new write of it starts, and [`drained`](ShardGate::drained) waits for
 /// the ones already sent to be answered. A sync that is still running when its namespace leaves
-/// the share can no longer write; its refused writes fail with [`Fenced`](crate::Fenced).
+/// the shard can no longer write; its refused writes fail with [`Fenced`](crate::Fenced).
 ///
 /// ```
-/// use kcm_leaderelection::ShareGate;
+/// use kcm_leaderelection::ShardGate;
 /// use kcm_sharding::{ShardRange, ShardRanges, hash_field};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
-/// let gate = ShareGate::new();
+/// let gate = ShardGate::new();
 /// assert!(!gate.allows("team-a"), "a new member owns nothing");
 /// gate.set_active(ShardRanges::full());
 /// let write = gate.begin_write("team-a").expect("team-a is active");
-/// // team-a leaves the share: no new write starts, the one in flight is waited for.
+/// // team-a leaves the shard: no new write starts, the one in flight is waited for.
 /// let h = hash_field("team-a");
 /// let lost = ShardRanges::from_ranges([ShardRange::new(h, u128::from(h) + 1).unwrap()]);
 /// gate.set_active(ShardRanges::full().difference(&lost));
@@ -41,7 +41,7 @@ use tokio::sync::Notify;
 /// # }
 /// ```
 #[derive(Clone, Default)]
-pub struct ShareGate {
+pub struct ShardGate {
     inner: Arc<Inner>,
 }
 
@@ -58,10 +58,10 @@ struct State {
     in_flight: HashMap<u64, usize>,
 }
 
-impl fmt::Debug for ShareGate {
+impl fmt::Debug for ShardGate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = self.inner.state.lock();
-        f.debug_struct("ShareGate")
+        f.debug_struct("ShardGate")
             .field("active", &state.active.fraction())
             .field("in_flight", &state.in_flight.values().sum::<usize>())
             .finish()
@@ -71,7 +71,7 @@ impl fmt::Debug for ShareGate {
 /// A write that passed the gate; dropping it (when the write is answered) ends it.
 #[derive(Debug)]
 pub struct InFlightWrite {
-    gate: ShareGate,
+    gate: ShardGate,
     hash: u64,
 }
 
@@ -89,45 +89,45 @@ impl Drop for InFlightWrite {
     }
 }
 
-/// A write refused: its namespace is not in the member's active share.
+/// A write refused: its namespace is not in the member's active shard.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NotInShare {
+pub struct NotInShard {
     /// The namespace written.
     pub namespace: String,
     /// Its shard key (64-bit FNV-1a).
     pub hash: u64,
 }
 
-impl ShareGate {
-    /// A gate with an empty share: every namespaced write is refused until
+impl ShardGate {
+    /// A gate with an empty shard: every namespaced write is refused until
     /// [`set_active`](Self::set_active).
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Replaces the active share.
+    /// Replaces the active shard.
     pub fn set_active(&self, ranges: ShardRanges) {
         self.inner.state.lock().active = ranges;
     }
 
-    /// The active share.
+    /// The active shard.
     pub fn active(&self) -> ShardRanges {
         self.inner.state.lock().active.clone()
     }
 
-    /// Whether `namespace` is in the active share.
+    /// Whether `namespace` is in the active shard.
     pub fn allows(&self, namespace: &str) -> bool {
         let hash = hash_field(namespace);
         self.inner.state.lock().active.contains(hash)
     }
 
-    /// Checks `namespace` against the active share and, if it is in, registers a write in
+    /// Checks `namespace` against the active shard and, if it is in, registers a write in
     /// flight until the returned guard is dropped.
-    pub fn begin_write(&self, namespace: &str) -> Result<InFlightWrite, NotInShare> {
+    pub fn begin_write(&self, namespace: &str) -> Result<InFlightWrite, NotInShard> {
         let hash = hash_field(namespace);
         let mut state = self.inner.state.lock();
         if !state.active.contains(hash) {
-            return Err(NotInShare {
+            return Err(NotInShard {
                 namespace: namespace.to_owned(),
                 hash,
             });
@@ -150,7 +150,7 @@ impl ShareGate {
         !state.in_flight.keys().any(|h| ranges.contains(*h))
     }
 
-    /// Waits until no write of `ranges` is in flight. Remove `ranges` from the active share
+    /// Waits until no write of `ranges` is in flight. Remove `ranges` from the active shard
     /// first, or new writes may keep it waiting.
     pub async fn drained(&self, ranges: &ShardRanges) {
         loop {
@@ -207,16 +207,16 @@ mod tests {
 
     #[tokio::test]
     async fn drain_waits_for_the_writes_of_the_ranges_only() {
-        let gate = ShareGate::new();
+        let gate = ShardGate::new();
         gate.set_active(ShardRanges::full());
-        let a = gate.begin_write("a").expect("in share");
-        let b = gate.begin_write("b").expect("in share");
-        let b2 = gate.begin_write("b").expect("in share");
+        let a = gate.begin_write("a").expect("in shard");
+        let b = gate.begin_write("b").expect("in shard");
+        let b2 = gate.begin_write("b").expect("in shard");
         assert_eq!(gate.in_flight(), 3);
         gate.set_active(ShardRanges::full().difference(&only("b")));
         assert_eq!(
-            gate.begin_write("b").expect_err("left the share"),
-            NotInShare {
+            gate.begin_write("b").expect_err("left the shard"),
+            NotInShard {
                 namespace: "b".into(),
                 hash: hash_field("b")
             }

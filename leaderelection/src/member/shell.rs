@@ -5,7 +5,7 @@ use std::num::NonZeroU32;
 use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kcm_reflector::{DynamicShare, ShardScope, ShareChange, ShareFilter};
+use kcm_reflector::{DynamicShard, ShardChange, ShardScope, ShardSelection};
 use kcm_sharding::{
     Action, Event, Handover, LeaseRecord, Liveness, RingFingerprint, ShardRanges, hash_field,
 };
@@ -14,7 +14,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::fence::WriteFence;
-use crate::member::gate::ShareGate;
+use crate::member::gate::ShardGate;
 use crate::member::membership::{Membership, MembershipConfig, MembershipError};
 
 /// Called with the ranges that just became active (after their fresh list).
@@ -30,8 +30,8 @@ pub struct MemberStatus {
     /// The fraction of the hash space the member processes now.
     pub active_fraction: f64,
     /// The fraction the ring gives it.
-    pub share_fraction: f64,
-    /// What keeps it from holding its whole share, if anything.
+    pub shard_fraction: f64,
+    /// What keeps it from holding its whole shard, if anything.
     pub waiting: Option<String>,
     /// How many times the ring changed.
     pub ring_changes: u64,
@@ -47,9 +47,9 @@ pub struct MemberStatus {
 ///
 /// | handover action | what the shell does |
 /// | --- | --- |
-/// | `StopTaking` | the [`ShareGate`] refuses the ranges' writes at once; controllers gate their workers with [`ShardMember::gate`] |
-/// | `WaitDrain` | waits until no write of the ranges is in flight ([`ShareGate::drained`]) |
-/// | `Forget`, `Relist` | the informers following [`ShardMember::share`] list and watch the new share; objects that left it vanish from the caches as deletes |
+/// | `StopTaking` | the [`ShardGate`] refuses the ranges' writes at once; controllers gate their workers with [`ShardMember::gate`] |
+/// | `WaitDrain` | waits until no write of the ranges is in flight ([`ShardGate::drained`]) |
+/// | `Forget`, `Relist` | the informers following [`ShardMember::shard`] list and watch the new shard; objects that left it vanish from the caches as deletes |
 /// | `Acknowledge` | the next Lease renewal, sent at once, carries the ring's fingerprint |
 /// | `Start` | every informer lists afresh (a consistent read issued now); when all have, the ranges become active and their objects are delivered to the controllers again (`on_activate`) |
 ///
@@ -57,7 +57,7 @@ pub struct MemberStatus {
 /// `lease_duration` × (1 − margin) from the renewal's start) and lists the ring's Leases; a
 /// closed fence is reported to the handover as `FenceClosed`, also when a renewal answered
 /// after the fence had closed (the contract of `docs/sharding.md`, "Membership"). Leaving ([`ShardMember::leave`]) empties
-/// the share and deletes the Lease once the caller's controllers have stopped.
+/// the shard and deletes the Lease once the caller's controllers have stopped.
 ///
 /// ```no_run
 /// use std::sync::Arc;
@@ -67,8 +67,8 @@ pub struct MemberStatus {
 /// # async fn demo(client: kube::Client) -> anyhow::Result<()> {
 /// let config = MembershipConfig::new("kube-system", "my-controller", "pod-0_1234");
 /// let member = ShardMember::new(client, config, kcm_sharding::DEFAULT_VNODES)?;
-/// // Informers: ReflectorConfig::default().dynamic_share(member.share())
-/// // Client:    FenceLayer::new(member.fence()).with_share(member.gate())
+/// // Informers: ReflectorConfig::default().dynamic_shard(member.shard())
+/// // Client:    FenceLayer::new(member.fence()).with_shard(member.gate())
 /// // Workers:   pool.gate(move |key| gate.allows(&key.namespace))
 /// let stop = CancellationToken::new();
 /// let on_activate = Arc::new(|ranges: &kcm_sharding::ShardRanges| {
@@ -82,15 +82,15 @@ pub struct MemberStatus {
 #[derive(Debug)]
 pub struct ShardMember {
     membership: Membership,
-    gate: ShareGate,
-    share: DynamicShare,
+    gate: ShardGate,
+    shard: DynamicShard,
     vnodes: NonZeroU32,
     status: watch::Sender<MemberStatus>,
 }
 
 impl ShardMember {
     /// A member of `config.ring` with `vnodes` points per member; it owns nothing until it
-    /// runs and a handover gives it a share.
+    /// runs and a handover gives it a shard.
     pub fn new(
         client: kube::Client,
         config: MembershipConfig,
@@ -98,8 +98,8 @@ impl ShardMember {
     ) -> Result<Self, MembershipError> {
         Ok(ShardMember {
             membership: Membership::new(client, config)?,
-            gate: ShareGate::new(),
-            share: DynamicShare::new(ShareFilter::Nothing),
+            gate: ShardGate::new(),
+            shard: DynamicShard::new(ShardSelection::Nothing),
             vnodes,
             status: watch::channel(MemberStatus::default()).0,
         })
@@ -117,13 +117,13 @@ impl ShardMember {
     }
 
     /// The namespaces the member's controllers may sync and write now.
-    pub fn gate(&self) -> ShareGate {
+    pub fn gate(&self) -> ShardGate {
         self.gate.clone()
     }
 
-    /// The share its informers list and watch.
-    pub fn share(&self) -> DynamicShare {
-        self.share.clone()
+    /// The shard its informers list and watch.
+    pub fn shard(&self) -> DynamicShard {
+        self.shard.clone()
     }
 
     /// What it is doing.
@@ -168,11 +168,11 @@ impl ShardMember {
     }
 
     /// Leaves the ring: nothing is active any more, the informers stop listing, the fence is
-    /// closed and the Lease deleted (the others take its share over without waiting for it to
+    /// closed and the Lease deleted (the others take its shard over without waiting for it to
     /// expire). Call it only once the member's controllers have stopped.
     pub async fn leave(&self) -> Result<(), MembershipError> {
         self.gate.set_active(ShardRanges::new());
-        self.share.set(ShareFilter::Nothing);
+        self.shard.set(ShardSelection::Nothing);
         self.membership.leave().await?;
         tracing::info!(member = %self.identity(), "left the ring; Lease deleted");
         Ok(())
@@ -318,7 +318,7 @@ impl Shell<'_> {
                 let before = std::mem::replace(&mut self.listed, ranges.clone());
                 let gained = ranges.difference(&before);
                 let lost = before.difference(&ranges);
-                let mut change = ShareChange::new();
+                let mut change = ShardChange::new();
                 if !gained.is_empty() {
                     change = change.listing(ShardScope::namespaces(&gained));
                 }
@@ -326,8 +326,8 @@ impl Shell<'_> {
                     change = change.dropping(ShardScope::namespaces(&lost));
                 }
                 self.member
-                    .share
-                    .change(Some(ShareFilter::namespaces(&ranges)), change);
+                    .shard
+                    .change(Some(ShardSelection::namespaces(&ranges)), change);
             }
             Action::Acknowledge(ring) => {
                 tracing::info!(member = %me, ring = %ring.map_or_else(|| "none".to_string(), |r| r.to_string()), "acknowledging the ring");
@@ -336,15 +336,15 @@ impl Shell<'_> {
             Action::Start { ring, ranges } => {
                 tracing::info!(member = %me, ring = %ring, ranges = ranges.len(), fraction = ranges.fraction(), "barrier passed; listing the gained namespaces afresh");
                 // A consistent list of the gained ranges alone, issued now; the rest of the
-                // share is watched on.
-                let generation = self.member.share.change(
+                // shard is watched on.
+                let generation = self.member.shard.change(
                     None,
-                    ShareChange::new().listing(ShardScope::namespaces(&ranges)),
+                    ShardChange::new().listing(ShardScope::namespaces(&ranges)),
                 );
-                let share = self.member.share.clone();
+                let shard = self.member.shard.clone();
                 let tx = self.events.0.clone();
                 tokio::spawn(async move {
-                    share.listed(generation).await;
+                    shard.listed(generation).await;
                     let _ = tx.send(Event::Listed { ring });
                 });
             }
@@ -369,7 +369,7 @@ impl Shell<'_> {
             ring_members: members,
             ring: ring.map(|r| r.fingerprint()),
             active_fraction: self.handover.active().fraction(),
-            share_fraction: ring
+            shard_fraction: ring
                 .map(|r| r.ranges(self.member.identity()).fraction())
                 .unwrap_or(0.0),
             waiting,

@@ -1,8 +1,8 @@
 //! Sharded members over real HTTP against the embedded test cluster: members form a ring and
 //! split the namespace hash space between them, never both active (with open fences) on one
-//! hash; a member that stops (crash: no leave) has its share taken over after its Lease expires;
-//! a member that leaves hands its share over at once; the informer side of each member follows
-//! its share.
+//! hash; a member that stops (crash: no leave) has its shard taken over after its Lease expires;
+//! a member that leaves hands its shard over at once; the informer side of each member follows
+//! its shard.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -57,7 +57,7 @@ fn start(member: Arc<ShardMember>) -> Running {
     }
 }
 
-/// What a member may write now: its active share while its fence is open.
+/// What a member may write now: its active shard while its fence is open.
 fn writable(m: &ShardMember) -> ShardRanges {
     if m.fence().is_open() {
         m.gate().active()
@@ -121,7 +121,7 @@ async fn members_split_the_space_hand_over_on_crash_and_on_leave() {
     .await;
     let status = b.member.status().borrow().clone();
     assert_eq!(status.ring_members, ["host-a_1", "host-b_2"]);
-    assert!((status.active_fraction - status.share_fraction).abs() < 1e-9);
+    assert!((status.active_fraction - status.shard_fraction).abs() < 1e-9);
     let owner_of = |ns: &str| {
         let h = hash_field(ns);
         [&a, &b]
@@ -133,7 +133,7 @@ async fn members_split_the_space_hand_over_on_crash_and_on_leave() {
         assert_eq!(owner_of(ns), 1, "{ns} has exactly one owner");
     }
 
-    // c joins, then a crashes (stops renewing, never leaves): b and c take a's share over
+    // c joins, then a crashes (stops renewing, never leaves): b and c take a's shard over
     // once a's Lease expired, and a's own fence closed before.
     let c = start(member(&client, "host-c_3"));
     settle(
@@ -164,7 +164,7 @@ async fn members_split_the_space_hand_over_on_crash_and_on_leave() {
                 .union(&c.member.gate().active())
                 .is_full()
         },
-        "b and c take a's share over",
+        "b and c take a's shard over",
     )
     .await;
     let takeover = crashed.elapsed();

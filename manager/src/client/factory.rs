@@ -64,7 +64,7 @@ impl ClientFactory {
 
     /// Controllers' clients built from now on send writes (POST, PUT, PATCH, DELETE) only
     /// when `fence` lets them: the leader elector's fence, or a sharded member's fence and
-    /// share.
+    /// shard gate.
     pub fn set_fence(&mut self, fence: FenceLayer) {
         self.fence = Some(fence);
     }

@@ -159,8 +159,8 @@ pub struct Options {
     pub leader_elect_resource_namespace: String,
 
     // ---- Sharding ----
-    /// How replicas share the work. `none`: one elected leader runs every controller (as
-    /// kube-controller-manager). `namespace`: every replica is active on its share of the
+    /// How replicas divide the work. `none`: one elected leader runs every controller (as
+    /// kube-controller-manager). `namespace`: every replica is active on its shard of the
     /// namespaces (a consistent-hash ring of the replicas' membership Leases, named after
     /// --leader-elect-resource-name in --leader-elect-resource-namespace and timed by the
     /// --leader-elect-* durations); --leader-elect is then not used. See docs/sharding.md.

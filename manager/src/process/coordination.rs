@@ -1,6 +1,6 @@
 //! Who runs the controllers, and when: alone (`--leader-elect=false`), the elected leader of
 //! `--leader-elect-resource-name` (client-go's `tools/leaderelection`, as
-//! kube-controller-manager elects), or a member of the `--sharding=namespace` ring on its share
+//! kube-controller-manager elects), or a member of the `--sharding=namespace` ring on its shard
 //! of the namespaces ([`crate::sharding`]). Each puts its write fence on the controllers'
 //! clients before they are built; at exit a member leaves the ring, and a leader with
 //! `ControllerManagerReleaseLeaderElectionLockOnExit` gives its Lease up, each only once the
@@ -24,7 +24,7 @@ use crate::options::Options;
 use crate::serving::{Endpoints, Probe};
 use crate::sharding::Sharding;
 
-/// How this process shares the work with its replicas.
+/// How this process and its replicas divide the work.
 pub(super) enum Coordination {
     /// No leader election: this process runs every controller.
     Alone,
@@ -35,7 +35,7 @@ pub(super) enum Coordination {
         /// The Lease's name (the `name` label of the leader metrics).
         lease: String,
     },
-    /// A member of the ring runs the controllers on its share.
+    /// A member of the ring runs the controllers on its shard.
     Member(Sharding),
 }
 
@@ -102,7 +102,7 @@ impl Coordination {
             let sharding = Sharding::new(options, clients.client("leader-election")?, &id)?;
             if options.leader_elect {
                 tracing::info!(
-                    "--sharding=namespace: every replica is active on its share; no leader election"
+                    "--sharding=namespace: every replica is active on its shard; no leader election"
                 );
             }
             clients.set_fence(sharding.fence_layer());
@@ -153,17 +153,17 @@ impl Coordination {
         true
     }
 
-    /// How the informers list and watch: a member only its share.
+    /// How the informers list and watch: a member only its shard.
     pub(super) fn reflector(&self) -> ReflectorConfig {
         match self {
             Coordination::Member(sharding) => {
-                ReflectorConfig::default().dynamic_share(sharding.member().share())
+                ReflectorConfig::default().dynamic_shard(sharding.member().shard())
             }
             Coordination::Alone | Coordination::Leader { .. } => ReflectorConfig::default(),
         }
     }
 
-    /// The namespaces the controllers may sync: a member's share, or all of them (`None`).
+    /// The namespaces the controllers may sync: a member's active shard, or all of them (`None`).
     pub(super) fn namespace_gate(&self) -> Option<NamespaceGate> {
         match self {
             Coordination::Member(sharding) => Some(sharding.namespace_gate()),
@@ -235,10 +235,10 @@ impl Coordination {
                     let _ = member.task.await;
                 }
                 for (informer, objects) in factory.cached_objects() {
-                    tracing::info!(informer = %informer, objects, "cached objects of this replica's share at exit");
+                    tracing::info!(informer = %informer, objects, "cached objects of this replica's shard at exit");
                 }
                 if controllers_stopped {
-                    // Every write has finished: hand the share over now rather than at expiry.
+                    // Every write has finished: hand the shard over now rather than at expiry.
                     if let Err(e) = sharding.member().leave().await {
                         tracing::warn!(error = %e, "could not delete the membership Lease; it expires instead");
                     }

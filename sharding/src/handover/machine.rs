@@ -34,11 +34,11 @@ enum LeaseAck {
     Known { ring: Option<Ring>, version: u64 },
 }
 
-/// The ring a member applies and its share of it.
+/// The ring a member applies and its shard of it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Target {
     ring: Ring,
-    share: ShardRanges,
+    shard: ShardRanges,
 }
 
 /// One member's handover state machine (`docs/sharding.md`, "Handover protocol"); the [crate docs](crate) walk
@@ -51,7 +51,7 @@ struct Target {
 /// - `active` is only ever extended after a barrier (handover step 5) and a fresh list, and only by
 ///   ranges of the ring it has acknowledged;
 /// - it acknowledges a ring only when everything it still holds (active or draining) is in its
-///   share of that ring, and writes at most one acknowledgement at a time;
+///   shard of that ring, and writes at most one acknowledgement at a time;
 /// - a closed fence ([`Event::FenceClosed`]) drops everything and clears the acknowledgement
 ///   before anything else, so that with the shell's fence contract an acknowledgement is relied
 ///   on only while the fence has stayed open since it was sent.
@@ -142,7 +142,7 @@ impl Handover {
         }
     }
 
-    /// What keeps the member from holding its whole share; `None` once it does (or has left).
+    /// What keeps the member from holding its whole shard; `None` once it does (or has left).
     #[must_use]
     pub fn waiting(&self) -> Option<Waiting> {
         match self.phase {
@@ -167,7 +167,7 @@ impl Handover {
         if self.starting.is_some() {
             return Some(Waiting::List);
         }
-        if self.active == target.share {
+        if self.active == target.shard {
             return None;
         }
         self.barrier(&target.ring).err()
@@ -214,8 +214,8 @@ impl Handover {
             self.target = None;
         } else if !unchanged {
             let ring = Ring::with_vnodes(names, self.vnodes);
-            let share = ring.ranges(&self.me);
-            self.target = Some(Target { ring, share });
+            let shard = ring.ranges(&self.me);
+            self.target = Some(Target { ring, shard });
         }
         self.view = view;
     }
@@ -259,7 +259,7 @@ impl Handover {
             && target.ring.fingerprint() == fp
             && self.acked() == Some(fp)
         {
-            self.active = self.active.union(&ranges.intersection(&target.share));
+            self.active = self.active.union(&ranges.intersection(&target.shard));
         }
     }
 
@@ -294,12 +294,12 @@ impl Handover {
     }
 
     fn drive_member(&mut self, out: &mut Vec<Action>) {
-        let share = self
+        let shard = self
             .target
             .as_ref()
-            .map_or_else(ShardRanges::new, |t| t.share.clone());
+            .map_or_else(ShardRanges::new, |t| t.shard.clone());
         // Step 1: stop taking what the ring does not give.
-        self.stop_outside(&share, out);
+        self.stop_outside(&shard, out);
         let Some(ring) = self.target.as_ref().map(|t| t.ring.fingerprint()) else {
             self.starting = None;
             return;
@@ -311,16 +311,16 @@ impl Handover {
             return;
         }
         if self.acked() != Some(ring) {
-            // Steps 2–4: once no sync outside the share is in flight, forget, re-list and
+            // Steps 2–4: once no sync outside the shard is in flight, forget, re-list and
             // acknowledge.
-            if self.draining.difference(&share).is_empty() {
-                let forget = self.listed.difference(&share);
+            if self.draining.difference(&shard).is_empty() {
+                let forget = self.listed.difference(&shard);
                 if !forget.is_empty() {
                     out.push(Action::Forget(forget));
                 }
-                if self.listed != share {
-                    out.push(Action::Relist(share.clone()));
-                    self.listed = share;
+                if self.listed != shard {
+                    out.push(Action::Relist(shard.clone()));
+                    self.listed = shard;
                 }
                 out.push(Action::Acknowledge(Some(ring)));
                 self.pending = Some(self.target.as_ref().map(|t| t.ring.clone()));
@@ -330,7 +330,7 @@ impl Handover {
         // Step 5: the barrier, then a fresh list. Own syncs of ranges stopped earlier and
         // regained since must have finished too.
         if self.draining.is_empty() && self.starting.is_none() {
-            let gained = share.difference(&self.active);
+            let gained = shard.difference(&self.active);
             if let Some(target) = &self.target
                 && !gained.is_empty()
                 && self.barrier(&target.ring).is_ok()

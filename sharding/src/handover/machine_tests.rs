@@ -29,7 +29,7 @@ fn view(version: u64, members: &[(&str, Option<RingFingerprint>)]) -> Event {
     Event::View(v)
 }
 
-/// `a` holding its whole share of the ring {a, b}, everything acknowledged at version 10.
+/// `a` holding its whole shard of the ring {a, b}, everything acknowledged at version 10.
 fn a_active_with_b() -> Handover {
     let ab = fp(&["a", "b"]);
     let mut a = Handover::new("a", VNODES);
@@ -155,7 +155,7 @@ fn one_acknowledgement_at_a_time_and_a_failed_one_is_written_again() {
     assert_eq!(a.handle(view(6, &[("a", None), ("b", None)])), []);
     assert_eq!(a.waiting(), Some(Waiting::LeaseWrite));
     // The answer comes: now the next ring is acknowledged. a never started, so nothing drains,
-    // but its informers listed everything for {a}: b's share is forgotten first.
+    // but its informers listed everything for {a}: b's shard is forgotten first.
     let actions = a.handle(Event::LeaseWritten {
         applied: a1,
         version: 7,
@@ -189,13 +189,13 @@ fn one_acknowledgement_at_a_time_and_a_failed_one_is_written_again() {
 #[test]
 fn a_closed_fence_drops_everything_and_clears_the_acknowledgement_first() {
     let mut a = a_active_with_b();
-    let (ab, share) = (fp(&["a", "b"]), ring(&["a", "b"]).ranges("a"));
+    let (ab, shard) = (fp(&["a", "b"]), ring(&["a", "b"]).ranges("a"));
     let actions = a.handle(Event::FenceClosed);
     assert_eq!(
         actions,
         [
-            Action::StopTaking(share.clone()),
-            Action::WaitDrain(share.clone()),
+            Action::StopTaking(shard.clone()),
+            Action::WaitDrain(shard.clone()),
             Action::Acknowledge(None),
         ]
     );
@@ -204,9 +204,9 @@ fn a_closed_fence_drops_everything_and_clears_the_acknowledgement_first() {
     // Repeated while the fence stays closed: nothing new.
     assert_eq!(a.handle(Event::FenceClosed), []);
     assert_eq!(
-        a.handle(Event::Drained(share.clone())),
+        a.handle(Event::Drained(shard.clone())),
         [
-            Action::Forget(share.clone()),
+            Action::Forget(shard.clone()),
             Action::Relist(ShardRanges::new()),
         ]
     );
@@ -219,7 +219,7 @@ fn a_closed_fence_drops_everything_and_clears_the_acknowledgement_first() {
     assert_eq!(a.phase(), Phase::Member);
     assert_eq!(
         actions,
-        [Action::Relist(share.clone()), Action::Acknowledge(ab)]
+        [Action::Relist(shard.clone()), Action::Acknowledge(ab)]
     );
     assert_eq!(a.handle(view(19, &[("a", ab), ("b", ab)])), []);
     assert!(a.active().is_empty());
@@ -254,11 +254,11 @@ fn a_start_is_void_when_the_fence_closes_or_the_ring_changes_before_the_list() {
 #[test]
 fn its_lease_gone_from_the_view_stops_everything() {
     let mut a = a_active_with_b();
-    let share = ring(&["a", "b"]).ranges("a");
+    let shard = ring(&["a", "b"]).ranges("a");
     let actions = a.handle(view(12, &[("b", fp(&["a", "b"]))]));
     assert_eq!(
         actions,
-        [Action::StopTaking(share.clone()), Action::WaitDrain(share)]
+        [Action::StopTaking(shard.clone()), Action::WaitDrain(shard)]
     );
     assert_eq!(
         a.waiting(),
@@ -269,21 +269,21 @@ fn its_lease_gone_from_the_view_stops_everything() {
 #[test]
 fn a_graceful_leave_drains_then_deletes_the_lease() {
     let mut a = a_active_with_b();
-    let share = ring(&["a", "b"]).ranges("a");
+    let shard = ring(&["a", "b"]).ranges("a");
     assert_eq!(
         a.handle(Event::Leave),
         [
-            Action::StopTaking(share.clone()),
-            Action::WaitDrain(share.clone())
+            Action::StopTaking(shard.clone()),
+            Action::WaitDrain(shard.clone())
         ]
     );
     assert_eq!(a.phase(), Phase::Leaving);
     // Views no longer matter.
     assert_eq!(a.handle(view(12, &[("a", fp(&["a", "b"]))])), []);
     assert_eq!(
-        a.handle(Event::Drained(share.clone())),
+        a.handle(Event::Drained(shard.clone())),
         [
-            Action::Forget(share),
+            Action::Forget(shard),
             Action::Relist(ShardRanges::new()),
             Action::DeleteLease
         ]

@@ -10,7 +10,7 @@
 //! [`Liveness`](crate::Liveness) tracker implements the rule the safety argument needs.
 //!
 //! Applying a ring R' that differs from the acknowledged R: (1) stop taking what R' does not
-//! give, (2) wait for the in-flight syncs of it to drain, (3) forget it and re-list the share of
+//! give, (2) wait for the in-flight syncs of it to drain, (3) forget it and re-list the shard of
 //! R', (4) acknowledge R' in the Lease, (5) once a view contains that acknowledgement (b1), shows
 //! R' as the ring of its live members (b2) and every other live member acknowledging R' (b3),
 //! list the gains afresh and only then add them to the active set.

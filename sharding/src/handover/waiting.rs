@@ -1,4 +1,4 @@
-//! What keeps a member from holding its whole share: for logs, metrics and a stuck-ring
+//! What keeps a member from holding its whole shard: for logs, metrics and a stuck-ring
 //! condition (`docs/sharding.md`, "Handover protocol", liveness).
 
 use std::fmt;
@@ -6,7 +6,7 @@ use std::fmt;
 use crate::range::ShardRanges;
 use crate::ring::RingFingerprint;
 
-/// Why a member is not (yet) active on its whole share, as [`Handover::waiting`] tells.
+/// Why a member is not (yet) active on its whole shard, as [`Handover::waiting`] tells.
 ///
 /// [`Handover::waiting`]: super::Handover::waiting
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -37,7 +37,7 @@ fn namespaces() -> Vec<String> {
 /// Hashes worth probing on a ring: 0, the last hash, and both sides of every range boundary.
 fn probes(ring: &Ring) -> Vec<u64> {
     let mut out = vec![0, u64::MAX];
-    for (_, ranges) in ring.shares() {
+    for (_, ranges) in ring.shards() {
         for r in &ranges {
             out.push(r.start());
             out.push(r.start().wrapping_sub(1));
@@ -53,9 +53,9 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(128))]
 
     #[test]
-    fn shares_partition_the_hash_space(names in member_names(), vn in vnodes()) {
+    fn shards_partition_the_hash_space(names in member_names(), vn in vnodes()) {
         let ring = Ring::with_vnodes(names, vn);
-        let mut all: Vec<ShardRange> = ring.shares().into_iter().flat_map(|(_, r)| r.as_slice().to_vec()).collect();
+        let mut all: Vec<ShardRange> = ring.shards().into_iter().flat_map(|(_, r)| r.as_slice().to_vec()).collect();
         all.sort();
         // Sorted ranges of all members tile [0, 2^64): no gap, no overlap.
         let mut next: u128 = 0;
@@ -64,20 +64,20 @@ proptest! {
             next = r.end();
         }
         prop_assert_eq!(next, HASH_SPACE_END);
-        let total: u128 = ring.shares().iter().map(|(_, r)| r.width()).sum();
+        let total: u128 = ring.shards().iter().map(|(_, r)| r.width()).sum();
         prop_assert_eq!(total, HASH_SPACE_END);
     }
 
     #[test]
     fn owner_agrees_with_ranges_and_filters(names in member_names(), vn in vnodes(), extra in any::<Vec<u64>>()) {
         let ring = Ring::with_vnodes(names, vn);
-        let shares = ring.shares();
+        let shards = ring.shards();
         let mut hashes = probes(&ring);
         hashes.extend(extra);
         for h in hashes {
             let owner = ring.owner(h);
             prop_assert!(owner.is_some());
-            let holders: Vec<&str> = shares.iter().filter(|(_, r)| r.contains(h)).map(|(m, _)| *m).collect();
+            let holders: Vec<&str> = shards.iter().filter(|(_, r)| r.contains(h)).map(|(m, _)| *m).collect();
             prop_assert_eq!(holders, vec![owner.unwrap_or_default()], "hash {:#x}", h);
             for m in ring.members() {
                 let filter = ring.filter(m, ShardKey::Namespace);
@@ -89,7 +89,7 @@ proptest! {
     #[test]
     fn ranges_are_minimal(names in member_names(), vn in vnodes()) {
         let ring = Ring::with_vnodes(names, vn);
-        for (_, ranges) in ring.shares() {
+        for (_, ranges) in ring.shards() {
             // Normalized: no two ranges touch (they would have been merged).
             for w in ranges.as_slice().windows(2) {
                 prop_assert!(w[0].end() < u128::from(w[1].start()));
@@ -107,7 +107,7 @@ proptest! {
         let a = Ring::with_vnodes(names, vn);
         let b = Ring::with_vnodes(shuffled, vn);
         prop_assert_eq!(a.fingerprint(), b.fingerprint());
-        prop_assert_eq!(a.shares(), b.shares());
+        prop_assert_eq!(a.shards(), b.shards());
     }
 
     #[test]
@@ -119,7 +119,7 @@ proptest! {
             prop_assert_eq!(m.to.as_deref(), Some(new.as_str()));
         }
         check_moves_match_assignments(&before, &after);
-        // The newcomer's share is exactly what moved.
+        // The newcomer's shard is exactly what moved.
         let moved: ShardRanges = moves(&before, &after).into_iter().map(|m| m.range).collect();
         prop_assert_eq!(moved, after.ranges(&new));
     }
@@ -207,7 +207,7 @@ fn one_member_joining_or_leaving_moves_about_one_nth_of_the_namespaces() {
                 .filter(|&&h| small.owner(h) != big.owner(h))
                 .count();
             // Measured as a multiple of the ideal 1/(n+1): one set may be off by the
-            // newcomer's share (vnode noise), the average over sets may not.
+            // newcomer's shard (vnode noise), the average over sets may not.
             let ratio = moved as f64 / hashes.len() as f64 * (n + 1) as f64;
             assert!(
                 (0.3..2.0).contains(&ratio),
@@ -259,7 +259,7 @@ fn default_vnodes_balance_the_namespaces() {
             sum += *counts.iter().max().unwrap_or(&0) as f64 * n as f64 / hashes.len() as f64;
         }
         let mean = sum / sets as f64;
-        eprintln!("{n} members: largest share {mean:.3} x fair");
-        assert!(mean < bound, "{n} members: largest share {mean:.3} x fair");
+        eprintln!("{n} members: largest shard {mean:.3} x fair");
+        assert!(mean < bound, "{n} members: largest shard {mean:.3} x fair");
     }
 }

@@ -20,14 +20,14 @@
 
 mod checks;
 mod failover;
+mod ownership_audit;
+mod ownership_log;
 mod plan;
 mod replica_identity;
 mod replicas;
 mod rng;
 mod scenarios;
 mod schedule;
-mod shares_audit;
-mod shares_log;
 mod terms_audit;
 mod terms_log;
 

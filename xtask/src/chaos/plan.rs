@@ -97,7 +97,7 @@ pub(crate) mod bounds {
     pub(crate) const MIN_PAUSE_MS: u64 = 500;
     /// ...and at most (the schedules' lease is 3 s).
     pub(crate) const MAX_PAUSE_MS: u64 = 6_000;
-    /// The share of process faults that are pauses.
+    /// The fraction of process faults that are pauses.
     pub(crate) const PAUSE_P: f64 = 0.3;
     /// At most this many kcm kills per schedule.
     pub(crate) const MAX_KCM_EVENTS: usize = 3;
@@ -131,7 +131,7 @@ pub(crate) struct Plan {
     pub(crate) kcm_events: Vec<KcmEvent>,
     /// In time order; empty unless the plan is for the upstream cluster.
     pub(crate) control_plane: Vec<ControlPlaneEvent>,
-    /// The replicas run `--sharding=namespace` (all active, each on its share).
+    /// The replicas run `--sharding=namespace` (all active, each on its shard).
     pub(crate) sharded: bool,
     /// Sharded: the last replica starts only this long after the scenario starts (a member
     /// added mid-rollout); `None`: every replica starts at once.

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use super::ownership_log::read_ownership;
 use super::plan::{KcmAction, Plan};
-use super::shares_log::read_ownership;
 use crate::cluster::{Cluster, Proc};
 use crate::e2e::FAST_LEASE_FLAGS;
 

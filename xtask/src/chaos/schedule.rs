@@ -14,12 +14,12 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail, ensure};
 
 use super::checks::wait_converged;
+use super::ownership_audit::audit_ownership;
+use super::ownership_log::{Pause, read_ownership, writes_outside_ownership};
 use super::plan::{ControlPlaneEvent, KcmAction, Plan};
 use super::replica_identity::{replica_identities, users};
 use super::replicas::{LEASE, Replicas};
 use super::scenarios;
-use super::shares_audit::audit_shares;
-use super::shares_log::{Pause, read_ownership, writes_outside_ownership};
 use super::terms_audit::audit_terms;
 use super::terms_log::{overlapping_writes, read_terms};
 use crate::cluster::{Cluster, wait_for};
@@ -352,7 +352,7 @@ pub(crate) fn run_plan(
         bail!("kcm panicked:\n{}", panicked.join("\n"));
     }
     if plan.sharded {
-        check_shares(cluster, t0, t0_wall, log)?;
+        check_ownership(cluster, t0, t0_wall, log)?;
     } else if plan.replicas > 1 {
         check_terms(cluster, plan.replicas, upstream, t0, log)?;
     }
@@ -436,10 +436,10 @@ fn pauses(events: &[(f64, String)], t0_wall: f64) -> Vec<Pause> {
 }
 
 /// Sharded: no write to the namespace received by the server (its audit log) while its writer
-/// did not own the namespace ([`audit_shares`]). The replicas' own view (writes logged outside
+/// did not own the namespace ([`audit_ownership`]). The replicas' own view (writes logged outside
 /// their ownership, and the late writes of a resumed replica, see
 /// [`writes_outside_ownership`]) is counted beside it. The counts go to the events log.
-fn check_shares(
+fn check_ownership(
     cluster: &Cluster,
     t0: Instant,
     t0_wall: f64,
@@ -457,12 +457,12 @@ fn check_shares(
     let fenced: usize = all.iter().map(|o| o.fenced).sum();
     let activations: usize = all.iter().map(|o| o.activations.len()).sum();
     // The server's view: both kcm-testenv and kube-apiserver keep an audit log here.
-    let audited = audit_shares(&crate::diff::audit::read(cluster.dir()), NS, &all);
+    let audited = audit_ownership(&crate::diff::audit::read(cluster.dir()), NS, &all);
     if let Ok(mut l) = log.lock() {
         l.push((
             t0.elapsed().as_secs_f64(),
             format!(
-                "shares: {activations} activations of the namespace, {writes} writes in the logs, {} outside their writer's ownership, {} late (checked before a pause, completed after it), {fenced} fenced; audit log: {} writes received, {} outside their writer's ownership, {} refused by the server outside it",
+                "ownership: {activations} activations of the namespace, {writes} writes in the logs, {} outside their writer's ownership, {} late (checked before a pause, completed after it), {fenced} fenced; audit log: {} writes received, {} outside their writer's ownership, {} refused by the server outside it",
                 outside.len(),
                 late.len(),
                 audited.writes,

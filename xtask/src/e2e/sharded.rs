@@ -1,7 +1,7 @@
-//! `sharded-replicas`: three `kcm --sharding=namespace` replicas share 30 namespaces. Rollouts
+//! `sharded-replicas`: three `kcm --sharding=namespace` replicas split 30 namespaces. Rollouts
 //! complete in all of them with exactly the pods asked for; each namespace is written by one
 //! replica only; a replica killed with SIGKILL has its namespaces taken over (a scale-up there
-//! completes); at exit each surviving replica's caches hold only its share (their pod caches
+//! completes); at exit each surviving replica's caches hold only its shard (their pod caches
 //! add up to the cluster's pods). Whether the API server filtered (kube-apiserver with
 //! `--feature-gates=ShardedListAndWatch=true`) or the replicas filtered on the client is read
 //! from their logs and printed; with `--cluster upstream --feature-gates
@@ -268,7 +268,7 @@ fn one_writer_each(
 fn cached_pods(log: &str) -> Option<usize> {
     log.lines()
         .rev()
-        .filter(|l| l.contains("cached objects of this replica's share at exit"))
+        .filter(|l| l.contains("cached objects of this replica's shard at exit"))
         .filter(|l| l.contains("informer=\"Pod"))
         .filter_map(|l| l.split("objects=").nth(1))
         .filter_map(|rest| {

@@ -51,7 +51,7 @@ impl Env {
         }
     }
 
-    /// Syncs only the keys of the namespaces `gate` allows (a sharded manager's share).
+    /// Syncs only the keys of the namespaces `gate` allows (a sharded manager's active shard).
     #[must_use]
     pub fn namespace_gate(mut self, gate: Option<NamespaceGate>) -> Self {
         self.namespace_gate = gate;

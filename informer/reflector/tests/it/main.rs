@@ -7,6 +7,6 @@ mod bad_input;
 mod common;
 mod fake_lister_watcher;
 mod shard;
-mod share_change;
-mod share_step_fallback;
+mod shard_change;
+mod shard_step_fallback;
 mod testenv;

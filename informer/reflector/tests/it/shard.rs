@@ -1,6 +1,6 @@
 //! A reflector with a shard scope against kcm-testenv over real HTTP. kcm-testenv, like
 //! kube-apiserver with the `ShardedListAndWatch` gate off (its default), ignores the
-//! `shardSelector` parameter and sends every object: the reflector keeps only its share, from
+//! `shardSelector` parameter and sends every object: the reflector keeps only its shard, from
 //! the list and from the watch alike.
 
 use std::collections::BTreeSet;
@@ -71,13 +71,13 @@ async fn the_selector_is_sent_on_every_page_and_watch() {
 }
 
 #[tokio::test]
-async fn only_the_share_is_stored_when_the_server_sends_everything() {
+async fn only_the_shard_is_stored_when_the_server_sends_everything() {
     let cluster = TestCluster::builder().start().await.expect("test cluster");
     let client = cluster.client();
     namespaces_with_a_lease(&client, &["team-a", "team-b", "team-c"], "before").await;
-    let share = ["team-a", "team-c"];
+    let shard = ["team-a", "team-c"];
     let scope = ShardScope::new(SELECTOR, move |m: &ObjectMeta| {
-        m.namespace.as_deref().is_some_and(|ns| share.contains(&ns))
+        m.namespace.as_deref().is_some_and(|ns| shard.contains(&ns))
     });
     let keys = Keys::default();
     let mut store = keys.clone();
@@ -217,22 +217,22 @@ async fn a_server_with_the_gate_filters_and_echoes_the_selector() {
     run.await.expect("reflector stops");
 }
 
-/// A dynamic share: moving it ends the watch and lists afresh; what left the share vanishes
-/// from the store, what joined it arrives; an empty share lists nothing; `listed` waits for a
+/// A dynamic shard: moving it ends the watch and lists afresh; what left the shard vanishes
+/// from the store, what joined it arrives; an empty shard lists nothing; `listed` waits for a
 /// list of the new generation.
 #[tokio::test]
-async fn a_dynamic_share_relists_when_it_moves() {
-    use kcm_reflector::{DynamicShare, ShareFilter};
+async fn a_dynamic_shard_relists_when_it_moves() {
+    use kcm_reflector::{DynamicShard, ShardSelection};
 
     let cluster = TestCluster::builder().start().await.expect("test cluster");
     let client = cluster.client();
     namespaces_with_a_lease(&client, &["team-a", "team-b"], "l").await;
     let one_namespace = |ns: &'static str| {
-        ShareFilter::Scope(ShardScope::new(SELECTOR, move |m: &ObjectMeta| {
+        ShardSelection::Scope(ShardScope::new(SELECTOR, move |m: &ObjectMeta| {
             m.namespace.as_deref() == Some(ns)
         }))
     };
-    let share = DynamicShare::new(one_namespace("team-a"));
+    let shard = DynamicShard::new(one_namespace("team-a"));
     let keys = Keys::default();
     let mut store = keys.clone();
     let cancel = CancellationToken::new();
@@ -241,7 +241,7 @@ async fn a_dynamic_share_relists_when_it_moves() {
         None,
         ReflectorConfig::default()
             .name("leases")
-            .dynamic_share(share.clone()),
+            .dynamic_shard(shard.clone()),
     );
     let run = {
         let cancel = cancel.clone();
@@ -249,14 +249,14 @@ async fn a_dynamic_share_relists_when_it_moves() {
     };
     let one = |k: &str| BTreeSet::from([k.to_string()]);
     wait_for(&keys, &one("team-a/l")).await;
-    assert_eq!(share.followers(), 1);
+    assert_eq!(shard.followers(), 1);
 
-    let generation = share.set(one_namespace("team-b"));
-    tokio::time::timeout(Duration::from_secs(10), share.listed(generation))
+    let generation = shard.set(one_namespace("team-b"));
+    tokio::time::timeout(Duration::from_secs(10), shard.listed(generation))
         .await
         .expect("listed the new generation");
     assert_eq!(*keys.0.lock(), one("team-b/l"));
-    // The watch follows the new share.
+    // The watch follows the new shard.
     let b: Api<Lease> = Api::namespaced(client.clone(), "team-b");
     b.create(&PostParams::default(), &lease("team-b", "m"))
         .await
@@ -268,13 +268,13 @@ async fn a_dynamic_share_relists_when_it_moves() {
     let both_b: BTreeSet<String> = ["team-b/l", "team-b/m"].map(String::from).into();
     wait_for(&keys, &both_b).await;
 
-    let generation = share.set(ShareFilter::Nothing);
-    tokio::time::timeout(Duration::from_secs(10), share.listed(generation))
+    let generation = shard.set(ShardSelection::Nothing);
+    tokio::time::timeout(Duration::from_secs(10), shard.listed(generation))
         .await
-        .expect("an empty share counts as listed");
+        .expect("an empty shard counts as listed");
     assert!(keys.0.lock().is_empty());
-    let generation = share.set(ShareFilter::Everything);
-    tokio::time::timeout(Duration::from_secs(10), share.listed(generation))
+    let generation = shard.set(ShardSelection::Everything);
+    tokio::time::timeout(Duration::from_secs(10), shard.listed(generation))
         .await
         .expect("listed everything");
     let all: BTreeSet<String> = ["team-a/l", "team-a/m", "team-b/l", "team-b/m"]
@@ -284,7 +284,7 @@ async fn a_dynamic_share_relists_when_it_moves() {
     cancel.cancel();
     run.await.expect("reflector stops");
     assert_eq!(
-        share.followers(),
+        shard.followers(),
         0,
         "a stopped reflector is no longer followed"
     );

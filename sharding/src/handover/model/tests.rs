@@ -167,7 +167,7 @@ fn observer_clock_schedule(rule: Rule) -> (Result<(), String>, World) {
         // judges m gone and acknowledges the ring {j} (nothing to drain: it only gains).
         set_stall(&mut w, j, Channel::View, true);
         rounds(&mut w, 40, &[j, m])?;
-        // p joins. j's informer delivers once: m is live again and p takes part of j's share;
+        // p joins. j's informer delivers once: m is live again and p takes part of j's shard;
         // j stops that part, and its drain hangs, so j cannot acknowledge {j, m, p}: its Lease
         // keeps naming {j}.
         w.apply(Act::Join);
@@ -178,7 +178,7 @@ fn observer_clock_schedule(rule: Rule) -> (Result<(), String>, World) {
         w.check_safety()?;
         // j's informer stalls again: after LD, m and p are gone for j, whose view holds its own
         // acknowledgement of {j} (b1), the ring {j} (b2) and no other live member (b3). Once the
-        // drain ends, j starts on everything, m's share included, while m is active.
+        // drain ends, j starts on everything, m's shard included, while m is active.
         set_stall(&mut w, j, Channel::View, true);
         rounds(&mut w, 30, &[j, m, p])?;
         set_stall(&mut w, j, Channel::Drain, false);
@@ -265,7 +265,7 @@ fn coarse_rounds(world: &mut World, n: usize, who: &[usize]) {
     }
 }
 
-/// m0 was paused past its fence; m1 judged it gone and took its share; m0 has resumed, noticed
+/// m0 was paused past its fence; m1 judged it gone and took its shard; m0 has resumed, noticed
 /// its closed fence and asked to clear its acknowledgement, its informer still showing the ring
 /// of before.
 fn after_a_takeover(params: Params) -> World {

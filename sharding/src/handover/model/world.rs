@@ -328,7 +328,7 @@ impl World {
         Ok(())
     }
 
-    /// Every member alive holds exactly its share of the ring of the members alive, and nothing
+    /// Every member alive holds exactly its shard of the ring of the members alive, and nothing
     /// is pending (so every hash has exactly one active owner).
     pub(crate) fn converged(&self) -> bool {
         let alive: Vec<usize> = self.alive().collect();

@@ -1,5 +1,5 @@
 //! Fixtures shared by the reflector's integration tests: objects, lists and errors as a
-//! lister-watcher hands them over, shares of named namespaces, and the test cluster.
+//! lister-watcher hands them over, shards of named namespaces, and the test cluster.
 #![allow(dead_code)]
 
 use std::time::Duration;
@@ -84,7 +84,7 @@ pub fn rv(o: &Lease) -> String {
     o.metadata.resource_version.clone().unwrap_or_default()
 }
 
-/// A share of the namespaces `names`, whose selector names them (`only(a,b)`: kcm-testenv
+/// A shard of the namespaces `names`, whose selector names them (`only(a,b)`: kcm-testenv
 /// ignores it; a scripted lister-watcher and the tests read it back from the requests).
 pub fn only(names: &'static [&'static str]) -> ShardScope {
     ShardScope::new(

@@ -1,5 +1,5 @@
-//! A dynamic share that grows, shrinks and is read afresh part by part
-//! ([`DynamicShare::change`]), against kcm-testenv over real HTTP: only the part is listed
+//! A dynamic shard that grows, shrinks and is read afresh part by part
+//! ([`DynamicShard::change`]), against kcm-testenv over real HTTP: only the part is listed
 //! (with its own selector), the rest is watched throughout, and the store ends exactly as the
 //! server's state, with nothing lost or applied twice, while both parts are being written.
 
@@ -12,8 +12,8 @@ use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use kcm_reflector::{
-    ApiListerWatcher, CancellationToken, DynamicShare, ListOptions, ListerWatcher, Reflector,
-    ReflectorConfig, ReflectorStore, ShardScope, ShareChange, ShareFilter, WatchOptions,
+    ApiListerWatcher, CancellationToken, DynamicShard, ListOptions, ListerWatcher, Reflector,
+    ReflectorConfig, ReflectorStore, ShardChange, ShardScope, ShardSelection, WatchOptions,
     WatchStream,
 };
 use kcm_testenv::TestCluster;
@@ -188,7 +188,7 @@ fn writer(
     })
 }
 
-async fn run_share(partial: bool) {
+async fn run_shard(partial: bool) {
     let cluster = TestCluster::builder().start().await.expect("test cluster");
     let client = cluster.client();
     create_namespaces(&client, &["team-a", "team-b", "team-c"]).await;
@@ -201,7 +201,7 @@ async fn run_share(partial: bool) {
         writer(client.clone(), ALL, "w", stop.clone()),
         writer(client.clone(), AB, "v", stop.clone()),
     ];
-    let share = DynamicShare::new(ShareFilter::Scope(only(A)));
+    let shard = DynamicShard::new(ShardSelection::Scope(only(A)));
     let store = Versions {
         partial,
         ..Default::default()
@@ -213,40 +213,40 @@ async fn run_share(partial: bool) {
         lw,
         ReflectorConfig::default()
             .name("leases")
-            .dynamic_share(share.clone()),
+            .dynamic_shard(shard.clone()),
     );
     let run = {
         let cancel = cancel.clone();
         let mut store = store.clone();
         tokio::spawn(async move { reflector.run(&mut store, cancel).await })
     };
-    tokio::time::timeout(Duration::from_secs(10), share.listed(1))
+    tokio::time::timeout(Duration::from_secs(10), shard.listed(1))
         .await
         .expect("first list");
     tokio::time::sleep(Duration::from_millis(200)).await;
 
     // Grow by team-b: the part alone is listed.
     lists.lock().clear();
-    let generation = share.change(
-        Some(ShareFilter::Scope(only(AB))),
-        ShareChange::new().listing(only(B)),
+    let generation = shard.change(
+        Some(ShardSelection::Scope(only(AB))),
+        ShardChange::new().listing(only(B)),
     );
-    tokio::time::timeout(Duration::from_secs(10), share.listed(generation))
+    tokio::time::timeout(Duration::from_secs(10), shard.listed(generation))
         .await
         .expect("the part listed");
     tokio::time::sleep(Duration::from_millis(300)).await;
     // Read the part afresh (what a barrier asks for), nothing else.
-    let generation = share.change(None, ShareChange::new().listing(only(B)));
-    tokio::time::timeout(Duration::from_secs(10), share.listed(generation))
+    let generation = shard.change(None, ShardChange::new().listing(only(B)));
+    tokio::time::timeout(Duration::from_secs(10), shard.listed(generation))
         .await
         .expect("the part listed afresh");
     tokio::time::sleep(Duration::from_millis(300)).await;
     // Shrink to team-b: nothing listed, team-a dropped.
-    let generation = share.change(
-        Some(ShareFilter::Scope(only(B))),
-        ShareChange::new().dropping(only(A)),
+    let generation = shard.change(
+        Some(ShardSelection::Scope(only(B))),
+        ShardChange::new().dropping(only(A)),
     );
-    tokio::time::timeout(Duration::from_secs(10), share.listed(generation))
+    tokio::time::timeout(Duration::from_secs(10), shard.listed(generation))
         .await
         .expect("dropped");
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -293,16 +293,16 @@ async fn run_share(partial: bool) {
 }
 
 #[tokio::test]
-async fn a_share_grows_and_shrinks_listing_only_the_part() {
-    run_share(true).await;
+async fn a_shard_grows_and_shrinks_listing_only_the_part() {
+    run_shard(true).await;
 }
 
 #[tokio::test]
-async fn a_store_that_cannot_replace_a_part_lists_the_whole_share() {
-    run_share(false).await;
+async fn a_store_that_cannot_replace_a_part_lists_the_whole_shard() {
+    run_shard(false).await;
 }
 
-/// Between the steps, the store equals the server's state of the share while both parts are
+/// Between the steps, the store equals the server's state of the shard while both parts are
 /// written: nothing lost, nothing applied twice, nothing of other namespaces.
 #[tokio::test]
 async fn the_store_follows_the_server_through_every_step() {
@@ -313,7 +313,7 @@ async fn the_store_follows_the_server_through_every_step() {
     const AB: &[&str] = &["team-a", "team-b"];
     const B: &[&str] = &["team-b"];
     const ALL: &[&str] = &["team-a", "team-b", "team-c"];
-    let share = DynamicShare::new(ShareFilter::Scope(only(A)));
+    let shard = DynamicShard::new(ShardSelection::Scope(only(A)));
     let store = Versions {
         partial: true,
         ..Default::default()
@@ -323,42 +323,42 @@ async fn the_store_follows_the_server_through_every_step() {
         Recording::new(&client),
         ReflectorConfig::default()
             .name("leases")
-            .dynamic_share(share.clone()),
+            .dynamic_shard(shard.clone()),
     );
     let run = {
         let cancel = cancel.clone();
         let mut store = store.clone();
         tokio::spawn(async move { reflector.run(&mut store, cancel).await })
     };
-    let steps: [(Option<ShareFilter>, ShareChange, &[&str]); 4] = [
+    let steps: [(Option<ShardSelection>, ShardChange, &[&str]); 4] = [
         (
-            Some(ShareFilter::Scope(only(AB))),
-            ShareChange::new().listing(only(B)),
+            Some(ShardSelection::Scope(only(AB))),
+            ShardChange::new().listing(only(B)),
             AB,
         ),
-        (None, ShareChange::new().listing(only(A)), AB),
+        (None, ShardChange::new().listing(only(A)), AB),
         (
-            Some(ShareFilter::Scope(only(B))),
-            ShareChange::new().dropping(only(A)),
+            Some(ShardSelection::Scope(only(B))),
+            ShardChange::new().dropping(only(A)),
             B,
         ),
         (
-            Some(ShareFilter::Everything),
-            ShareChange::new().listing(ShardScope::new("not(team-b)", |m: &ObjectMeta| {
+            Some(ShardSelection::Everything),
+            ShardChange::new().listing(ShardScope::new("not(team-b)", |m: &ObjectMeta| {
                 m.namespace.as_deref() != Some("team-b")
             })),
             ALL,
         ),
     ];
-    tokio::time::timeout(Duration::from_secs(10), share.listed(1))
+    tokio::time::timeout(Duration::from_secs(10), shard.listed(1))
         .await
         .expect("first list");
     for (filter, change, names) in steps {
         let stop = CancellationToken::new();
         let w = writer(client.clone(), ALL, "w", stop.clone());
         tokio::time::sleep(Duration::from_millis(100)).await;
-        let generation = share.change(filter, change);
-        tokio::time::timeout(Duration::from_secs(10), share.listed(generation))
+        let generation = shard.change(filter, change);
+        tokio::time::timeout(Duration::from_secs(10), shard.listed(generation))
             .await
             .expect("step listed");
         tokio::time::sleep(Duration::from_millis(200)).await;

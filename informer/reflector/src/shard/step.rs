@@ -1,16 +1,16 @@
-//! A follower's step from one generation of a [`DynamicShare`](super::dynamic::DynamicShare) to
-//! the next without listing the whole share again ([`ShareChange`]).
+//! A follower's step from one generation of a [`DynamicShard`](super::dynamic::DynamicShard) to
+//! the next without listing the whole shard again ([`ShardChange`]).
 //!
 //! 1. The dropped part leaves the store as deletes (tombstones), without a request.
 //! 2. The listed part is read with a consistent list (its own selector), while the rest of
-//!    the share goes on being watched from where it was, so the objects that stay never pause.
+//!    the shard goes on being watched from where it was, so the objects that stay never pause.
 //! 3. The part is applied to the store ([`ReflectorStore::replace_part`]), and one watch of the
-//!    new share starts where the two meet, skipping what either part has already seen
+//!    new shard starts where the two meet, skipping what either part has already seen
 //!    ([`Replay`]).
 //!
 //! Anything unexpected (a store that cannot replace a part, resourceVersions that are not
 //! integers, a watch that needs a relist, a list that fails) makes the follower list the whole
-//! share afresh instead, as a plain [`DynamicShare::set`](super::dynamic::DynamicShare::set) does.
+//! shard afresh instead, as a plain [`DynamicShard::set`](super::dynamic::DynamicShard::set) does.
 
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -18,9 +18,9 @@ use tokio_util::sync::CancellationToken;
 use crate::list::{list_page_size, list_pages_of};
 use crate::lister_watcher::ListerWatcher;
 use crate::reflector_store::ReflectorStore;
-use crate::share::dynamic::{Share, ShareChange};
-use crate::share::replay::{Replay, parse_rv};
-use crate::share::scope::{ScopeFilter, ShardScope, ShareFilter};
+use crate::shard::dynamic::{ShardChange, ShardGeneration};
+use crate::shard::replay::{Replay, parse_rv};
+use crate::shard::scope::{ScopeFilter, ShardScope, ShardSelection};
 use crate::state::{ListWatch, Parts};
 use crate::watch::watch_loop;
 use crate::watchable::Watchable;
@@ -29,19 +29,19 @@ use crate::watchable::Watchable;
 pub(crate) enum Step {
     /// The store reflects the new generation; watch on with this replay (if a part was listed).
     Applied(Option<Replay>),
-    /// The share changed again, or the reflector was cancelled.
+    /// The shard changed again, or the reflector was cancelled.
     Interrupted,
-    /// List the whole share afresh.
+    /// List the whole shard afresh.
     Fallback(&'static str),
 }
 
 /// Steps from `old` to `new` by `change` (see the module's documentation).
-pub(crate) async fn step_share<K, L, S>(
+pub(crate) async fn step_shard<K, L, S>(
     parts: &mut Parts<L>,
     store: &mut S,
-    rx: &mut watch::Receiver<Share>,
-    (old, new): (&ShareFilter, &ShareFilter),
-    change: &ShareChange,
+    rx: &mut watch::Receiver<ShardGeneration>,
+    (old, new): (&ShardSelection, &ShardSelection),
+    change: &ShardChange,
     cancel: &CancellationToken,
 ) -> Step
 where
@@ -49,8 +49,8 @@ where
     L: ListerWatcher<K>,
     S: ReflectorStore<K>,
 {
-    if matches!(old, ShareFilter::Nothing) || matches!(new, ShareFilter::Nothing) {
-        return Step::Fallback("the share was or becomes empty");
+    if matches!(old, ShardSelection::Nothing) || matches!(new, ShardSelection::Nothing) {
+        return Step::Fallback("the shard was or becomes empty");
     }
     if parts.state.last_sync_rv_unavailable || parse_rv(&parts.state.last_sync_rv).is_none() {
         return Step::Fallback("no integer resourceVersion to watch on from");
@@ -66,7 +66,7 @@ where
         parts.lw.set_shard_selector(new.selector());
         return Step::Applied(None);
     };
-    // The rest: the new share without the part, watched with the old selector.
+    // The rest: the new shard without the part, watched with the old selector.
     let kept = {
         let new = new.clone();
         let part = part.clone();
@@ -129,6 +129,6 @@ where
         rest_rv,
     };
     parts.state.set_last_sync_rv(&replay.start().to_string());
-    tracing::debug!(reflector = %name, items = count, part_rv, rest_rv, "listed the part of the share alone");
+    tracing::debug!(reflector = %name, items = count, part_rv, rest_rv, "listed the part of the shard alone");
     Step::Applied(Some(replay))
 }

@@ -4,23 +4,23 @@
 //!
 //! A sharded replica's User-Agent ends with `shard-member/<identity>`, so the audit log names
 //! the member behind every request. Ownership comes from the replicas' logs (`-v 2`): a
-//! member's "ranges that became active" line covering the namespace, logged before its share
+//! member's "ranges that became active" line covering the namespace, logged before its shard
 //! gate opens, starts its ownership; the next such line of another member ends it. The server
 //! and the replicas run on one host, so the audit log's `requestReceivedTimestamp` and the
 //! logs' klog times share a clock. Unlike the check of the logs alone
-//! ([`super::shares_log`]), the time is when the server received the write, not when its
+//! ([`super::ownership_log`]), the time is when the server received the write, not when its
 //! writer logged the answer: a write a paused replica had sent before the pause is inside its
 //! ownership here, one it sent after being continued is not.
 
 use serde_json::Value;
 
-use super::shares_log::Ownership;
+use super::ownership_log::Ownership;
 use super::terms_audit::{CONTROLLED, WRITE_VERBS, str_at};
 use crate::timestamps::unix_seconds;
 
 /// The audit log's view of one namespace's writes.
 #[derive(Debug, Default, PartialEq)]
-pub(crate) struct AuditShares {
+pub(crate) struct AuditOwnership {
     /// Writes of the members to the namespace that the server accepted.
     pub(crate) writes: usize,
     /// Accepted writes received while another member (or nobody) owned the namespace.
@@ -44,14 +44,14 @@ fn seconds_of_day(at: &str) -> Option<f64> {
 
 /// Checks the members' writes to namespace `ns` among the audit `events` against the
 /// ownerships read from their logs.
-pub(crate) fn audit_shares(events: &[Value], ns: &str, owners: &[Ownership]) -> AuditShares {
+pub(crate) fn audit_ownership(events: &[Value], ns: &str, owners: &[Ownership]) -> AuditOwnership {
     let mut activations: Vec<(f64, &str)> = owners
         .iter()
         .filter_map(|o| Some((o, o.member.as_deref()?)))
         .flat_map(|(o, member)| o.activations.iter().map(move |a| (*a, member)))
         .collect();
     activations.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let mut out = AuditShares::default();
+    let mut out = AuditOwnership::default();
     for e in events {
         if e["stage"] != "ResponseComplete"
             || str_at(e, &["objectRef", "namespace"]) != ns
@@ -134,7 +134,7 @@ mod tests {
             // Before anyone owned the namespace.
             write("b_2", "2026-11-28T10:00:00.500000Z", 201),
         ];
-        let got = audit_shares(&events, "chaos", &owners);
+        let got = audit_ownership(&events, "chaos", &owners);
         assert_eq!(got.writes, 5);
         assert_eq!(got.refused_outside, 1);
         assert_eq!(got.outside.len(), 2, "{:?}", got.outside);
@@ -149,8 +149,8 @@ mod tests {
         let mut get = write("a_1", "2026-11-28T10:00:05.000000Z", 200);
         get["verb"] = json!("get");
         assert_eq!(
-            audit_shares(&[other, kubectl, get], "chaos", &owners),
-            AuditShares::default()
+            audit_ownership(&[other, kubectl, get], "chaos", &owners),
+            AuditOwnership::default()
         );
     }
 

@@ -1,13 +1,13 @@
-//! What a share selects (KEP-5866, server-side sharded list and watch; gate
+//! What a shard selects (KEP-5866, server-side sharded list and watch; gate
 //! `ShardedListAndWatch`, alpha since Kubernetes v1.36): a [`ShardScope`] is a shard selector sent
 //! with every list page and watch and the same selection as a test on the client; a
-//! [`ShareFilter`] is a share's whole selection (everything, a scope, or nothing).
+//! [`ShardSelection`] is a shard's whole selection (everything, a scope, or nothing).
 //!
 //! A server with the gate on filters and echoes the selector in the list's
 //! `metadata.shardInfo.selector`; a server without it (the gate is off by default, and servers
 //! before v1.36 do not know the parameter) ignores it silently and sends everything. The
 //! reflector therefore filters on the client **always** ([`ScopeFilter`]): with the server's
-//! help the client receives only its share, without it the client still stores only its share.
+//! help the client receives only its shard, without it the client still stores only its shard.
 //! A list behind a load balancer may be answered by another kube-apiserver than the watch, so
 //! one echo proves nothing about the next request.
 
@@ -26,8 +26,8 @@ type Predicate = Arc<dyn Fn(&ObjectMeta) -> bool + Send + Sync>;
 
 /// A selection of objects by shard key: the shard selector sent to the server
 /// (`shardSelector`, e.g. `shardRange(object.metadata.namespace, '0x0000000000000000',
-/// '0x8000000000000000')`) and the same test on the client. A member's share is one
-/// ([`ShardScope::namespaces`]); so is a part of a share that moves ([`ShareChange`]).
+/// '0x8000000000000000')`) and the same test on the client. A member's shard is one
+/// ([`ShardScope::namespaces`]); so is a part of a shard that moves ([`ShardChange`]).
 ///
 /// ```
 /// use kcm_reflector::ShardScope;
@@ -48,7 +48,7 @@ type Predicate = Arc<dyn Fn(&ObjectMeta) -> bool + Send + Sync>;
 /// assert!(team_a.matches(&meta("team-a")) && !team_a.matches(&meta("team-b")));
 /// ```
 ///
-/// [`ShareChange`]: crate::ShareChange
+/// [`ShardChange`]: crate::ShardChange
 #[derive(Clone)]
 pub struct ShardScope {
     selector: String,
@@ -64,7 +64,7 @@ impl fmt::Debug for ShardScope {
 }
 
 impl ShardScope {
-    /// A share sent to the server as `selector` and tested on the client with `matches`; the
+    /// A scope sent to the server as `selector` and tested on the client with `matches`; the
     /// two must select the same objects.
     pub fn new(
         selector: impl Into<String>,
@@ -81,7 +81,7 @@ impl ShardScope {
         &self.selector
     }
 
-    /// Whether an object with this metadata is in the share.
+    /// Whether an object with this metadata is in the scope.
     pub fn matches(&self, meta: &ObjectMeta) -> bool {
         (self.matches)(meta)
     }
@@ -106,9 +106,9 @@ impl ShardScope {
     }
 }
 
-/// What a share selects.
+/// What a shard selects.
 #[derive(Clone, Debug)]
-pub enum ShareFilter {
+pub enum ShardSelection {
     /// Every object: no selector is sent.
     Everything,
     /// The objects of a shard scope: its selector is sent, and the client filters too.
@@ -117,32 +117,34 @@ pub enum ShareFilter {
     Nothing,
 }
 
-impl ShareFilter {
-    /// The share of the namespaces whose shard key is in `ranges`: everything for the whole
+impl ShardSelection {
+    /// The shard of the namespaces whose shard key is in `ranges`: everything for the whole
     /// hash space (no selector sent), nothing for the empty set (nothing listed), a scope
     /// otherwise (kcm-sharding's [`ShardFilter`] on the reflector's side).
     pub fn namespaces(ranges: &ShardRanges) -> Self {
         match ShardFilter::new(ShardKey::Namespace, ranges) {
-            ShardFilter::Everything => ShareFilter::Everything,
-            ShardFilter::Nothing => ShareFilter::Nothing,
-            ShardFilter::Ranges(selector) => ShareFilter::Scope(ShardScope::of_selector(selector)),
+            ShardFilter::Everything => ShardSelection::Everything,
+            ShardFilter::Nothing => ShardSelection::Nothing,
+            ShardFilter::Ranges(selector) => {
+                ShardSelection::Scope(ShardScope::of_selector(selector))
+            }
         }
     }
 
-    /// The selector this share sends (`None`: none).
+    /// The selector this shard sends (`None`: none).
     pub(crate) fn selector(&self) -> Option<String> {
         match self {
-            ShareFilter::Scope(scope) => Some(scope.selector().to_owned()),
-            ShareFilter::Everything | ShareFilter::Nothing => None,
+            ShardSelection::Scope(scope) => Some(scope.selector().to_owned()),
+            ShardSelection::Everything | ShardSelection::Nothing => None,
         }
     }
 
-    /// Whether an object with this metadata is in the share.
+    /// Whether an object with this metadata is in the shard.
     pub(crate) fn matches(&self, meta: &ObjectMeta) -> bool {
         match self {
-            ShareFilter::Everything => true,
-            ShareFilter::Scope(scope) => scope.matches(meta),
-            ShareFilter::Nothing => false,
+            ShardSelection::Everything => true,
+            ShardSelection::Scope(scope) => scope.matches(meta),
+            ShardSelection::Nothing => false,
         }
     }
 }
@@ -303,7 +305,7 @@ mod tests {
     }
 
     #[test]
-    fn only_the_share_reaches_the_store() {
+    fn only_the_shard_reaches_the_store() {
         let scope = ShardScope::new("sel", |m: &ObjectMeta| m.namespace.as_deref() == Some("a"));
         let mut recorder = Recorder::default();
         let mut filter = ScopeFilter::new(&mut recorder, &scope);
@@ -343,17 +345,17 @@ mod tests {
         for ns in ["", "default", "kube-system", "team-a", "team-b"] {
             assert_eq!(scope.matches(&meta(ns)), hash_field(ns) < 1 << 63, "{ns:?}");
         }
-        let ShareFilter::Scope(filtered) = ShareFilter::namespaces(&lower) else {
+        let ShardSelection::Scope(filtered) = ShardSelection::namespaces(&lower) else {
             panic!("half the space is a scope");
         };
         assert_eq!(filtered.selector(), wire);
         assert!(matches!(
-            ShareFilter::namespaces(&ShardRanges::full()),
-            ShareFilter::Everything
+            ShardSelection::namespaces(&ShardRanges::full()),
+            ShardSelection::Everything
         ));
         assert!(matches!(
-            ShareFilter::namespaces(&ShardRanges::new()),
-            ShareFilter::Nothing
+            ShardSelection::namespaces(&ShardRanges::new()),
+            ShardSelection::Nothing
         ));
         // A part of the whole space or of nothing sends no selector of its own.
         let all = ShardScope::namespaces(&ShardRanges::full());

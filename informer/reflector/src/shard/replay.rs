@@ -1,8 +1,8 @@
-//! Watching a share that grew from where its two parts meet (`docs/sharding.md`, "The shell": `Relist`).
+//! Watching a shard that grew from where its two parts meet (`docs/sharding.md`, "The shell": `Relist`).
 //!
-//! When a [`ShareChange`](super::dynamic::ShareChange) lists a part alone, the store holds the
+//! When a [`ShardChange`](super::dynamic::ShardChange) lists a part alone, the store holds the
 //! part as of the part's list (resourceVersion `part_rv`) and the rest as of the last event
-//! its watch delivered (`rest_rv`). One watch of the whole share then starts at the smaller
+//! its watch delivered (`rest_rv`). One watch of the whole shard then starts at the smaller
 //! of the two, and every event an object's part has already seen (its resourceVersion at or
 //! below that part's mark) is skipped. Events arrive in resourceVersion order, so once one is
 //! past both marks nothing more is skipped. This compares resourceVersions as integers, as
@@ -13,7 +13,7 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::reflector_store::ReflectorStore;
-use crate::share::scope::ShardScope;
+use crate::shard::scope::ShardScope;
 
 /// A resourceVersion as an integer, when it is well formed (digits, no leading zero, not
 /// "0") and fits in 64 bits.
@@ -24,7 +24,7 @@ pub(crate) fn parse_rv(rv: &str) -> Option<u64> {
     rv.parse().ok()
 }
 
-/// Where the part listed alone and the rest of the share stand.
+/// Where the part listed alone and the rest of the shard stand.
 #[derive(Clone, Debug)]
 pub(crate) struct Replay {
     pub(crate) part: ShardScope,
@@ -75,7 +75,7 @@ impl<'a, S> ReplayFilter<'a, S> {
         self.skipped
     }
 
-    /// Whether the watch got past both marks (or there were none): the store is one share again.
+    /// Whether the watch got past both marks (or there were none): the store is one shard again.
     pub(crate) fn met(&self) -> bool {
         self.replay.is_none()
     }

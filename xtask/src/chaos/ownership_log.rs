@@ -5,7 +5,7 @@
 //! (`"API write"`, `result="ok"`; a write refused by the fence was never sent) must lie inside
 //! one of its own ownerships: a write logged while another process owns the namespace means two
 //! active owners, or a write answered after the takeover that the server received before it
-//! (the audit log's check, [`super::shares_audit`], decides), or one that landed late (the
+//! (the audit log's check, [`super::ownership_audit`], decides), or one that landed late (the
 //! residual risk of docs/sharding.md §6).
 
 use kcm_sharding::hash_field;

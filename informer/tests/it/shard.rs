@@ -1,5 +1,5 @@
-//! A shared informer following a dynamic share against kcm-testenv over real HTTP: when the
-//! share grows or shrinks by a part ([`ShareChange`]), the handlers hear of the part's objects
+//! A shared informer following a dynamic shard against kcm-testenv over real HTTP: when the
+//! shard grows or shrinks by a part ([`ShardChange`]), the handlers hear of the part's objects
 //! only (adds for what joined, tombstone deletes for what left); the objects that stay are
 //! neither listed nor delivered again.
 
@@ -10,7 +10,7 @@ use crate::common::{Recorder, Seen, eventually, fast_backoff};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Namespace;
 use kcm_informer::{
-    DynamicShare, InformerOptions, ShardScope, ShareChange, ShareFilter, SharedIndexInformer,
+    DynamicShard, InformerOptions, ShardChange, ShardScope, ShardSelection, SharedIndexInformer,
 };
 use kube::api::{Api, ObjectMeta, PostParams};
 
@@ -63,11 +63,11 @@ async fn handlers_hear_only_of_the_part_that_moved() {
                 .expect("lease");
         }
     }
-    let share = DynamicShare::new(ShareFilter::Scope(only(&["team-a"])));
+    let shard = DynamicShard::new(ShardSelection::Scope(only(&["team-a"])));
     let informer = SharedIndexInformer::<Lease>::new(
         client.clone(),
         InformerOptions::default()
-            .with_reflector(|r| r.backoff(fast_backoff()).dynamic_share(share.clone())),
+            .with_reflector(|r| r.backoff(fast_backoff()).dynamic_shard(shard.clone())),
     );
     let rec = Recorder::default();
     informer.add_event_handler(rec.clone()).expect("handler");
@@ -76,11 +76,11 @@ async fn handlers_hear_only_of_the_part_that_moved() {
     rec.seen.lock().clear();
 
     // Grow by team-b: 50 adds, nothing about team-a.
-    let generation = share.change(
-        Some(ShareFilter::Scope(only(&["team-a", "team-b"]))),
-        ShareChange::new().listing(only(&["team-b"])),
+    let generation = shard.change(
+        Some(ShardSelection::Scope(only(&["team-a", "team-b"]))),
+        ShardChange::new().listing(only(&["team-b"])),
     );
-    tokio::time::timeout(Duration::from_secs(10), share.listed(generation))
+    tokio::time::timeout(Duration::from_secs(10), shard.listed(generation))
         .await
         .expect("the part listed");
     eventually("team-b delivered", || rec.seen().len() >= 50).await;
@@ -100,11 +100,11 @@ async fn handlers_hear_only_of_the_part_that_moved() {
     rec.seen.lock().clear();
 
     // Shrink to team-b: 50 tombstones for team-a, nothing about team-b.
-    let generation = share.change(
-        Some(ShareFilter::Scope(only(&["team-b"]))),
-        ShareChange::new().dropping(only(&["team-a"])),
+    let generation = shard.change(
+        Some(ShardSelection::Scope(only(&["team-b"]))),
+        ShardChange::new().dropping(only(&["team-a"])),
     );
-    tokio::time::timeout(Duration::from_secs(10), share.listed(generation))
+    tokio::time::timeout(Duration::from_secs(10), shard.listed(generation))
         .await
         .expect("dropped");
     eventually("team-a dropped", || rec.seen().len() >= 50).await;

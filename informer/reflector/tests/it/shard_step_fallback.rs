@@ -1,5 +1,5 @@
-//! A share step whose joint watch fails before the two parts meet (a 410 on the rest's old
-//! resourceVersion) lists the whole share at once, not after the reflector's backoff; a step
+//! A shard step whose joint watch fails before the two parts meet (a 410 on the rest's old
+//! resourceVersion) lists the whole shard at once, not after the reflector's backoff; a step
 //! whose part list and watch work lists nothing else. Against a scripted lister-watcher, on
 //! tokio's paused clock (an idle runtime jumps to the next timer, so a backoff shows as time).
 
@@ -12,8 +12,8 @@ use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
 
 use kcm_reflector::{
-    CancellationToken, DeltaProducer, DynamicShare, ListOptions, ListerWatcher, Reflector,
-    ReflectorConfig, ShareChange, ShareFilter, WatchOptions, WatchStream,
+    CancellationToken, DeltaProducer, DynamicShard, ListOptions, ListerWatcher, Reflector,
+    ReflectorConfig, ShardChange, ShardSelection, WatchOptions, WatchStream,
 };
 use kube::core::ObjectList;
 use parking_lot::Mutex;
@@ -88,7 +88,7 @@ impl ListerWatcher<ConfigMap> for Scripted {
     }
 }
 
-/// Runs a reflector on share `a`, grows it by `b`, and returns the calls after the first list,
+/// Runs a reflector on shard `a`, grows it by `b`, and returns the calls after the first list,
 /// each with its time since the change.
 async fn grow(fail_joint_watch: bool) -> Vec<(Duration, String)> {
     let calls = Arc::new(Mutex::new(Vec::new()));
@@ -101,17 +101,17 @@ async fn grow(fail_joint_watch: bool) -> Vec<(Duration, String)> {
             ]
             .into(),
         ),
-        // The joint watch (the new share's selector) starts at the rest's 10.
+        // The joint watch (the new shard's selector) starts at the rest's 10.
         fail_watch_with: Mutex::new(fail_joint_watch.then(|| "only(a,b)".to_string())),
         calls: calls.clone(),
         selector: None,
     };
-    let share = DynamicShare::new(ShareFilter::Scope(only(&["a"])));
+    let shard = DynamicShard::new(ShardSelection::Scope(only(&["a"])));
     let mut reflector = Reflector::with_lister_watcher(
         fake,
         ReflectorConfig::default()
             .name("configmaps")
-            .dynamic_share(share.clone()),
+            .dynamic_shard(shard.clone()),
     );
     let cancel = CancellationToken::new();
     let task = tokio::spawn({
@@ -121,16 +121,16 @@ async fn grow(fail_joint_watch: bool) -> Vec<(Duration, String)> {
             reflector.run(&mut producer, cancel).await;
         }
     });
-    tokio::time::timeout(Duration::from_secs(5), share.listed(1))
+    tokio::time::timeout(Duration::from_secs(5), shard.listed(1))
         .await
         .expect("first list");
     tokio::time::sleep(Duration::from_millis(10)).await;
     let changed_at = Instant::now();
-    let generation = share.change(
-        Some(ShareFilter::Scope(only(&["a", "b"]))),
-        ShareChange::new().listing(only(&["b"])),
+    let generation = shard.change(
+        Some(ShardSelection::Scope(only(&["a", "b"]))),
+        ShardChange::new().listing(only(&["b"])),
     );
-    tokio::time::timeout(Duration::from_secs(5), share.listed(generation))
+    tokio::time::timeout(Duration::from_secs(5), shard.listed(generation))
         .await
         .expect("the part listed");
     tokio::time::sleep(Duration::from_secs(60)).await;
@@ -154,14 +154,14 @@ async fn a_step_lists_the_part_alone_and_watches_on() {
             // The part listed alone, consistently (the rest's watch goes on meanwhile; this
             // list answers before it is opened).
             "list rv=\"\" selector=only(b)",
-            // One watch of the new share from where the parts meet.
+            // One watch of the new shard from where the parts meet.
             "watch rv=\"10\" selector=only(a,b)",
         ]
     );
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_joint_watch_that_fails_before_the_parts_meet_lists_the_whole_share_at_once() {
+async fn a_joint_watch_that_fails_before_the_parts_meet_lists_the_whole_shard_at_once() {
     let calls = grow(true).await;
     let names: Vec<&str> = calls.iter().map(|(_, c)| c.as_str()).take(4).collect();
     assert_eq!(
@@ -170,7 +170,7 @@ async fn a_joint_watch_that_fails_before_the_parts_meet_lists_the_whole_share_at
             "list rv=\"\" selector=only(b)",
             // 410: the rest's 10 was compacted.
             "watch rv=\"10\" selector=only(a,b)",
-            // The whole share, consistently, at once.
+            // The whole shard, consistently, at once.
             "list rv=\"\" selector=only(a,b)",
             "watch rv=\"30\" selector=only(a,b)",
         ]
@@ -178,6 +178,6 @@ async fn a_joint_watch_that_fails_before_the_parts_meet_lists_the_whole_share_at
     let relist_after = calls[2].0;
     assert!(
         relist_after < Duration::from_millis(100),
-        "the whole share was listed {relist_after:?} after the change: a backoff delayed it"
+        "the whole shard was listed {relist_after:?} after the change: a backoff delayed it"
     );
 }
