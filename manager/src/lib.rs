@@ -84,28 +84,30 @@
 //! }
 //! ```
 
-pub mod client;
 /// Compiles the README's example as a doctest.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
+mod client;
 mod command_line;
 mod controller;
-pub mod error_chain;
+mod error_chain;
 mod feature_gates;
 mod flags;
-pub mod logging;
+mod logging;
 mod manager;
-pub mod metrics;
-pub mod metrics_text;
-pub mod options;
+mod metrics;
+mod metrics_text;
+mod options;
 pub mod prelude;
 mod process;
-pub mod process_metrics;
+mod process_metrics;
 mod registry;
-pub mod serving;
-pub mod sharding;
+mod serving;
+mod sharding;
+#[cfg(test)]
+mod test_support;
 
 pub use command_line::{NoFlags, ParsedArgs};
 pub use controller::{Controller, ControllerContext};

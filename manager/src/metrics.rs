@@ -17,18 +17,8 @@
 //! has no upstream counterpart (upstream's nearest is `workqueue_work_duration_seconds`, which
 //! does not tell failures apart).
 //!
-//! ```
-//! use kcm_manager::metrics::Metrics;
-//! use prometheus_client::registry::Registry;
-//!
-//! let metrics = Metrics::new();
-//! let mut registry = Registry::default();
-//! metrics.register(&mut registry);
-//! metrics.set_leader("kcm", true);
-//! let mut text = String::new();
-//! prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
-//! assert!(text.contains("leader_election_master_status{name=\"kcm\"} 1\n"));
-//! ```
+//! [`Metrics::register`] adds them to the registry `/metrics` serves (the unit tests below
+//! render them as a scrape would).
 
 use std::fmt;
 use std::sync::Arc;

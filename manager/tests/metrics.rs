@@ -1,8 +1,11 @@
 //! `/metrics` of a running manager (over HTTPS) (in-process, against the embedded test
 //! cluster): after a Namespace was synced, the work-queue, REST client, leader and sync series
 //! are served with upstream's names and labels.
-
-mod common;
+//!
+//! A test binary of its own, not a module of `tests/it`: the work-queue and sync series go to a
+//! process-wide sink that the first manager of a process installs (`Metrics::install_global`; a
+//! later one warns and serves `/metrics` without them), so this test's manager must be its
+//! process's first. It includes the helpers it shares by path.
 
 use std::time::Duration;
 
@@ -11,13 +14,20 @@ use kcm_manager::{Exit, Manager};
 use kcm_testenv::TestCluster;
 use kube::api::{Api, PostParams};
 
+#[path = "../src/test_support/https.rs"]
+mod https;
+#[path = "it/common/in_process.rs"]
+mod in_process;
+#[path = "it/common/namespace_reader.rs"]
+mod namespace_reader;
+
 fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     listener.local_addr().expect("addr").port()
 }
 
 async fn scrape(port: u16) -> String {
-    common::https::get(port, "/metrics", &[], None).await.1
+    https::get(port, "/metrics", &[], None).await.1
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -26,7 +36,7 @@ async fn metrics_endpoint_serves_queue_client_leader_and_sync_series() {
     let env = cluster.env();
     let port = free_port();
     let port_arg = format!("--secure-port={port}");
-    let manager = Manager::new("kcm").controller(common::namespace_reader::namespace_reader());
+    let manager = Manager::new("kcm").controller(namespace_reader::namespace_reader());
     let args = [
         "--bind-address=127.0.0.1",
         &port_arg,
@@ -34,7 +44,7 @@ async fn metrics_endpoint_serves_queue_client_leader_and_sync_series() {
         // No TokenReview in the test cluster: let anyone read /metrics.
         "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
     ];
-    let (stop, run) = common::in_process::spawn(manager, &args, env.kubeconfig_path()).await;
+    let (stop, run) = in_process::spawn(manager, &args, env.kubeconfig_path()).await;
 
     let ns: Namespace = serde_json::from_value(serde_json::json!({
         "metadata": {"name": "web"}

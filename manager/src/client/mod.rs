@@ -12,17 +12,18 @@ pub mod service_account;
 pub mod user_agent;
 mod wire;
 
+#[cfg(test)]
+mod client_tests;
+
 use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Duration;
 
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 
-pub use config::{LoadedConfig, load_config};
+pub use config::load_config;
 pub use factory::ClientFactory;
-pub use layers::{RateLimitLayer, RateLimited, RequestMetrics, RequestMetricsLayer};
-
-use crate::metrics::Metrics;
+pub use layers::{RateLimitLayer, RequestMetricsLayer};
 
 /// Why a client could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -91,17 +92,6 @@ pub fn rate_limiter(
         .ok_or_else(bad)?
         .allow_burst(burst);
     Ok(Some(Arc::new(RateLimiter::direct(quota))))
-}
-
-/// Builds a client with `config` as it is (no User-Agent added): every request first takes a
-/// token from `limiter` (if any), and is counted and timed in `metrics` (`rest_client_*`).
-/// Tests use it; kcm builds its clients with a [`ClientFactory`].
-pub fn build_client(
-    config: kube::Config,
-    limiter: Option<Arc<DefaultDirectRateLimiter>>,
-    metrics: &Metrics,
-) -> Result<kube::Client, ClientError> {
-    factory::build_with(config, limiter, metrics, None, None)
 }
 
 #[cfg(test)]

@@ -25,15 +25,6 @@ use format::Lines;
 pub use verbosity::Verbosity;
 pub use vmodule::VModule;
 
-/// The tracing level for a klog verbosity.
-pub fn level_for(verbosity: u32) -> tracing::Level {
-    match verbosity {
-        0 | 1 => tracing::Level::INFO,
-        2..=4 => tracing::Level::DEBUG,
-        _ => tracing::Level::TRACE,
-    }
-}
-
 type BoxedLayer = Box<dyn Layer<Registry> + Send + Sync>;
 
 fn format_layer(json: bool) -> BoxedLayer {
@@ -97,8 +88,18 @@ mod tests {
             (5, tracing::Level::TRACE),
             (10, tracing::Level::TRACE),
         ];
+        // The finest level a verbosity enables.
+        let finest = |v: u32| {
+            [
+                tracing::Level::TRACE,
+                tracing::Level::DEBUG,
+                tracing::Level::INFO,
+            ]
+            .into_iter()
+            .find(|level| verbosity::needed_verbosity(level) <= v)
+        };
         for (v, level) in cases {
-            assert_eq!(level_for(v), level, "-v={v}");
+            assert_eq!(finest(v), Some(level), "-v={v}");
         }
     }
 

@@ -1,8 +1,8 @@
 //! Which log calls are enabled: klog's `-v` and `--vmodule` over tracing levels.
 //!
-//! kcm's crates and the binary's own (a user's controllers) log at the levels
-//! [`level_for`](super::level_for) maps from a verbosity; their `info!` calls need verbosity 0,
-//! `debug!` 2 and `trace!` 5. The client stack underneath (kube, hyper, h2, tower, rustls,
+//! kcm's crates and the binary's own (a user's controllers) log at tracing's levels, each
+//! enabled from the verbosity [`needed_verbosity`] gives it: their `info!` calls need verbosity
+//! 0, `debug!` 2 and `trace!` 5. The client stack underneath (kube, hyper, h2, tower, rustls,
 //! tokio, …) logs warnings and errors only. The global verbosity can change while kcm runs (`PUT /debug/flags/v`, as
 //! kube-controller-manager allows with `--profiling`); tracing caches per call site whether
 //! it is enabled, so a change rebuilds that cache.

@@ -14,12 +14,15 @@ pub mod server;
 pub mod tls;
 pub mod ttl_cache;
 
+#[cfg(test)]
+mod serving_tests;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-pub use endpoints::{Check, Endpoints, Probe};
+pub use endpoints::{Endpoints, Probe};
 pub use server::{Server, serve};
 
 use crate::client::{ClientError, ClientFactory, load_config};

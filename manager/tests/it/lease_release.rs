@@ -4,14 +4,14 @@
 //! duration 1 s), so a standby takes over within a retry period; without it, as upstream, the
 //! Lease keeps naming kcm until it expires.
 
-mod common;
-
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
 use kcm_manager::{Exit, Manager};
 use kcm_testenv::{TestCluster, TestEnv};
 use kube::api::Api;
+
+use crate::common::{in_process, namespace_reader};
 
 /// Runs a leading kcm until it holds `lease`, stops it, and returns its exit and the Lease.
 async fn lead_then_stop(env: &TestEnv, lease: &str, gates: &str) -> (Exit, Lease) {
@@ -27,8 +27,8 @@ async fn lead_then_stop(env: &TestEnv, lease: &str, gates: &str) -> (Exit, Lease
     if !gates.is_empty() {
         args.push(gates);
     }
-    let manager = Manager::new("kcm").controller(common::namespace_reader::namespace_reader());
-    let (stop, run) = common::in_process::spawn(manager, &args, env.kubeconfig_path()).await;
+    let manager = Manager::new("kcm").controller(namespace_reader::namespace_reader());
+    let (stop, run) = in_process::spawn(manager, &args, env.kubeconfig_path()).await;
     let leases: Api<Lease> = Api::namespaced(env.client(), "default");
     let mut held = false;
     for _ in 0..100 {

@@ -1,16 +1,15 @@
 //! kcm's API clients against a fake API server: a User-Agent per client as upstream, and
 //! `--use-service-account-credentials` (service account created, TokenRequest, bearer token).
 
-mod common;
-
 use std::sync::Arc;
 
-use common::fake_apiserver::{FakeApiServer, Seen, status};
 use k8s_openapi::api::apps::v1::Deployment;
-use kcm_manager::client::ClientFactory;
-use kcm_manager::metrics::Metrics;
 use kube::api::Api;
 use tokio_util::sync::CancellationToken;
+
+use super::ClientFactory;
+use crate::metrics::Metrics;
+use crate::test_support::fake_apiserver::{FakeApiServer, Seen, status};
 
 fn answer(seen: &Seen) -> (u16, serde_json::Value) {
     let sa_path = "/api/v1/namespaces/kube-system/serviceaccounts";

@@ -3,20 +3,19 @@
 //! (401 anonymous or with an unknown token, 403 when not allowed), by bearer token or by a
 //! client certificate of `--client-ca-file`.
 
-mod common;
-
 use std::sync::Arc;
 
-use common::fake_apiserver::{FakeApiServer, Seen, status};
-use common::https::{get, request};
-use kcm_manager::client::ClientFactory;
-use kcm_manager::logging::{VModule, Verbosity};
-use kcm_manager::metrics::Metrics;
-use kcm_manager::serving::Endpoints;
-use kcm_manager::serving::debug::Debugging;
-use kcm_manager::{Manager, NoFlags};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_util::sync::CancellationToken;
+
+use super::debug::Debugging;
+use super::{Endpoints, start};
+use crate::client::ClientFactory;
+use crate::logging::{VModule, Verbosity};
+use crate::metrics::Metrics;
+use crate::test_support::fake_apiserver::{FakeApiServer, Seen, status};
+use crate::test_support::https::{get, request};
+use crate::{Manager, NoFlags};
 
 fn answer(seen: &Seen) -> (u16, serde_json::Value) {
     match seen.path.as_str() {
@@ -139,11 +138,11 @@ async fn https_endpoints_authenticate_and_authorize_through_the_api_server() {
     endpoints
         .registry()
         .write()
-        .register_collector(Box::new(kcm_manager::process_metrics::ProcessMetrics));
+        .register_collector(Box::new(crate::process_metrics::ProcessMetrics));
     let verbosity = Arc::new(Verbosity::new(0, VModule::default()));
     endpoints.enable_debugging(Debugging::new(Some(verbosity.clone())));
     let stop = CancellationToken::new();
-    let bound = kcm_manager::serving::start(
+    let bound = start(
         &options.serving,
         endpoints,
         &clients,
@@ -326,7 +325,7 @@ async fn client_cas_missing_from_the_flags_come_from_the_cluster() {
     let stop = CancellationToken::new();
 
     let port = free_port();
-    kcm_manager::serving::start(
+    start(
         &options(port, &[]).serving,
         Endpoints::new(),
         &clients_of(&fake),
@@ -340,7 +339,7 @@ async fn client_cas_missing_from_the_flags_come_from_the_cluster() {
     assert_eq!(code, 200, "{response}");
 
     // A lookup the API server refuses stops kcm, unless tolerated.
-    let refused = kcm_manager::serving::start(
+    let refused = start(
         &options(free_port(), &[]).serving,
         Endpoints::new(),
         &clients_of(&forbidden),
@@ -350,14 +349,14 @@ async fn client_cas_missing_from_the_flags_come_from_the_cluster() {
     .await;
     let error = refused.expect_err("lookup refused");
     assert!(
-        kcm_manager::error_chain::display(&error).contains("extension-apiserver-authentication"),
+        crate::error_chain::display(&error).contains("extension-apiserver-authentication"),
         "{error}"
     );
     for extra in [
         "--authentication-tolerate-lookup-failure",
         "--authentication-skip-lookup",
     ] {
-        let started = kcm_manager::serving::start(
+        let started = start(
             &options(free_port(), &[extra]).serving,
             Endpoints::new(),
             &clients_of(&forbidden),
