@@ -22,6 +22,26 @@ use crate::cluster::{build, target_dir};
 use crate::upstream::build as upstream_build;
 use options::{CANNOT_RUN, Options, Side, USAGE};
 
+/// The workspace's commit, `-dirty` when the work tree has changes (`unknown` without git).
+fn commit() -> String {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(crate::workspace_root())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    match git(&["rev-parse", "--short=12", "HEAD"]) {
+        Some(c) if git(&["status", "--porcelain"]).is_some_and(|s| !s.is_empty()) => {
+            format!("{c}-dirty")
+        }
+        Some(c) => c,
+        None => "unknown".into(),
+    }
+}
+
 /// Runs `cargo xtask upstream-e2e`.
 pub fn run(args: &[String]) -> anyhow::Result<()> {
     let Some(opts) = Options::parse(args)? else {
@@ -63,8 +83,15 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         kcm.as_ref().map(|r| &r.outcome),
         &expected,
     );
-    let table = compare::markdown(&rows);
-    println!("\n{table}");
+    let mut table = compare::markdown(&rows);
+    table.push('\n');
+    table.push_str(&format!(
+        "Run {} UTC at commit {} with e2e.test of k8s.io/kubernetes {}, {} simulated nodes.\n",
+        jiff::Timestamp::now().strftime("%Y-%m-%d %H:%M"),
+        commit(),
+        bins.version,
+        opts.nodes
+    ));
     for (label, run) in [("kube-controller-manager", &upstream), ("kcm", &kcm)] {
         if let Some(r) = run {
             let passed = r.outcome.tests.values().filter(|o| o.passed()).count();
@@ -74,13 +101,17 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
                 .values()
                 .filter(|o| matches!(o, report::Outcome::Failed(_)))
                 .count();
-            println!(
-                "{label}: {passed} passed, {failed} failed, {} skipped in {:.0} s",
+            table.push_str(&format!(
+                "{label}: {passed} passed, {failed} failed, {} skipped in {:.0} s (1-minute load \
+                 average {} at the start, {} at the end).\n",
                 r.outcome.tests.len() - passed - failed,
-                r.seconds
-            );
+                r.seconds,
+                r.load.0,
+                r.load.1
+            ));
         }
     }
+    println!("\n{table}");
     let table_path = target_dir().join("upstream-e2e").join("table.md");
     std::fs::write(&table_path, &table)?;
     println!("table written to {}", table_path.display());

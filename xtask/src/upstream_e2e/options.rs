@@ -53,6 +53,14 @@ pub const CANNOT_RUN: &[(&str, &str)] = &[
     ),
 ];
 
+/// Why `name` cannot run on simulated nodes, if it is one of [`CANNOT_RUN`].
+pub fn cannot_run_reason(name: &str) -> Option<&'static str> {
+    CANNOT_RUN
+        .iter()
+        .find(|(pattern, _)| name.contains(pattern))
+        .map(|(_, why)| *why)
+}
+
 /// Which controllers run the two workloads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Side {
@@ -195,6 +203,18 @@ mod tests {
         assert!(parse(&["--nodes", "0"]).is_err());
         assert!(parse(&["--focus"]).is_err());
         assert!(parse(&["--bogus"]).is_err());
+    }
+
+    #[test]
+    fn names_why_a_test_cannot_run() {
+        let why = cannot_run_reason(
+            "[sig-apps] ReplicaSet should serve a basic image on each replica with a public image [Conformance]",
+        );
+        assert!(why.is_some_and(|w| w.contains("pod proxy")), "{why:?}");
+        assert_eq!(
+            cannot_run_reason("[sig-apps] Deployment deployment should support rollover"),
+            None
+        );
     }
 
     #[test]

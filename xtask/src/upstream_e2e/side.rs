@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
-use super::options::{Options, SCOPE, Side};
+use super::options::{Options, SCOPE, Side, cannot_run_reason};
 use super::report::{self, SuiteOutcome};
 use crate::cluster::target_dir;
 use crate::upstream::build::Binaries;
@@ -28,6 +28,16 @@ pub struct SideRun {
     pub seconds: f64,
     /// The run folder.
     pub dir: PathBuf,
+    /// `/proc/loadavg`'s 1-minute average when the suite started and when it ended.
+    pub load: (String, String),
+}
+
+/// The 1-minute load average (empty where `/proc/loadavg` cannot be read).
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_string))
+        .unwrap_or_default()
 }
 
 /// The run folder of `side`.
@@ -73,6 +83,7 @@ pub fn run(
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log);
+    let load_before = load_average();
     let started = Instant::now();
     let mut child = cmd
         .spawn()
@@ -106,13 +117,21 @@ pub fn run(
     };
     crate::reaper::untrack_pid(child.id());
     let seconds = started.elapsed().as_secs_f64();
+    let load = (load_before, load_average());
     if !report_path.is_file() {
         bail!(
             "e2e.test wrote no report ({status:?}); see {}",
             dir.join("e2e.log").display()
         );
     }
-    let outcome = report::read(&report_path, SCOPE)?;
+    let mut outcome = report::read(&report_path, SCOPE)?;
+    for (name, o) in outcome.tests.iter_mut() {
+        if let (report::Outcome::Skipped(why), Some(reason)) = (&*o, cannot_run_reason(name))
+            && why.is_empty()
+        {
+            *o = report::Outcome::Skipped(format!("cannot run on simulated nodes: {reason}"));
+        }
+    }
     println!(
         "upstream-e2e: {}: {} tests in {seconds:.0} s ({} passed)",
         side.name(),
@@ -124,6 +143,7 @@ pub fn run(
         exit_code: status.and_then(|s| s.code()),
         seconds,
         dir,
+        load,
     })
 }
 
