@@ -86,7 +86,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     let mut table = compare::markdown(&rows);
     table.push('\n');
     table.push_str(&format!(
-        "Run {} UTC at commit {} with e2e.test of k8s.io/kubernetes {}, {} simulated nodes.\n",
+        "- Run {} UTC at commit {} with e2e.test of k8s.io/kubernetes {}, {} simulated nodes.\n",
         jiff::Timestamp::now().strftime("%Y-%m-%d %H:%M"),
         commit(),
         bins.version,
@@ -102,7 +102,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
                 .filter(|o| matches!(o, report::Outcome::Failed(_)))
                 .count();
             table.push_str(&format!(
-                "{label}: {passed} passed, {failed} failed, {} skipped in {:.0} s (1-minute load \
+                "- {label}: {passed} passed, {failed} failed, {} skipped in {:.0} s (1-minute load \
                  average {} at the start, {} at the end).\n",
                 r.outcome.tests.len() - passed - failed,
                 r.seconds,
