@@ -9,6 +9,8 @@
 //! - `cargo xtask demo [--exit]`: the main job — a rollout on an embedded cluster.
 //! - `cargo xtask e2e [--kubeconfig PATH ...]`: the end-to-end scenarios, on an embedded cluster
 //!   or on any cluster (`cargo xtask e2e --help`).
+//! - `cargo xtask upstream-e2e`: upstream's own Deployment and ReplicaSet e2e tests under
+//!   kube-controller-manager and under kcm, compared (`cargo xtask upstream-e2e --help`).
 //! - `cargo xtask bench <name>`: run a benchmark workload; each prints one JSON line per workload.
 
 mod api;
@@ -27,6 +29,7 @@ mod reaper;
 mod svg;
 mod timestamps;
 mod upstream;
+mod upstream_e2e;
 mod workspace;
 
 use std::process::ExitCode;
@@ -56,6 +59,9 @@ commands:
                      seeded fault schedules (testenv faults, kcm kills, takeovers) with
                      invariant and convergence checks; a failure prints its replay command
   upstream build     build etcd, kube-apiserver, kube-controller-manager from upstream/ (Go)
+  upstream-e2e [--controllers kcm|upstream|both] [--focus RE] [--skip RE]
+                     upstream's own Deployment and ReplicaSet e2e tests (e2e.test) under
+                     kube-controller-manager's controllers and under kcm's, compared
   peer-tests [--cluster testenv|upstream|both] [--only NAME,...]
                      kube-rs's own cluster tests on kcm-testenv and on kube-apiserver, compared
   bench <name>...    run benchmark workloads (names: see `cargo xtask bench --list`)
@@ -75,6 +81,7 @@ fn main() -> ExitCode {
         Some("diff") => diff::run(&args[1..]),
         Some("house") => house::run(&args[1..]),
         Some("upstream") => upstream::run(&args[1..]),
+        Some("upstream-e2e") => upstream_e2e::run(&args[1..]),
         Some("peer-tests") => peer_tests::run(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             print!("{USAGE}");
