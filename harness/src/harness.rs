@@ -41,7 +41,8 @@ impl HarnessBuilder {
         self
     }
 
-    /// Runs `controller` (a [`Controller`] or a builder's controller).
+    /// Runs `controller` (a [`Controller`] or a builder's controller). A harness given no
+    /// controller starts no manager: the test runs its own controller on [`Harness::client`].
     #[must_use]
     pub fn controller(mut self, controller: impl Into<Controller>) -> Self {
         self.controllers.push(controller.into());
@@ -99,6 +100,7 @@ impl HarnessBuilder {
                 anyhow::Error::new(e).context(format!("creating namespace {namespace}"))
             })?;
 
+        let no_controllers = self.controllers.is_empty();
         let manager = Manager::new(self.name).controllers(self.controllers);
         let argv = [self.name, "--leader-elect=false", "--secure-port=0"]
             .into_iter()
@@ -110,18 +112,22 @@ impl HarnessBuilder {
         }
         let cancel = CancellationToken::new();
         let stopped = Arc::new(Mutex::new(None));
-        let manager = tokio::spawn({
-            let (cancel, stopped) = (cancel.clone(), stopped.clone());
-            async move {
-                let outcome = match manager.run(&parsed.options, config, cancel).await {
-                    Ok(exit) => format!("exited: {exit:?}"),
-                    Err(e) => format!("failed: {e:#}"),
-                };
-                tracing::info!("the controllers' manager {outcome}");
-                if let Ok(mut s) = stopped.lock() {
-                    *s = Some(outcome);
+        // Without controllers (a test that runs its own, e.g. a kube-runtime one) no manager
+        // runs: the cluster, CRDs, namespace and waits are the harness's whole service.
+        let manager = (!no_controllers).then(|| {
+            tokio::spawn({
+                let (cancel, stopped) = (cancel.clone(), stopped.clone());
+                async move {
+                    let outcome = match manager.run(&parsed.options, config, cancel).await {
+                        Ok(exit) => format!("exited: {exit:?}"),
+                        Err(e) => format!("failed: {e:#}"),
+                    };
+                    tracing::info!("the controllers' manager {outcome}");
+                    if let Ok(mut s) = stopped.lock() {
+                        *s = Some(outcome);
+                    }
                 }
-            }
+            })
         });
         Ok(Harness {
             client,
@@ -129,7 +135,7 @@ impl HarnessBuilder {
             patience,
             cluster,
             cancel,
-            manager: Some(manager),
+            manager,
             stopped,
         })
     }

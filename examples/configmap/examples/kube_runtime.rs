@@ -66,10 +66,8 @@ fn error_policy(_greeting: Arc<Greeting>, error: &Error, _ctx: Arc<Ctx>) -> Acti
     Action::requeue(Duration::from_secs(5))
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt::init();
-    let client = Client::try_default().await?;
+/// Runs the controller until a signal stops it (the crate's test runs it too).
+pub async fn run(client: Client) {
     let reporter = Reporter {
         controller: "greeting-controller".into(),
         instance: None,
@@ -92,5 +90,11 @@ async fn main() -> anyhow::Result<()> {
         }
     })
     .await;
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt::init();
+    run(Client::try_default().await?).await;
     Ok(())
 }

@@ -58,15 +58,16 @@ pub fn config_map(greeting: &Greeting) -> ConfigMap {
     }
 }
 
-/// Publishes the Greeting's ConfigMap, then its status.
+/// Publishes the Greeting's ConfigMap, then its status (both with server-side apply, the
+/// controller's name as field manager).
 pub async fn reconcile(greeting: Arc<Greeting>, ctx: Arc<Context>) -> Result<Action, BoxError> {
-    let cm = ctx.create_or_patch(&config_map(&greeting)).await?;
+    let cm = ctx.apply(&config_map(&greeting)).await?;
     let status = GreetingStatus {
         config_map: cm.name_any(),
         observed_generation: greeting.metadata.generation,
     };
     if greeting.status.as_ref() != Some(&status) {
-        ctx.patch_status(greeting.as_ref(), &status).await?;
+        ctx.apply_status(greeting.as_ref(), &status).await?;
         let message = format!("ConfigMap {}", status.config_map);
         ctx.event(greeting.as_ref(), EventType::Normal, "Published", message);
     }

@@ -139,8 +139,8 @@ impl Context {
             .await
     }
 
-    /// A merge patch of `status` on `obj`'s status subresource (what kcm-testenv serves
-    /// today; [`apply_status`](Self::apply_status) where the server has server-side apply).
+    /// A merge patch of `status` on `obj`'s status subresource, for a server without
+    /// server-side apply ([`apply_status`](Self::apply_status) otherwise).
     pub async fn patch_status<R, S>(&self, obj: &R, status: &S) -> Result<R, kube::Error>
     where
         R: Resource<DynamicType = ()> + DeserializeOwned + Clone + fmt::Debug,
