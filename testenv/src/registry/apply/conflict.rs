@@ -23,11 +23,11 @@ pub fn print_manager(identifier: &str) -> String {
     let Some(id) = ManagerId::parse(identifier) else {
         return format!("{identifier:?}");
     };
-    let mut s = super::value::go_quote(&id.manager);
+    let mut s = kcm_util::go_quote::go_quote(&id.manager);
     if !id.subresource.is_empty() {
         s = format!(
             "{s} with subresource {}",
-            super::value::go_quote(&id.subresource)
+            kcm_util::go_quote::go_quote(&id.subresource)
         );
     }
     if id.operation == "Update" {

@@ -10,9 +10,10 @@ use serde_json::{Map, Value};
 
 use super::fields_v1;
 use super::set::Set;
-use super::value::{go_quote, write_json_string};
+use super::value::write_json_string;
 use crate::registry::api_status::{FieldError, FieldErrorType};
 use crate::registry::meta::parse_time;
+use kcm_util::go_quote::go_quote;
 
 /// A manager's fields, the API version it used, and whether it applied them.
 #[derive(Debug, Clone, PartialEq, Eq)]

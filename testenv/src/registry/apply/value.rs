@@ -10,6 +10,7 @@ use std::cmp::Ordering;
 use serde_json::{Map, Number, Value};
 
 use crate::registry::custom::go_format::go_float;
+use kcm_util::go_quote::go_quote;
 
 /// A number as structured-merge-diff holds it: an int64 or a float64.
 enum Num {
@@ -148,8 +149,6 @@ pub fn to_text(v: &Value) -> String {
             .collect(),
     }
 }
-
-pub(crate) use kcm_util::go_quote::go_quote;
 
 /// Append `s` as a JSON string the way Go's `encoding/json` writes it: `<`, `>`, `&`,
 /// U+2028 and U+2029 escaped as `\u....`, control characters as `\n`, `\r`, `\t` or
